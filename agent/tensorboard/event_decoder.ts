@@ -1,0 +1,230 @@
+// Decodes the scalar values of one serialized `tensorboard.Event`, skipping everything
+// else (graphs, histograms, images, audio, text, hparams) without decoding it.
+// Messages: tensorboard/compat/proto/{event,summary,tensor,tensor_shape}.proto
+
+import { ProtoReader, WireType } from "./protobuf.ts";
+
+/** One scalar as TensorBoard shows it; `wall_time` is Unix seconds (float). */
+export interface ScalarPoint {
+  tag: string;
+  step: number;
+  value: number;
+  wall_time: number;
+}
+
+/** The plugin name TF2 `tf.summary.scalar` puts in a tensor value's metadata. */
+export const SCALARS_PLUGIN = "scalars";
+
+// tensorflow/core/framework/types.proto
+const DT_FLOAT = 1;
+const DT_DOUBLE = 2;
+const DT_BFLOAT16 = 14;
+const DT_HALF = 19;
+
+// Field numbers, per message.
+const EVENT_WALL_TIME = 1;
+const EVENT_STEP = 2;
+const EVENT_SUMMARY = 5;
+const SUMMARY_VALUE = 1;
+const VALUE_TAG = 1;
+const VALUE_SIMPLE_VALUE = 2;
+const VALUE_TENSOR = 8;
+const VALUE_METADATA = 9;
+const METADATA_PLUGIN_DATA = 1;
+const PLUGIN_DATA_PLUGIN_NAME = 1;
+const TENSOR_DTYPE = 1;
+const TENSOR_SHAPE = 2;
+const TENSOR_CONTENT = 4;
+const TENSOR_FLOAT_VAL = 5;
+const TENSOR_DOUBLE_VAL = 6;
+const TENSOR_HALF_VAL = 13;
+const SHAPE_DIM = 2;
+const DIM_SIZE = 1;
+
+const scratch = new DataView(new ArrayBuffer(4));
+
+/**
+ * Returns the scalars in one serialized Event: TF1/PyTorch `simple_value`s and TF2 tensor
+ * values of the `scalars` plugin (float32, float64, half, bfloat16), NaN and ±Infinity kept.
+ *
+ * `scalarTags` is the caller's per-file memory of tags known to be scalars, and is updated:
+ * TF2 writers attach the plugin metadata only to a tag's first value in a file, so later
+ * values are recognised by tag alone (TensorBoard keeps the first metadata per tag too).
+ * Throws `ProtobufError` when the bytes are not a well-formed message.
+ */
+export function decodeScalars(event: Uint8Array, scalarTags: Set<string>): ScalarPoint[] {
+  const reader = new ProtoReader(event);
+  let wallTime = 0;
+  let step = 0;
+  let summary: Uint8Array | undefined;
+  while (!reader.done) {
+    const key = reader.key();
+    const field = key >>> 3;
+    const wire = key & 7;
+    if (field === EVENT_WALL_TIME && wire === WireType.I64) wallTime = reader.double();
+    else if (field === EVENT_STEP && wire === WireType.VARINT) step = reader.int64();
+    // Fields may come in any order, so the summary is decoded once the step is known.
+    else if (field === EVENT_SUMMARY && wire === WireType.LEN) summary = reader.bytesField();
+    else reader.skip(wire);
+  }
+  if (summary === undefined) return [];
+  const points: ScalarPoint[] = [];
+  const values = new ProtoReader(summary);
+  while (!values.done) {
+    const key = values.key();
+    if (key >>> 3 === SUMMARY_VALUE && (key & 7) === WireType.LEN) {
+      const point = decodeValue(values.bytesField(), scalarTags);
+      if (point) points.push({ tag: point.tag, step, value: point.value, wall_time: wallTime });
+    } else {
+      values.skip(key & 7);
+    }
+  }
+  return points;
+}
+
+function decodeValue(
+  bytes: Uint8Array,
+  scalarTags: Set<string>,
+): { tag: string; value: number } | undefined {
+  const reader = new ProtoReader(bytes);
+  let tag = "";
+  let simpleValue: number | undefined;
+  let tensor: Uint8Array | undefined;
+  let pluginName = "";
+  while (!reader.done) {
+    const key = reader.key();
+    const field = key >>> 3;
+    const wire = key & 7;
+    if (field === VALUE_TAG && wire === WireType.LEN) tag = reader.string();
+    else if (field === VALUE_SIMPLE_VALUE && wire === WireType.I32) simpleValue = reader.float();
+    // Kept as a view: only a scalar tag's tensor is ever decoded.
+    else if (field === VALUE_TENSOR && wire === WireType.LEN) tensor = reader.bytesField();
+    else if (field === VALUE_METADATA && wire === WireType.LEN) {
+      pluginName = readPluginName(reader.bytesField());
+    } else reader.skip(wire);
+  }
+  if (simpleValue !== undefined) return { tag, value: simpleValue };
+  if (tensor === undefined) return undefined;
+  if (pluginName === SCALARS_PLUGIN) scalarTags.add(tag);
+  else if (pluginName !== "" || !scalarTags.has(tag)) return undefined;
+  const value = tensorScalar(tensor);
+  return value === undefined ? undefined : { tag, value };
+}
+
+function readPluginName(metadata: Uint8Array): string {
+  const reader = new ProtoReader(metadata);
+  let name = "";
+  while (!reader.done) {
+    const key = reader.key();
+    if (key >>> 3 === METADATA_PLUGIN_DATA && (key & 7) === WireType.LEN) {
+      const pluginData = new ProtoReader(reader.bytesField());
+      while (!pluginData.done) {
+        const inner = pluginData.key();
+        // plugin_data.content is skipped: for hparams and others it can be large.
+        if (inner >>> 3 === PLUGIN_DATA_PLUGIN_NAME && (inner & 7) === WireType.LEN) {
+          name = pluginData.string();
+        } else pluginData.skip(inner & 7);
+      }
+    } else {
+      reader.skip(key & 7);
+    }
+  }
+  return name;
+}
+
+/** The single element of a one-element float tensor, or undefined for anything else. */
+function tensorScalar(bytes: Uint8Array): number | undefined {
+  const reader = new ProtoReader(bytes);
+  let dtype = 0;
+  let elements = 1;
+  let content: Uint8Array | undefined;
+  let floatVal: number | undefined;
+  let doubleVal: number | undefined;
+  let halfVal: number | undefined;
+  while (!reader.done) {
+    const key = reader.key();
+    const field = key >>> 3;
+    const wire = key & 7;
+    if (field === TENSOR_DTYPE && wire === WireType.VARINT) dtype = reader.int32();
+    else if (field === TENSOR_SHAPE && wire === WireType.LEN) {
+      elements = countElements(reader.bytesField());
+    } else if (field === TENSOR_CONTENT && wire === WireType.LEN) content = reader.bytesField();
+    // Repeated numeric fields may arrive packed (one LEN field) or one value per field.
+    else if (field === TENSOR_FLOAT_VAL && wire === WireType.LEN) {
+      floatVal ??= firstPacked(reader.bytesField(), (r) => r.float());
+    } else if (field === TENSOR_FLOAT_VAL && wire === WireType.I32) {
+      const v = reader.float();
+      floatVal ??= v;
+    } else if (field === TENSOR_DOUBLE_VAL && wire === WireType.LEN) {
+      doubleVal ??= firstPacked(reader.bytesField(), (r) => r.double());
+    } else if (field === TENSOR_DOUBLE_VAL && wire === WireType.I64) {
+      const v = reader.double();
+      doubleVal ??= v;
+    } else if (field === TENSOR_HALF_VAL && wire === WireType.LEN) {
+      halfVal ??= firstPacked(reader.bytesField(), (r) => r.int32());
+    } else if (field === TENSOR_HALF_VAL && wire === WireType.VARINT) {
+      const v = reader.int32();
+      halfVal ??= v;
+    } else reader.skip(wire);
+  }
+  if (elements !== 1) return undefined;
+  const view = content !== undefined && content.length > 0
+    ? new DataView(content.buffer, content.byteOffset, content.length)
+    : undefined;
+  switch (dtype) {
+    case DT_FLOAT:
+      if (view) return view.byteLength === 4 ? view.getFloat32(0, true) : undefined;
+      return floatVal;
+    case DT_DOUBLE:
+      if (view) return view.byteLength === 8 ? view.getFloat64(0, true) : undefined;
+      return doubleVal;
+    case DT_HALF:
+    case DT_BFLOAT16: {
+      const bits = view ? (view.byteLength === 2 ? view.getUint16(0, true) : undefined) : halfVal;
+      if (bits === undefined) return undefined;
+      return dtype === DT_HALF ? halfToNumber(bits) : bfloat16ToNumber(bits);
+    }
+    default:
+      return undefined;
+  }
+}
+
+function countElements(shape: Uint8Array): number {
+  const reader = new ProtoReader(shape);
+  let elements = 1;
+  while (!reader.done) {
+    const key = reader.key();
+    if (key >>> 3 === SHAPE_DIM && (key & 7) === WireType.LEN) {
+      const dim = new ProtoReader(reader.bytesField());
+      let size = 0;
+      while (!dim.done) {
+        const inner = dim.key();
+        if (inner >>> 3 === DIM_SIZE && (inner & 7) === WireType.VARINT) size = dim.int64();
+        else dim.skip(inner & 7);
+      }
+      elements *= size;
+    } else {
+      reader.skip(key & 7);
+    }
+  }
+  return elements;
+}
+
+function firstPacked(bytes: Uint8Array, read: (r: ProtoReader) => number): number | undefined {
+  return bytes.length === 0 ? undefined : read(new ProtoReader(bytes));
+}
+
+/** IEEE 754 binary16 bits to a number; TensorProto keeps them in the low 16 bits of an int32. */
+export function halfToNumber(bits: number): number {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >>> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  if (exponent === 0) return sign * fraction * 2 ** -24;
+  if (exponent === 0x1f) return fraction === 0 ? sign * Infinity : NaN;
+  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+}
+
+function bfloat16ToNumber(bits: number): number {
+  scratch.setUint32(0, (bits & 0xffff) << 16);
+  return scratch.getFloat32(0);
+}

@@ -1,0 +1,303 @@
+// Tails the TensorBoard event files under one directory, returning only scalars it has
+// not returned before, and reconciles event files that log the same tag and step.
+
+import type { ScalarPoint } from "./event_decoder.ts";
+import {
+  DEFAULT_CHUNK_BYTES,
+  type EventFile,
+  listEventFiles,
+  type RangeRead,
+  readEventRange,
+} from "./event_file.ts";
+
+/** Where reading of one event file stands; part of `TailerState`. */
+export interface TailerFileState {
+  /** Bytes consumed: always the end of a complete record. */
+  offset: number;
+  /** Tags known to be scalars in this file (TF2 writes the plugin name only once per tag). */
+  scalarTags: string[];
+  /** Inode when the file was last read, to notice a file replaced by one of equal size. */
+  ino: number | null;
+  /** The file's framing was lost at `offset`; it is not read again unless replaced. */
+  framingLost: boolean;
+}
+
+/** JSON-serialisable progress of a tailer; pass it back to resume without rereading. */
+export interface TailerState {
+  version: 1;
+  /** Keyed by the file's path relative to the root, "/"-separated. */
+  files: Record<string, TailerFileState>;
+}
+
+/** Options of `TensorBoardTailer`; every field is optional. */
+export interface TailerOptions {
+  /** Progress saved from `state()`. @default nothing read yet */
+  state?: TailerState;
+  /** Bytes per read call. @default DEFAULT_CHUNK_BYTES (1 MiB) */
+  chunkBytes?: number;
+}
+
+/** Counters since the tailer was constructed. */
+export interface TailerStats {
+  /** Event files currently known. */
+  files: number;
+  /** Records read with a good CRC. */
+  records: number;
+  /** Points returned by `poll()`. */
+  points: number;
+  /** Points not returned because a newer file in the same folder has that tag and step. */
+  superseded: number;
+  /** Records skipped for a bad payload CRC. */
+  badCrc: number;
+  /** Records with a good CRC that were not valid Event messages. */
+  undecodable: number;
+  /** Times a file's framing was lost (each file counts once until it is replaced). */
+  framingLost: number;
+  /** Files that could not be read in a poll; they are retried from the same offset. */
+  errors: number;
+  /** The last such error, for the agent's log. */
+  lastError: string | null;
+}
+
+interface Cursor {
+  offset: number;
+  scalarTags: Set<string>;
+  ino: number | null;
+  framingLost: boolean;
+}
+
+/**
+ * Tails every `events.out.tfevents.*` file under `root`, recursively. Tags of files in a
+ * subfolder get the folder as prefix (`train/epoch_loss`); files in the root keep theirs.
+ *
+ * Merge contract: a consumer that applies the points of successive `poll()` calls in the
+ * order returned, keeping the last write per (tag, step), ends with TensorBoard's value:
+ * where several files of one folder hold the same tag and step, the newest file wins
+ * (ordered by the timestamp in the name, then by path). Two rules make that hold while
+ * files grow in any interleaving: each poll reads files oldest first, so within a poll a
+ * newer file's point comes after an older one's; and an older file's point is dropped
+ * (counted in `superseded`) when a newer file of its folder holds that tag and step in
+ * bytes an earlier poll read. So one (tag, step) may be returned more than once (an older
+ * file's value, then the newer file's), but never an older value after a newer one.
+ * Files in different folders never compete: their tags differ by the folder prefix.
+ *
+ * To know what a newer file holds, the tailer indexes its (tag, step)s, but only once an
+ * older file of its folder grows after it, which a restarted job writing a fresh file
+ * never causes; the index is rebuilt by rereading that file, so it is not in `state()`.
+ */
+export class TensorBoardTailer {
+  /** The directory being tailed. */
+  readonly root: string;
+  #chunkBytes: number;
+  #cursors = new Map<string, Cursor>();
+  // relPath → prefixed tag → steps in the file's consumed bytes; see the class comment.
+  #index = new Map<string, Map<string, Set<number>>>();
+  #stats: TailerStats = {
+    files: 0,
+    records: 0,
+    points: 0,
+    superseded: 0,
+    badCrc: 0,
+    undecodable: 0,
+    framingLost: 0,
+    errors: 0,
+    lastError: null,
+  };
+  #running: Promise<unknown> = Promise.resolve();
+
+  /** A tailer over `root`; a `state` of an unknown version is ignored (points are reread). */
+  constructor(root: string, options: TailerOptions = {}) {
+    this.root = root;
+    this.#chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+    if (!Number.isSafeInteger(this.#chunkBytes) || this.#chunkBytes < 1) {
+      throw new RangeError(
+        `Cannot tail "${root}": chunkBytes must be a positive integer, got ${options.chunkBytes}`,
+      );
+    }
+    const state = options.state;
+    if (state?.version !== 1 || typeof state.files !== "object" || state.files === null) return;
+    for (const [relPath, file] of Object.entries(state.files)) {
+      // Saved by the agent itself, but a hand-edited or truncated file must not crash it:
+      // a doubtful entry restarts that file from 0, which rewrites identical points.
+      if (typeof file !== "object" || file === null) continue;
+      const offset = Number.isSafeInteger(file.offset) && file.offset > 0 ? file.offset : 0;
+      this.#cursors.set(relPath, {
+        offset,
+        scalarTags: new Set(Array.isArray(file.scalarTags) ? file.scalarTags : []),
+        ino: typeof file.ino === "number" ? file.ino : null,
+        framingLost: file.framingLost === true,
+      });
+    }
+  }
+
+  /** Reads what was appended since the last poll and returns the new points, oldest file first. */
+  poll(): Promise<ScalarPoint[]> {
+    // Polls share cursors, so an overlapping call waits for the one in flight.
+    const next = this.#running.then(() => this.#poll(), () => this.#poll());
+    this.#running = next;
+    return next;
+  }
+
+  /** Progress to persist; `new TensorBoardTailer(root, {state})` resumes from it. */
+  state(): TailerState {
+    const files: Record<string, TailerFileState> = {};
+    for (const [relPath, cursor] of this.#cursors) {
+      files[relPath] = {
+        offset: cursor.offset,
+        scalarTags: [...cursor.scalarTags],
+        ino: cursor.ino,
+        framingLost: cursor.framingLost,
+      };
+    }
+    return { version: 1, files };
+  }
+
+  /** Counters since construction. */
+  stats(): TailerStats {
+    return { ...this.#stats, files: this.#cursors.size };
+  }
+
+  async #poll(): Promise<ScalarPoint[]> {
+    const files = await listEventFiles(this.root);
+    const present = new Set(files.map((file) => file.relPath));
+    for (const relPath of this.#cursors.keys()) {
+      if (!present.has(relPath)) this.#forget(relPath);
+    }
+    const out: ScalarPoint[] = [];
+    for (let i = 0; i < files.length; i++) {
+      const file = files[i];
+      try {
+        const read = await this.#readNew(file);
+        if (read === undefined) continue;
+        // Looked up before the cursor moves: if this throws, the bytes are read again next
+        // poll instead of their points being lost.
+        const newer = read.points.length > 0 ? await this.#newerIndexes(files, i) : [];
+        this.#commit(file.relPath, read);
+        const own = this.#index.get(file.relPath);
+        for (const point of read.points) {
+          const tag = file.dir === "" ? point.tag : `${file.dir}/${point.tag}`;
+          if (own) addStep(own, tag, point.step);
+          if (newer.some((index) => index.get(tag)?.has(point.step))) {
+            this.#stats.superseded++;
+            continue;
+          }
+          out.push({ tag, step: point.step, value: point.value, wall_time: point.wall_time });
+        }
+      } catch (error) {
+        // One unreadable file (permissions, I/O error) must not hold back the others.
+        this.#stats.errors++;
+        this.#stats.lastError = `Cannot read event file "${file.path}": ${String(error)}`;
+      }
+    }
+    this.#stats.points += out.length;
+    return out;
+  }
+
+  #commit(relPath: string, read: RangeRead): void {
+    const cursor = this.#cursors.get(relPath);
+    if (cursor === undefined) return;
+    cursor.offset = read.nextOffset;
+    cursor.framingLost = read.framingLost;
+    this.#stats.records += read.records;
+    this.#stats.badCrc += read.badCrc;
+    this.#stats.undecodable += read.undecodable;
+    if (read.framingLost) this.#stats.framingLost++;
+  }
+
+  /** Reads a file from its cursor to its current size (without moving the cursor). */
+  async #readNew(file: EventFile): Promise<RangeRead | undefined> {
+    let cursor = this.#cursors.get(file.relPath);
+    if (cursor === undefined) {
+      cursor = newCursor();
+      this.#cursors.set(file.relPath, cursor);
+    }
+    let info: Deno.FileInfo;
+    try {
+      // A stat by path is the whole cost of a poll for a file with nothing new.
+      info = await Deno.stat(file.path);
+    } catch (error) {
+      // Deleted between the directory walk and now: the next poll forgets it.
+      if (error instanceof Deno.errors.NotFound) return undefined;
+      throw error;
+    }
+    if (!info.isFile) return undefined;
+    const replaced = cursor.ino !== null && info.ino !== null && info.ino !== cursor.ino;
+    if (info.size < cursor.offset || replaced) {
+      this.#forget(file.relPath);
+      cursor = newCursor();
+      this.#cursors.set(file.relPath, cursor);
+    }
+    cursor.ino = info.ino;
+    if (cursor.framingLost || info.size === cursor.offset) return undefined;
+    let handle: Deno.FsFile;
+    try {
+      handle = await Deno.open(file.path, { read: true });
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return undefined;
+      throw error;
+    }
+    try {
+      // Replaced between the stat and the open: the next poll starts it over.
+      if ((await handle.stat()).ino !== info.ino) return undefined;
+      const read = await readEventRange(
+        handle,
+        cursor.offset,
+        info.size,
+        cursor.scalarTags,
+        this.#chunkBytes,
+      );
+      return read;
+    } finally {
+      handle.close();
+    }
+  }
+
+  /** Step indexes of the files of `files[i]`'s folder that are newer and already read. */
+  async #newerIndexes(
+    files: EventFile[],
+    i: number,
+  ): Promise<Map<string, Set<number>>[]> {
+    const indexes: Map<string, Set<number>>[] = [];
+    for (const file of files.slice(i + 1)) {
+      const offset = this.#cursors.get(file.relPath)?.offset ?? 0;
+      if (file.dir !== files[i].dir || offset === 0) continue;
+      let index = this.#index.get(file.relPath);
+      if (index === undefined) {
+        index = await this.#buildIndex(file, offset);
+        this.#index.set(file.relPath, index);
+      }
+      indexes.push(index);
+    }
+    return indexes;
+  }
+
+  /** Rereads the first `end` bytes of a file (what earlier polls consumed) for its steps. */
+  async #buildIndex(file: EventFile, end: number): Promise<Map<string, Set<number>>> {
+    const index = new Map<string, Set<number>>();
+    const handle = await Deno.open(file.path, { read: true });
+    try {
+      const read = await readEventRange(handle, 0, end, new Set(), this.#chunkBytes);
+      for (const point of read.points) {
+        addStep(index, file.dir === "" ? point.tag : `${file.dir}/${point.tag}`, point.step);
+      }
+    } finally {
+      handle.close();
+    }
+    return index;
+  }
+
+  #forget(relPath: string): void {
+    this.#cursors.delete(relPath);
+    this.#index.delete(relPath);
+  }
+}
+
+function newCursor(): Cursor {
+  return { offset: 0, scalarTags: new Set(), ino: null, framingLost: false };
+}
+
+function addStep(index: Map<string, Set<number>>, tag: string, step: number): void {
+  const steps = index.get(tag);
+  if (steps) steps.add(step);
+  else index.set(tag, new Set([step]));
+}

@@ -1,0 +1,222 @@
+import { z } from "zod";
+
+/** The longest name (job, run, project, experiment, token, tag) accepted anywhere. */
+export const MAX_NAME_LENGTH = 200;
+/** The longest free-text string (a command, a path, an env value, a log line) accepted. */
+export const MAX_TEXT_LENGTH = 65_536;
+/** How deep free-form JSON (configs, metrics, event data) may nest. */
+export const MAX_JSON_DEPTH = 32;
+
+export const JOB_STATUSES = [
+  "QUEUED",
+  "DISPATCHED",
+  "RUNNING",
+  "SUCCEEDED",
+  "FAILED",
+  "CANCELLED",
+  "LOST",
+] as const;
+export type JobStatus = typeof JOB_STATUSES[number];
+
+export const RUN_STATUSES = [
+  "QUEUED",
+  "RUNNING",
+  "SUCCEEDED",
+  "FAILED",
+  "CANCELLED",
+  "LOST",
+  "IMPORTED",
+] as const;
+export type RunStatus = typeof RUN_STATUSES[number];
+
+export const FAILURE_CLASSES = [
+  "OOM",
+  "EXIT_CODE",
+  "DISPATCH_FAILED",
+  "NODE_LOST",
+  "AGENT_RESTART",
+  "SIGNAL",
+  "CANCELLED",
+] as const;
+export type FailureClass = typeof FAILURE_CLASSES[number];
+
+export const SEVERITIES = ["info", "warning", "critical"] as const;
+export type Severity = typeof SEVERITIES[number];
+
+export const SCOPES = ["read", "write", "admin", "agent"] as const;
+export type Scope = typeof SCOPES[number];
+
+const name = z.string().trim().min(1, "must not be empty").max(MAX_NAME_LENGTH);
+const text = z.string().max(MAX_TEXT_LENGTH);
+const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be a gpuctl id");
+
+/** JSON nested at most MAX_JSON_DEPTH levels, any shape. */
+export const freeJson = z.unknown().superRefine((value, ctx) => {
+  if (jsonDepth(value) > MAX_JSON_DEPTH) {
+    ctx.addIssue({ code: "custom", message: `nests deeper than ${MAX_JSON_DEPTH} levels` });
+  }
+});
+const freeObject = z.record(z.string().max(MAX_NAME_LENGTH), freeJson);
+
+function jsonDepth(value: unknown, depth = 0): number {
+  if (depth > MAX_JSON_DEPTH) return depth;
+  if (value === null || typeof value !== "object") return depth;
+  let deepest = depth + 1;
+  for (const v of Object.values(value as Record<string, unknown>)) {
+    deepest = Math.max(deepest, jsonDepth(v, depth + 1));
+    if (deepest > MAX_JSON_DEPTH) break;
+  }
+  return deepest;
+}
+
+/** A metric value: a finite number, or NaN/±Infinity spelled as JSON strings. */
+export const metricValue = z.union([
+  z.number(),
+  z.enum(["NaN", "Infinity", "-Infinity"]),
+]).transform((v) => typeof v === "number" ? v : Number(v));
+
+export const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
+/** `POST /api/jobs`. */
+export const jobSubmission = z.strictObject({
+  name,
+  command: z.union([
+    z.array(text).min(1, "must name a program").max(4096),
+    text.min(1, "must not be empty"),
+  ]),
+  shell: z.boolean().optional(),
+  working_dir: text.min(1, "must not be empty"),
+  gpus: z.number().int().min(0).max(64),
+  priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+  max_attempts: z.number().int().min(1).max(20).optional(),
+  env: z.record(
+    z.string().regex(ENV_NAME, "env names must match [A-Z_][A-Z0-9_]*"),
+    text,
+  ).optional(),
+  project: name.optional(),
+  experiment: name.optional(),
+  tensorboard_dir: text.min(1).optional(),
+  checkpoint_dir: text.min(1).optional(),
+  runner: z.enum(["process", "docker"]).optional(),
+  image: text.min(1).optional(),
+  node: name.optional(),
+  after: z.array(id).max(100).optional(),
+  max_steps: z.number().int().min(1).optional(),
+  grace_s: z.number().min(0).max(3600).optional(),
+}).superRefine((s, ctx) => {
+  if (s.runner === "docker" && !s.image) {
+    ctx.addIssue({ code: "custom", path: ["image"], message: "is required when runner is docker" });
+  }
+  if (typeof s.command === "string" && s.shell === false) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["command"],
+      message: "is a string but shell is false: pass an argv array, or set shell: true",
+    });
+  }
+});
+export type JobSubmission = z.infer<typeof jobSubmission>;
+
+/** `POST /api/sdk/runs`: the SDK picks the id, so registering twice is harmless. */
+export const sdkRunRegistration = z.strictObject({
+  id: id.optional(),
+  project: name.optional(),
+  experiment: name.optional(),
+  name: name.optional(),
+  config: freeObject.optional(),
+  env: freeObject.optional(),
+  max_steps: z.number().int().min(1).optional(),
+});
+export type SdkRunRegistration = z.infer<typeof sdkRunRegistration>;
+
+export const metricPoint = z.strictObject({
+  key: z.string().min(1).max(MAX_NAME_LENGTH),
+  step: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  value: metricValue,
+  wall_time: z.number().min(0).optional(),
+});
+export type MetricPointIn = z.infer<typeof metricPoint>;
+
+export const checkpointIn = z.strictObject({
+  path: text.min(1),
+  step: z.number().int().min(0).optional(),
+  epoch: z.number().int().min(0).optional(),
+  size_bytes: z.number().int().min(0).optional(),
+  metrics: freeObject.optional(),
+});
+export type CheckpointIn = z.infer<typeof checkpointIn>;
+
+export const logLineIn = z.strictObject({
+  seq: z.number().int().min(0).optional(),
+  ts: z.union([z.string().max(64), z.number()]).optional(),
+  stream: z.enum(["stdout", "stderr", "system"]).optional(),
+  text,
+});
+export type LogLineIn = z.infer<typeof logLineIn>;
+
+/** `POST /api/sdk/runs/{id}/log` (and the agent's local ingest endpoint): one batch. */
+export const sdkLogBatch = z.strictObject({
+  points: z.array(metricPoint).max(100_000).optional(),
+  checkpoints: z.array(checkpointIn).max(1000).optional(),
+  logs: z.array(logLineIn).max(10_000).optional(),
+  evaluation: z.strictObject({ metrics: freeObject, suite: name.optional() }).optional(),
+  status: z.enum(["SUCCEEDED", "FAILED", "CANCELLED"]).optional(),
+  step: z.number().int().min(0).optional(),
+  epoch: z.number().int().min(0).optional(),
+  dropped: z.number().int().min(0).optional(),
+  config: freeObject.optional(),
+  env: freeObject.optional(),
+});
+export type SdkLogBatch = z.infer<typeof sdkLogBatch>;
+
+/** `POST /api/runs/metrics:query`. */
+export const metricsQuery = z.strictObject({
+  runs: z.array(id).min(1).max(200),
+  keys: z.array(z.string().min(1).max(MAX_NAME_LENGTH)).min(1).max(200),
+  max_points: z.number().int().min(3).max(1_000_000).optional(),
+  x: z.enum(["step", "wall"]).optional(),
+  range: z.tuple([z.number(), z.number()]).optional(),
+});
+export type MetricsQuery = z.infer<typeof metricsQuery>;
+
+export const tokenCreate = z.strictObject({
+  name,
+  scope: z.enum(SCOPES),
+  expires_at: z.iso.datetime({ offset: true }).optional(),
+});
+export type TokenCreate = z.infer<typeof tokenCreate>;
+
+export const projectCreate = z.strictObject({
+  name,
+  description: text.optional(),
+  primary_metric: name.optional(),
+  eval_command: text.optional(),
+});
+export type ProjectCreate = z.infer<typeof projectCreate>;
+
+export const experimentCreate = z.strictObject({
+  project: name,
+  name,
+  description: text.optional(),
+  primary_metric: name.optional(),
+});
+export type ExperimentCreate = z.infer<typeof experimentCreate>;
+
+export const metricDefinition = z.strictObject({
+  scope: z.enum(["global", "project", "experiment"]),
+  scope_id: z.string().max(2 * MAX_NAME_LENGTH + 1).optional(),
+  key: name,
+  direction: z.enum(["min", "max"]),
+  primary: z.boolean().optional(),
+});
+export type MetricDefinitionIn = z.infer<typeof metricDefinition>;
+
+export const metricDefinitionsPut = z.strictObject({
+  definitions: z.array(metricDefinition).min(1).max(1000),
+});
+
+/** Query strings of paginated lists. */
+export const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  cursor: z.string().regex(/^[0-9]{1,18}$/, "must be a cursor returned by this list").optional(),
+});

@@ -1,0 +1,92 @@
+import type { TokenInfo } from "../../protocol/objects.ts";
+import type { Scope, TokenCreate } from "../../protocol/rest.ts";
+import { tokens as tokensDb } from "../db/mod.ts";
+import type { Context } from "../context.ts";
+import { HttpError, notFound } from "../http/errors.ts";
+import { generateToken, hashSecret, parseToken, secretMatches } from "./tokens.ts";
+
+/** Who is calling: the token's id, name and scope. */
+export interface Principal {
+  token_id: string;
+  name: string;
+  scope: Scope;
+}
+
+/** Finds the principal of a presented token; null when it is unknown, wrong or expired. */
+export function authenticate(ctx: Context, token: string): Principal | null {
+  const parsed = parseToken(token);
+  if (!parsed) return null;
+  const row = tokensDb.getToken(ctx.db, parsed.id);
+  if (!row || !secretMatches(parsed.secret, row.secret_hash)) return null;
+  const now = ctx.now();
+  if (row.expires_at && Date.parse(row.expires_at) <= now.getTime()) return null;
+  // last_used_at is advisory: refresh it at most once a minute to keep reads read-only.
+  if (!row.last_used_at || now.getTime() - Date.parse(row.last_used_at) > 60_000) {
+    tokensDb.touchToken(ctx.db, row.id, now.toISOString());
+  }
+  return { token_id: row.id, name: row.name, scope: row.scope };
+}
+
+/** Creates a token; the only time the token itself is ever returned. */
+export function createToken(ctx: Context, t: TokenCreate): TokenInfo & { token: string } {
+  const at = ctx.now().toISOString();
+  if (t.expires_at && Date.parse(t.expires_at) <= ctx.now().getTime()) {
+    throw new HttpError(
+      400,
+      "ValidationError",
+      `Invalid token: expires_at: "${t.expires_at}" is in the past`,
+      {
+        details: [{ field: "expires_at", problem: "is in the past" }],
+      },
+    );
+  }
+  const { token, id, hash } = generateToken();
+  tokensDb.insertToken(ctx.db, {
+    id,
+    name: t.name,
+    scope: t.scope,
+    secret_hash: hash,
+    created_at: at,
+    expires_at: t.expires_at ?? null,
+  });
+  return {
+    id,
+    name: t.name,
+    scope: t.scope,
+    created_at: at,
+    expires_at: t.expires_at ?? null,
+    last_used_at: null,
+    token,
+  };
+}
+
+export function deleteToken(ctx: Context, id: string, caller: Principal): void {
+  if (id === caller.token_id) {
+    throw new HttpError(
+      409,
+      "Conflict",
+      `Cannot delete token "${id}": it is the token making this request`,
+    );
+  }
+  if (!tokensDb.deleteToken(ctx.db, id)) throw notFound("Token", id);
+}
+
+/** Makes sure a token kept in a config file is known to the store (first start, or edited). */
+export function installConfiguredToken(
+  ctx: Context,
+  token: string,
+  name: string,
+  scope: Scope,
+): void {
+  const parsed = parseToken(token);
+  if (!parsed) {
+    throw new Error(`Cannot use the ${name} token from the config: it is not a gpuctl token`);
+  }
+  tokensDb.upsertToken(ctx.db, {
+    id: parsed.id,
+    name,
+    scope,
+    secret_hash: hashSecret(parsed.secret),
+    created_at: ctx.now().toISOString(),
+  });
+}

@@ -1,0 +1,130 @@
+import { z } from "zod";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { generateToken } from "./auth/tokens.ts";
+
+/** The port the server listens on unless told otherwise. */
+export const DEFAULT_PORT = 8600;
+/** Loopback by default: serving other hosts (remote agents) is a choice made in server.yaml. */
+export const DEFAULT_HOST = "127.0.0.1";
+
+/** `server.yaml`; every field optional, defaults documented here. */
+export const serverYaml = z.strictObject({
+  /** @default "127.0.0.1" */
+  host: z.string().min(1).optional(),
+  /** @default 8600 */
+  port: z.number().int().min(0).max(65535).optional(),
+  /** Where the database and backups live. @default the GPUCTL_HOME folder */
+  data_dir: z.string().min(1).optional(),
+  admin_token: z.string().optional(),
+  agent_token: z.string().optional(),
+  /** Event rule thresholds and webhooks are read by the parts that use them. */
+  rules: z.record(z.string(), z.unknown()).optional(),
+  webhooks: z.array(z.unknown()).optional(),
+});
+export type ServerYaml = z.infer<typeof serverYaml>;
+
+/** Everything the server needs, resolved once at start. */
+export interface ResolvedServerConfig {
+  home: string;
+  configPath: string;
+  host: string;
+  port: number;
+  dataDir: string;
+  dbPath: string;
+  backupDir: string;
+  adminToken: string;
+  agentToken: string;
+  /** True when this start created server.yaml (and so the tokens). */
+  firstStart: boolean;
+  raw: ServerYaml;
+}
+
+/** The gpuctl home: GPUCTL_HOME, else ~/.gpuctl. */
+export function gpuctlHome(env: { GPUCTL_HOME?: string; HOME?: string }): string {
+  if (env.GPUCTL_HOME) return env.GPUCTL_HOME;
+  if (!env.HOME) {
+    throw new Error("Cannot find the gpuctl home: neither GPUCTL_HOME nor HOME is set");
+  }
+  return `${env.HOME}/.gpuctl`;
+}
+
+/**
+ * Reads (creating on first start, mode 0600) `<home>/server.yaml` and resolves it with the
+ * overrides. A bad file is an error that names the field.
+ */
+export async function loadServerConfig(
+  home: string,
+  overrides: { port?: number; host?: string; userHome?: string } = {},
+): Promise<ResolvedServerConfig> {
+  const configPath = `${home}/server.yaml`;
+  await Deno.mkdir(home, { recursive: true, mode: 0o700 });
+  let text: string | null = null;
+  try {
+    text = await Deno.readTextFile(configPath);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  const firstStart = text === null;
+  let raw: ServerYaml;
+  if (text === null) {
+    raw = {
+      port: DEFAULT_PORT,
+      admin_token: generateToken().token,
+      agent_token: generateToken().token,
+    };
+  } else {
+    raw = parseConfig(text, configPath);
+  }
+  let changed = firstStart;
+  if (!raw.admin_token) {
+    raw = { ...raw, admin_token: generateToken().token };
+    changed = true;
+  }
+  if (!raw.agent_token) {
+    raw = { ...raw, agent_token: generateToken().token };
+    changed = true;
+  }
+  if (changed) {
+    const body = "# gpuctl server configuration. Keep this file private: it holds tokens.\n" +
+      stringifyYaml(raw);
+    await Deno.writeTextFile(configPath, body, { mode: 0o600 });
+    await Deno.chmod(configPath, 0o600);
+  }
+  const dataDir = expandHome(raw.data_dir ?? home, home, overrides.userHome);
+  return {
+    home,
+    configPath,
+    host: overrides.host ?? raw.host ?? DEFAULT_HOST,
+    port: overrides.port ?? raw.port ?? DEFAULT_PORT,
+    dataDir,
+    dbPath: `${dataDir}/gpuctl.db`,
+    backupDir: `${dataDir}/backups`,
+    adminToken: raw.admin_token!,
+    agentToken: raw.agent_token!,
+    firstStart,
+    raw,
+  };
+}
+
+/** Parses server.yaml text; errors name the file and the field. */
+export function parseConfig(text: string, path: string): ServerYaml {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new Error(`Cannot read "${path}": it is not valid YAML: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  const parsed = serverYaml.safeParse(doc);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    throw new Error(`Cannot use "${path}": ${i.path.join(".") || "(top level)"}: ${i.message}`);
+  }
+  return parsed.data;
+}
+
+function expandHome(path: string, home: string, userHome: string | undefined): string {
+  if ((path === "~" || path.startsWith("~/")) && userHome) return userHome + path.slice(1);
+  return path.startsWith("/") ? path : `${home}/${path}`;
+}

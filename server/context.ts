@@ -1,0 +1,27 @@
+import type { Database } from "./db/mod.ts";
+import type { Bus } from "./bus/bus.ts";
+import type { Logger } from "./log.ts";
+
+/** What every service function needs: the store, the bus, and the injected clock and ids. */
+export interface Context {
+  db: Database;
+  bus: Bus;
+  log: Logger;
+  now: () => Date;
+  /** A new short id with the given prefix, e.g. `j-3kx9q2m7ta`. */
+  newId: (prefix: string) => string;
+  /** Where backups go. */
+  backupDir: string;
+  /** SSE tuning; tests shorten these. */
+  sse?: { keepAliveMs?: number; maxBufferedBytes?: number };
+}
+
+const ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+/** Random short ids: a prefix, a dash and 10 characters of Crockford-style base32. */
+export function randomId(prefix: string): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(10));
+  let out = "";
+  for (const b of bytes) out += ID_ALPHABET[b & 31];
+  return `${prefix}-${out}`;
+}

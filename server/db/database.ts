@@ -1,0 +1,93 @@
+import { DatabaseSync } from "node:sqlite";
+import { migrate } from "./migrate.ts";
+
+/** How long a connection waits for a lock held by another connection before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5_000;
+
+/** A write transaction runs `fn` between BEGIN IMMEDIATE and COMMIT, rolling back on throw. */
+export interface Database {
+  readonly sqlite: DatabaseSync;
+  readonly path: string;
+  /** Runs `fn` in one write transaction; nested calls join the outer one. */
+  tx<T>(fn: () => T): T;
+  /**
+   * Runs `fn` once the current transaction commits (at once outside a transaction), so
+   * subscribers never hear of data that a rollback then removed.
+   */
+  afterCommit(fn: () => void): void;
+  /** A cached prepared statement for `sql`. */
+  prepare(sql: string): ReturnType<DatabaseSync["prepare"]>;
+  close(): void;
+}
+
+/** Opens (creating when missing) the database file, applies pragmas and migrations. */
+export function openDatabase(path: string): Database {
+  const sqlite = new DatabaseSync(path);
+  try {
+    sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    if (path !== ":memory:") {
+      const mode = sqlite.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
+      if (mode.journal_mode !== "wal") {
+        throw new Error(
+          `Cannot use database "${path}": WAL mode refused, got "${mode.journal_mode}"`,
+        );
+      }
+    }
+    sqlite.exec("PRAGMA synchronous = NORMAL");
+    sqlite.exec("PRAGMA foreign_keys = ON");
+    migrate(sqlite);
+  } catch (err) {
+    sqlite.close();
+    throw err;
+  }
+  return wrap(sqlite, path);
+}
+
+function wrap(sqlite: DatabaseSync, path: string): Database {
+  const statements = new Map<string, ReturnType<DatabaseSync["prepare"]>>();
+  let depth = 0;
+  let pending: (() => void)[] = [];
+  return {
+    sqlite,
+    path,
+    tx<T>(fn: () => T): T {
+      if (depth > 0) return fn();
+      // IMMEDIATE takes the write lock up front: a deferred transaction that later upgrades to
+      // a write gets SQLITE_BUSY at once in WAL mode, without honouring busy_timeout.
+      sqlite.exec("BEGIN IMMEDIATE");
+      depth++;
+      try {
+        const result = fn();
+        sqlite.exec("COMMIT");
+        depth--;
+        const run = pending;
+        pending = [];
+        for (const f of run) f();
+        return result;
+      } catch (err) {
+        if (depth > 0) {
+          depth--;
+          pending = [];
+          if (sqlite.isTransaction) sqlite.exec("ROLLBACK");
+        }
+        throw err;
+      }
+    },
+    afterCommit(fn: () => void) {
+      if (depth > 0) pending.push(fn);
+      else fn();
+    },
+    prepare(sql: string) {
+      let stmt = statements.get(sql);
+      if (!stmt) {
+        stmt = sqlite.prepare(sql);
+        statements.set(sql, stmt);
+      }
+      return stmt;
+    },
+    close() {
+      statements.clear();
+      if (sqlite.isOpen) sqlite.close();
+    },
+  };
+}

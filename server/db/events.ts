@@ -1,0 +1,106 @@
+import type { EventRecord } from "../../protocol/objects.ts";
+import type { Severity } from "../../protocol/rest.ts";
+import type { Database } from "./database.ts";
+import { json } from "./_rows.ts";
+
+export interface NewEvent {
+  ts: string;
+  type: string;
+  severity: Severity;
+  run_id?: string | null;
+  job_id?: string | null;
+  node_id?: string | null;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+interface EventRow extends Omit<EventRecord, "data"> {
+  data: string;
+}
+
+const toEvent = (r: EventRow): EventRecord => ({ ...r, data: json(r.data, {}) });
+
+export function insertEvent(db: Database, e: NewEvent): EventRecord {
+  const row = db.prepare(
+    `INSERT INTO events (ts, type, severity, run_id, job_id, node_id, message, data)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+  ).get(
+    e.ts,
+    e.type,
+    e.severity,
+    e.run_id ?? null,
+    e.job_id ?? null,
+    e.node_id ?? null,
+    e.message,
+    JSON.stringify(e.data ?? {}),
+  ) as unknown as EventRow;
+  return toEvent(row);
+}
+
+export interface EventFilter {
+  run_id?: string;
+  job_id?: string;
+  node_id?: string;
+  type?: string;
+  severity?: Severity;
+}
+
+function filterSql(f: EventFilter): { sql: string; params: string[] } {
+  const parts: string[] = [];
+  const params: string[] = [];
+  for (const k of ["run_id", "job_id", "node_id", "type"] as const) {
+    if (f[k]) {
+      parts.push(`${k} = ?`);
+      params.push(f[k]!);
+    }
+  }
+  if (f.severity) {
+    // A severity filter means "at least this severe".
+    const levels = f.severity === "info"
+      ? ["info", "warning", "critical"]
+      : f.severity === "warning"
+      ? ["warning", "critical"]
+      : ["critical"];
+    parts.push(`severity IN (${levels.map(() => "?").join(", ")})`);
+    params.push(...levels);
+  }
+  return { sql: parts.join(" AND "), params };
+}
+
+/** Newest first, paginated by id. */
+export function listEvents(db: Database, f: EventFilter, limit: number, beforeId?: number) {
+  const w = filterSql(f);
+  const parts = [w.sql, beforeId !== undefined ? "id < ?" : ""].filter(Boolean);
+  const rows = db.prepare(
+    `SELECT * FROM events ${
+      parts.length ? "WHERE " + parts.join(" AND ") : ""
+    } ORDER BY id DESC LIMIT ?`,
+  ).all(
+    ...w.params,
+    ...(beforeId !== undefined ? [beforeId] : []),
+    limit + 1,
+  ) as unknown as EventRow[];
+  const more = rows.length > limit;
+  const items = (more ? rows.slice(0, limit) : rows).map(toEvent);
+  return { items, next_cursor: more ? String(items[items.length - 1].id) : null };
+}
+
+/** Events after `afterId`, oldest first (SSE resume). */
+export function eventsAfter(
+  db: Database,
+  f: EventFilter,
+  afterId: number,
+  limit: number,
+): EventRecord[] {
+  const w = filterSql(f);
+  const rows = db.prepare(
+    `SELECT * FROM events WHERE id > ? ${w.sql ? "AND " + w.sql : ""} ORDER BY id LIMIT ?`,
+  ).all(afterId, ...w.params, limit) as unknown as EventRow[];
+  return rows.map(toEvent);
+}
+
+/** The newest event id (0 when there is none). */
+export function lastEventId(db: Database): number {
+  const row = db.prepare("SELECT MAX(id) AS id FROM events").get() as { id: number | null };
+  return row.id ?? 0;
+}

@@ -1,0 +1,234 @@
+import type { Job } from "../../protocol/objects.ts";
+import type { JobStatus } from "../../protocol/rest.ts";
+import type { Database } from "./database.ts";
+import { json, pageOf, where } from "./_rows.ts";
+
+interface JobRow {
+  seq: number;
+  id: string;
+  name: string;
+  project: string;
+  experiment: string | null;
+  kind: Job["kind"];
+  command: string;
+  shell: number;
+  working_dir: string;
+  env: string;
+  gpus: number;
+  node_constraint: string | null;
+  priority: number;
+  max_attempts: number;
+  attempt: number;
+  infra_attempts: number;
+  status: JobStatus;
+  failure_class: Job["failure_class"];
+  reason: string | null;
+  node_id: string | null;
+  gpu_indices: string;
+  runner: Job["runner"];
+  image: string | null;
+  tensorboard_dir: string | null;
+  checkpoint_dir: string | null;
+  after: string;
+  max_steps: number | null;
+  grace_s: number | null;
+  run_id: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  cancel_requested: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** A job with the fields only the server uses. */
+export interface JobState extends Job {
+  seq: number;
+  infra_attempts: number;
+  cancel_requested: boolean;
+}
+
+function toJob(r: JobRow): JobState {
+  return {
+    seq: r.seq,
+    id: r.id,
+    name: r.name,
+    kind: r.kind,
+    project: r.project,
+    experiment: r.experiment,
+    command: json(r.command, [] as string[]),
+    shell: r.shell === 1,
+    working_dir: r.working_dir,
+    env: json(r.env, {}),
+    gpus: r.gpus,
+    priority: r.priority,
+    max_attempts: r.max_attempts,
+    node: r.node_constraint,
+    tensorboard_dir: r.tensorboard_dir,
+    checkpoint_dir: r.checkpoint_dir,
+    runner: r.runner,
+    image: r.image,
+    after: json(r.after, []),
+    max_steps: r.max_steps,
+    grace_s: r.grace_s,
+    status: r.status,
+    attempt: r.attempt,
+    infra_attempts: r.infra_attempts,
+    failure_class: r.failure_class,
+    reason: r.reason,
+    exit_code: r.exit_code,
+    signal: r.signal,
+    node_id: r.node_id,
+    gpu_indices: json(r.gpu_indices, []),
+    run_id: r.run_id,
+    cancel_requested: r.cancel_requested === 1,
+    created_at: r.created_at,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+  };
+}
+
+/** What the API shows of a job: the server-only fields removed. */
+export function publicJob(j: JobState): Job {
+  const { seq: _s, infra_attempts: _i, cancel_requested: _c, ...job } = j;
+  return job;
+}
+
+export type NewJob = Omit<
+  Job,
+  | "status"
+  | "attempt"
+  | "failure_class"
+  | "reason"
+  | "exit_code"
+  | "signal"
+  | "node_id"
+  | "gpu_indices"
+  | "run_id"
+  | "started_at"
+  | "finished_at"
+>;
+
+export function insertJob(db: Database, j: NewJob): void {
+  db.prepare(
+    `INSERT INTO jobs (id, name, project, experiment, kind, command, shell, working_dir, env, gpus,
+       node_constraint, priority, max_attempts, status, runner, image, tensorboard_dir,
+       checkpoint_dir, after, max_steps, grace_s, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    j.id,
+    j.name,
+    j.project,
+    j.experiment,
+    j.kind,
+    JSON.stringify(j.command),
+    j.shell ? 1 : 0,
+    j.working_dir,
+    JSON.stringify(j.env),
+    j.gpus,
+    j.node,
+    j.priority,
+    j.max_attempts,
+    j.runner,
+    j.image,
+    j.tensorboard_dir,
+    j.checkpoint_dir,
+    JSON.stringify(j.after),
+    j.max_steps,
+    j.grace_s,
+    j.created_at,
+    j.created_at,
+  );
+}
+
+export function getJob(db: Database, id: string): JobState | null {
+  const row = db.prepare("SELECT * FROM jobs WHERE id = ?").get(id) as JobRow | undefined;
+  return row ? toJob(row) : null;
+}
+
+export interface JobFilter {
+  status?: JobStatus;
+  project?: string;
+  experiment?: string;
+  node_id?: string;
+}
+
+export function listJobs(db: Database, filter: JobFilter, limit: number, cursor?: number) {
+  const w = where({ ...filter }, cursor);
+  const rows = db.prepare(`SELECT * FROM jobs ${w.sql} ORDER BY seq DESC LIMIT ?`).all(
+    ...w.params,
+    limit + 1,
+  ) as unknown as JobRow[];
+  return pageOf(rows, limit, (r) => publicJob(toJob(r)));
+}
+
+/** Jobs in the given states, oldest first (the scheduler's and the gateway's view). */
+export function jobsInStatus(db: Database, statuses: JobStatus[]): JobState[] {
+  const marks = statuses.map(() => "?").join(", ");
+  const rows = db.prepare(`SELECT * FROM jobs WHERE status IN (${marks}) ORDER BY seq`).all(
+    ...statuses,
+  ) as unknown as JobRow[];
+  return rows.map(toJob);
+}
+
+const UPDATABLE = new Set([
+  "status",
+  "attempt",
+  "infra_attempts",
+  "failure_class",
+  "reason",
+  "node_id",
+  "gpu_indices",
+  "run_id",
+  "exit_code",
+  "signal",
+  "cancel_requested",
+  "started_at",
+  "finished_at",
+]);
+
+export type JobPatch = Partial<
+  Pick<
+    JobState,
+    | "status"
+    | "attempt"
+    | "infra_attempts"
+    | "failure_class"
+    | "reason"
+    | "node_id"
+    | "gpu_indices"
+    | "run_id"
+    | "exit_code"
+    | "signal"
+    | "cancel_requested"
+    | "started_at"
+    | "finished_at"
+  >
+>;
+
+/** Applies a patch; `expectStatus` makes it a compare-and-set on the current status. */
+export function updateJob(
+  db: Database,
+  id: string,
+  patch: JobPatch,
+  at: string,
+  expectStatus?: JobStatus[],
+): boolean {
+  const sets: string[] = [];
+  const params: (string | number | null)[] = [];
+  for (const [k, v] of Object.entries(patch)) {
+    if (!UPDATABLE.has(k) || v === undefined) continue;
+    sets.push(`${k} = ?`);
+    params.push(
+      Array.isArray(v) ? JSON.stringify(v) : typeof v === "boolean" ? (v ? 1 : 0) : v,
+    );
+  }
+  sets.push("updated_at = ?");
+  params.push(at, id);
+  let sql = `UPDATE jobs SET ${sets.join(", ")} WHERE id = ?`;
+  if (expectStatus?.length) {
+    sql += ` AND status IN (${expectStatus.map(() => "?").join(", ")})`;
+    params.push(...expectStatus);
+  }
+  return Number(db.prepare(sql).run(...params).changes) > 0;
+}

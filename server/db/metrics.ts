@@ -1,0 +1,250 @@
+import type { Database } from "./database.ts";
+
+/** One point to store; `value` may be NaN or ±Infinity. */
+export interface PointWrite {
+  key: string;
+  step: number;
+  value: number;
+  wall_time: number;
+}
+
+/** A stored point with the global write sequence that orders live delivery. */
+export interface StoredPoint extends PointWrite {
+  seq: number;
+}
+
+/** Per run and key: counts, last value and extremes, kept up to date by `writePoints`. */
+export interface KeySummary {
+  key: string;
+  points: number;
+  first_step: number;
+  last_step: number;
+  last_value: number;
+  last_wall_time: number;
+  min_value: number | null;
+  min_step: number | null;
+  max_value: number | null;
+  max_step: number | null;
+}
+
+// SQLite stores NaN as NULL; NULL in a value column therefore means NaN.
+const fromSql = (v: number | null): number => v === null ? NaN : v;
+
+/**
+ * Stores points of one run (newest write wins for the same key and step) and returns them
+ * with their sequence numbers. Must run inside `db.tx`.
+ */
+export function writePoints(db: Database, runId: string, points: PointWrite[]): StoredPoint[] {
+  if (points.length === 0) return [];
+  // Within a batch the last point for a key and step wins, like across batches.
+  const unique = new Map<string, PointWrite>();
+  for (const p of points) unique.set(`${p.step}\u0000${p.key}`, p);
+  const seqRow = db.prepare(
+    "UPDATE sequences SET value = value + ? WHERE name = 'metric_points' RETURNING value",
+  ).get(unique.size) as { value: number };
+  let seq = seqRow.value - unique.size;
+  const upsert = db.prepare(
+    `INSERT INTO metric_points (run_id, key, step, value, wall_time, seq) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (run_id, key, step) DO UPDATE SET value = excluded.value,
+       wall_time = excluded.wall_time, seq = excluded.seq`,
+  );
+  const stored: StoredPoint[] = [];
+  const byKey = new Map<string, StoredPoint[]>();
+  for (const p of unique.values()) {
+    const sp = { ...p, seq: ++seq };
+    upsert.run(runId, p.key, p.step, Number.isNaN(p.value) ? null : p.value, p.wall_time, sp.seq);
+    stored.push(sp);
+    let list = byKey.get(p.key);
+    if (!list) byKey.set(p.key, list = []);
+    list.push(sp);
+  }
+  for (const [key, list] of byKey) updateSummary(db, runId, key, list);
+  return stored;
+}
+
+function updateSummary(db: Database, runId: string, key: string, added: StoredPoint[]): void {
+  const old = getKeySummary(db, runId, key);
+  const minStep = Math.min(...added.map((p) => p.step));
+  if (old && minStep <= old.last_step) {
+    // A rewrite or an out-of-order step: extremes may have moved, so recount from the points.
+    recomputeSummary(db, runId, key);
+    return;
+  }
+  let s: KeySummary = old ?? {
+    key,
+    points: 0,
+    first_step: minStep,
+    last_step: -1,
+    last_value: NaN,
+    last_wall_time: 0,
+    min_value: null,
+    min_step: null,
+    max_value: null,
+    max_step: null,
+  };
+  for (const p of added) {
+    s = { ...s, points: s.points + 1 };
+    if (p.step > s.last_step) {
+      s.last_step = p.step;
+      s.last_value = p.value;
+      s.last_wall_time = p.wall_time;
+    }
+    if (Number.isFinite(p.value)) {
+      if (s.min_value === null || p.value < s.min_value) {
+        s.min_value = p.value;
+        s.min_step = p.step;
+      }
+      if (s.max_value === null || p.value > s.max_value) {
+        s.max_value = p.value;
+        s.max_step = p.step;
+      }
+    }
+  }
+  saveSummary(db, runId, s);
+}
+
+function recomputeSummary(db: Database, runId: string, key: string): void {
+  const agg = db.prepare(
+    "SELECT COUNT(*) AS n, MIN(step) AS first_step, MAX(step) AS last_step FROM metric_points WHERE run_id = ? AND key = ?",
+  ).get(runId, key) as { n: number; first_step: number; last_step: number };
+  const last = db.prepare(
+    "SELECT value, wall_time FROM metric_points WHERE run_id = ? AND key = ? AND step = ?",
+  ).get(runId, key, agg.last_step) as { value: number | null; wall_time: number };
+  const extreme = (order: "ASC" | "DESC") =>
+    db.prepare(
+      `SELECT step, value FROM metric_points WHERE run_id = ? AND key = ? AND value IS NOT NULL
+         AND value BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308
+       ORDER BY value ${order}, step LIMIT 1`,
+    ).get(runId, key) as { step: number; value: number } | undefined;
+  const lo = extreme("ASC");
+  const hi = extreme("DESC");
+  saveSummary(db, runId, {
+    key,
+    points: agg.n,
+    first_step: agg.first_step,
+    last_step: agg.last_step,
+    last_value: fromSql(last.value),
+    last_wall_time: last.wall_time,
+    min_value: lo?.value ?? null,
+    min_step: lo?.step ?? null,
+    max_value: hi?.value ?? null,
+    max_step: hi?.step ?? null,
+  });
+}
+
+function saveSummary(db: Database, runId: string, s: KeySummary): void {
+  db.prepare(
+    `INSERT INTO metric_keys (run_id, key, points, first_step, last_step, last_value,
+       last_wall_time, min_value, min_step, max_value, max_step)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (run_id, key) DO UPDATE SET points = excluded.points,
+       first_step = excluded.first_step, last_step = excluded.last_step,
+       last_value = excluded.last_value, last_wall_time = excluded.last_wall_time,
+       min_value = excluded.min_value, min_step = excluded.min_step,
+       max_value = excluded.max_value, max_step = excluded.max_step`,
+  ).run(
+    runId,
+    s.key,
+    s.points,
+    s.first_step,
+    s.last_step,
+    Number.isNaN(s.last_value) ? null : s.last_value,
+    s.last_wall_time,
+    s.min_value,
+    s.min_step,
+    s.max_value,
+    s.max_step,
+  );
+}
+
+interface SummaryRow extends Omit<KeySummary, "last_value"> {
+  last_value: number | null;
+}
+
+export function getKeySummary(db: Database, runId: string, key: string): KeySummary | null {
+  const row = db.prepare("SELECT * FROM metric_keys WHERE run_id = ? AND key = ?").get(
+    runId,
+    key,
+  ) as SummaryRow | undefined;
+  return row ? { ...row, last_value: fromSql(row.last_value) } : null;
+}
+
+/** Every key a run has, with its summary. */
+export function listKeySummaries(db: Database, runId: string): KeySummary[] {
+  const rows = db.prepare("SELECT * FROM metric_keys WHERE run_id = ? ORDER BY key").all(
+    runId,
+  ) as unknown as SummaryRow[];
+  return rows.map((row) => ({ ...row, last_value: fromSql(row.last_value) }));
+}
+
+/** A series in columns, ordered by step, optionally limited to a step or wall-time range. */
+export function readSeries(
+  db: Database,
+  runId: string,
+  key: string,
+  range?: { column: "step" | "wall_time"; from: number; to: number },
+): { steps: number[]; values: number[]; wall_times: number[] } {
+  let sql = "SELECT step, value, wall_time FROM metric_points WHERE run_id = ? AND key = ?";
+  const params: (string | number)[] = [runId, key];
+  if (range) {
+    sql += ` AND ${range.column} BETWEEN ? AND ?`;
+    params.push(range.from, range.to);
+  }
+  sql += " ORDER BY step";
+  const steps: number[] = [];
+  const values: number[] = [];
+  const wallTimes: number[] = [];
+  // Rows as arrays skip building an object per point; the method exists in Deno's node:sqlite
+  // but is missing from its type declarations.
+  const stmt = db.prepare(sql) as ReturnType<Database["prepare"]> & {
+    setReturnArrays(on: boolean): void;
+  };
+  stmt.setReturnArrays(true);
+  try {
+    for (const row of stmt.iterate(...params) as Iterable<unknown>) {
+      const [step, value, wall] = row as [number, number | null, number];
+      steps.push(step);
+      values.push(fromSql(value));
+      wallTimes.push(wall);
+    }
+  } finally {
+    stmt.setReturnArrays(false);
+  }
+  return { steps, values, wall_times: wallTimes };
+}
+
+/** Points of a run written after `seq`, in write order (SSE resume). */
+export function pointsAfter(
+  db: Database,
+  runId: string,
+  afterSeq: number,
+  limit: number,
+): StoredPoint[] {
+  const rows = db.prepare(
+    "SELECT key, step, value, wall_time, seq FROM metric_points WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+  ).all(runId, afterSeq, limit) as unknown as (Omit<StoredPoint, "value"> & {
+    value: number | null;
+  })[];
+  return rows.map((r) => ({ ...r, value: fromSql(r.value) }));
+}
+
+/** The newest write sequence number of a run (0 when it has no points). */
+export function lastPointSeq(db: Database, runId: string): number {
+  const row = db.prepare("SELECT MAX(seq) AS s FROM metric_points WHERE run_id = ?").get(
+    runId,
+  ) as { s: number | null };
+  return row.s ?? 0;
+}
+
+/** The value of `key` at the nearest step at or below `step`. */
+export function valueAtOrBefore(
+  db: Database,
+  runId: string,
+  key: string,
+  step: number,
+): { step: number; value: number } | null {
+  const row = db.prepare(
+    "SELECT step, value FROM metric_points WHERE run_id = ? AND key = ? AND step <= ? ORDER BY step DESC LIMIT 1",
+  ).get(runId, key, step) as { step: number; value: number | null } | undefined;
+  return row ? { step: row.step, value: fromSql(row.value) } : null;
+}

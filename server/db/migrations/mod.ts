@@ -1,0 +1,11 @@
+import { migration001Initial } from "./001_initial.ts";
+
+/** One forward-only schema change. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Every migration, in the order it is applied. Append only; never edit a released one. */
+export const MIGRATIONS: Migration[] = [migration001Initial];

@@ -1,0 +1,154 @@
+import type { Run } from "../../protocol/objects.ts";
+import type { RunStatus } from "../../protocol/rest.ts";
+import type { Database } from "./database.ts";
+import { json, pageOf, where } from "./_rows.ts";
+
+interface RunRow {
+  seq: number;
+  id: string;
+  job_id: string | null;
+  attempt: number;
+  project: string;
+  experiment: string | null;
+  name: string;
+  source: Run["source"];
+  status: RunStatus;
+  config: string;
+  env: string;
+  step: number | null;
+  epoch: number | null;
+  max_steps: number | null;
+  node_id: string | null;
+  dropped_points: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** A run as stored, before its primary metric is resolved. */
+export type StoredRun = Omit<Run, "primary_metric">;
+
+function toRun(r: RunRow): StoredRun {
+  return {
+    id: r.id,
+    job_id: r.job_id,
+    attempt: r.attempt,
+    project: r.project,
+    experiment: r.experiment,
+    name: r.name,
+    source: r.source,
+    status: r.status,
+    step: r.step,
+    epoch: r.epoch,
+    max_steps: r.max_steps,
+    config: json(r.config, {}),
+    env: json(r.env, {}),
+    node_id: r.node_id,
+    dropped_points: r.dropped_points,
+    created_at: r.created_at,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+  };
+}
+
+export type NewRun = Pick<
+  StoredRun,
+  | "id"
+  | "job_id"
+  | "attempt"
+  | "project"
+  | "experiment"
+  | "name"
+  | "source"
+  | "status"
+  | "config"
+  | "env"
+  | "max_steps"
+  | "created_at"
+  | "started_at"
+>;
+
+export function insertRun(db: Database, r: NewRun): void {
+  db.prepare(
+    `INSERT INTO runs (id, job_id, attempt, project, experiment, name, source, status, config, env,
+       max_steps, created_at, started_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    r.id,
+    r.job_id,
+    r.attempt,
+    r.project,
+    r.experiment,
+    r.name,
+    r.source,
+    r.status,
+    JSON.stringify(r.config),
+    JSON.stringify(r.env),
+    r.max_steps,
+    r.created_at,
+    r.started_at,
+    r.created_at,
+  );
+}
+
+export function getRun(db: Database, id: string): StoredRun | null {
+  const row = db.prepare("SELECT * FROM runs WHERE id = ?").get(id) as RunRow | undefined;
+  return row ? toRun(row) : null;
+}
+
+export interface RunFilter {
+  project?: string;
+  experiment?: string;
+  status?: RunStatus;
+  job_id?: string;
+  source?: Run["source"];
+}
+
+export function listRuns(db: Database, filter: RunFilter, limit: number, cursor?: number) {
+  const w = where({ ...filter }, cursor);
+  const rows = db.prepare(`SELECT * FROM runs ${w.sql} ORDER BY seq DESC LIMIT ?`).all(
+    ...w.params,
+    limit + 1,
+  ) as unknown as RunRow[];
+  return pageOf(rows, limit, toRun);
+}
+
+export type RunPatch = Partial<
+  Pick<
+    StoredRun,
+    "status" | "step" | "epoch" | "config" | "env" | "node_id" | "started_at" | "finished_at"
+  >
+>;
+
+export function updateRun(db: Database, id: string, patch: RunPatch, at: string): boolean {
+  const sets: string[] = [];
+  const params: (string | number | null)[] = [];
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) continue;
+    sets.push(`${k} = ?`);
+    params.push(typeof v === "object" && v !== null ? JSON.stringify(v) : v as string | number);
+  }
+  sets.push("updated_at = ?");
+  params.push(at, id);
+  return Number(
+    db.prepare(`UPDATE runs SET ${sets.join(", ")} WHERE id = ?`).run(...params).changes,
+  ) >
+    0;
+}
+
+/** Raises the run's step and epoch to at least the given values. */
+export function advanceRunProgress(
+  db: Database,
+  id: string,
+  step: number | null,
+  epoch: number | null,
+): void {
+  db.prepare(
+    `UPDATE runs SET step = CASE WHEN ? IS NULL THEN step ELSE MAX(COALESCE(step, -1), ?) END,
+       epoch = CASE WHEN ? IS NULL THEN epoch ELSE MAX(COALESCE(epoch, -1), ?) END WHERE id = ?`,
+  ).run(step, step, epoch, epoch, id);
+}
+
+export function addDroppedPoints(db: Database, id: string, n: number): void {
+  db.prepare("UPDATE runs SET dropped_points = dropped_points + ? WHERE id = ?").run(n, id);
+}

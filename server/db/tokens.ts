@@ -1,0 +1,54 @@
+import type { Scope } from "../../protocol/rest.ts";
+import type { TokenInfo } from "../../protocol/objects.ts";
+import type { Database } from "./database.ts";
+
+/** A token row, with the hash that is compared against presented secrets. */
+export interface TokenRow extends TokenInfo {
+  secret_hash: string;
+}
+
+export function insertToken(
+  db: Database,
+  t: {
+    id: string;
+    name: string;
+    scope: Scope;
+    secret_hash: string;
+    created_at: string;
+    expires_at?: string | null;
+  },
+): void {
+  db.prepare(
+    "INSERT INTO tokens (id, name, scope, secret_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+  ).run(t.id, t.name, t.scope, t.secret_hash, t.created_at, t.expires_at ?? null);
+}
+
+/** Inserts or refreshes a token whose secret lives in a config file (the bootstrap tokens). */
+export function upsertToken(
+  db: Database,
+  t: { id: string; name: string; scope: Scope; secret_hash: string; created_at: string },
+): void {
+  db.prepare(
+    `INSERT INTO tokens (id, name, scope, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET name = excluded.name, scope = excluded.scope,
+       secret_hash = excluded.secret_hash`,
+  ).run(t.id, t.name, t.scope, t.secret_hash, t.created_at);
+}
+
+export function getToken(db: Database, id: string): TokenRow | null {
+  return (db.prepare("SELECT * FROM tokens WHERE id = ?").get(id) as TokenRow | undefined) ?? null;
+}
+
+export function listTokens(db: Database): TokenInfo[] {
+  return db.prepare(
+    "SELECT id, name, scope, created_at, expires_at, last_used_at FROM tokens ORDER BY created_at, id",
+  ).all() as unknown as TokenInfo[];
+}
+
+export function deleteToken(db: Database, id: string): boolean {
+  return Number(db.prepare("DELETE FROM tokens WHERE id = ?").run(id).changes) > 0;
+}
+
+export function touchToken(db: Database, id: string, at: string): void {
+  db.prepare("UPDATE tokens SET last_used_at = ? WHERE id = ?").run(at, id);
+}

@@ -1,0 +1,106 @@
+import { Hono } from "hono";
+import { matchedRoutes } from "hono/route";
+import { scopeAllows } from "../auth/tokens.ts";
+import { authenticate } from "../auth/service.ts";
+import type { Context } from "../context.ts";
+import { errorBody, HttpError } from "./errors.ts";
+import type { AppEnv, RouteDef } from "./route.ts";
+import { apiRoutes } from "./routes/mod.ts";
+
+/** The app: the request handler, and the table of routes it serves (for the scope walk). */
+export interface App {
+  fetch: (req: Request) => Promise<Response>;
+  routes: readonly RouteDef[];
+  /** Every method and path Hono has registered, middleware included. */
+  registered: () => { method: string; path: string }[];
+}
+
+/** Builds the HTTP app over the services; listening on a port is main.ts's job. */
+export function createApp(ctx: Context, extraRoutes: RouteDef[] = []): App {
+  const routes = [...apiRoutes, ...extraRoutes];
+  const scopes = new Map(routes.map((r) => [`${r.method} ${r.path}`, r.scope]));
+  const app = new Hono<AppEnv>();
+
+  app.use("*", async (c, next) => {
+    const started = performance.now();
+    await next();
+    // Never the query string (it may carry ids a user considers private) or any header.
+    const path = new URL(c.req.url).pathname;
+    if (c.res.status >= 500) {
+      ctx.log.error("request failed", { method: c.req.method, path, status: c.res.status });
+    } else if (c.res.status >= 400 && c.res.status !== 401 && c.res.status !== 404) {
+      ctx.log.info("request refused", {
+        method: c.req.method,
+        path,
+        status: c.res.status,
+        ms: Math.round(performance.now() - started),
+      });
+    }
+  });
+
+  app.use("/api/*", async (c, next) => {
+    // Deny by default: the matched route must be one declared in the table with a scope.
+    const handlers = matchedRoutes(c).filter((r) => r.method !== "ALL");
+    const declared = handlers.length > 0 &&
+      handlers.every((r) => scopes.has(`${r.method} ${r.path}`));
+    if (handlers.length > 0 && !declared) {
+      throw new HttpError(
+        403,
+        "RouteScopeMissing",
+        `${c.req.method} ${c.req.path} declares no scope: refused`,
+      );
+    }
+    const header = c.req.header("authorization") ?? "";
+    const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+    c.set("principal", token ? authenticate(ctx, token) : null);
+    await next();
+  });
+
+  for (const r of routes) {
+    app.on(r.method, r.path, async (c) => {
+      if (r.scope !== "public") {
+        const p = c.get("principal");
+        if (!p) {
+          throw new HttpError(
+            401,
+            "Unauthorized",
+            "A valid token is required: send Authorization: Bearer <token>",
+          );
+        }
+        if (!scopeAllows(p.scope, r.scope)) {
+          const write = r.scope === "write" && p.scope === "read";
+          throw new HttpError(
+            403,
+            write ? "WriteScopeError" : "ScopeError",
+            `Token "${p.name}" has scope "${p.scope}"; ${r.method} ${r.path} needs "${r.scope}"`,
+          );
+        }
+      }
+      return await r.handler(c, ctx);
+    });
+  }
+
+  app.notFound((c) =>
+    c.json(
+      errorBody("NotFound", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`),
+      404,
+    )
+  );
+  app.onError((err, c) => {
+    if (err instanceof HttpError) {
+      return c.json(errorBody(err.code, err.message, err.details), err.status as 400);
+    }
+    ctx.log.error("unhandled error", {
+      method: c.req.method,
+      path: new URL(c.req.url).pathname,
+      error: String(err?.stack ?? err),
+    });
+    return c.json(errorBody("InternalError", "The server failed to handle this request"), 500);
+  });
+
+  return {
+    fetch: async (req) => await app.fetch(req),
+    routes,
+    registered: () => app.routes.map((r) => ({ method: r.method, path: r.path })),
+  };
+}

@@ -1,0 +1,23 @@
+import type { RouteDef } from "../route.ts";
+import { adminRoutes } from "./admin.ts";
+import { authRoutes } from "./auth.ts";
+import { eventRoutes } from "./events.ts";
+import { jobRoutes } from "./jobs.ts";
+import { nodeRoutes } from "./nodes.ts";
+import { projectRoutes } from "./projects.ts";
+import { runRoutes } from "./runs.ts";
+import { sdkRoutes } from "./sdk.ts";
+import { tokenRoutes } from "./tokens.ts";
+
+/** Every API route with its scope; the app registers nothing else under /api. */
+export const apiRoutes: RouteDef[] = [
+  ...authRoutes,
+  ...tokenRoutes,
+  ...nodeRoutes,
+  ...jobRoutes,
+  ...runRoutes,
+  ...eventRoutes,
+  ...projectRoutes,
+  ...sdkRoutes,
+  ...adminRoutes,
+];

@@ -1,0 +1,26 @@
+import { sdkLogBatch, sdkRunRegistration } from "../../../protocol/rest.ts";
+import { ingestBatch, registerSdkRun } from "../../runs/service.ts";
+import { readJson } from "../body.ts";
+import { idParam, type RouteDef } from "../route.ts";
+
+export const sdkRoutes: RouteDef[] = [
+  {
+    method: "POST",
+    path: "/api/sdk/runs",
+    scope: "write",
+    handler: async (c, ctx) => {
+      const body = await readJson(c.req.raw, sdkRunRegistration, "run registration");
+      const { run, created } = registerSdkRun(ctx, body);
+      return c.json(run, created ? 201 : 200);
+    },
+  },
+  {
+    method: "POST",
+    path: "/api/sdk/runs/:id/log",
+    scope: "write",
+    handler: async (c, ctx) => {
+      const body = await readJson(c.req.raw, sdkLogBatch, "log batch");
+      return c.json({ accepted: ingestBatch(ctx, idParam(c), body) });
+    },
+  },
+];

@@ -1,0 +1,32 @@
+import { tokenCreate } from "../../../protocol/rest.ts";
+import { createToken, deleteToken } from "../../auth/service.ts";
+import { tokens as tokensDb } from "../../db/mod.ts";
+import { readJson } from "../body.ts";
+import { idParam, principalOf, type RouteDef } from "../route.ts";
+
+export const tokenRoutes: RouteDef[] = [
+  {
+    method: "POST",
+    path: "/api/tokens",
+    scope: "admin",
+    handler: async (c, ctx) => {
+      const body = await readJson(c.req.raw, tokenCreate, "token");
+      return c.json(createToken(ctx, body), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/api/tokens",
+    scope: "admin",
+    handler: (c, ctx) => c.json({ items: tokensDb.listTokens(ctx.db), next_cursor: null }),
+  },
+  {
+    method: "DELETE",
+    path: "/api/tokens/:id",
+    scope: "admin",
+    handler: (c, ctx) => {
+      deleteToken(ctx, idParam(c), principalOf(c));
+      return c.json({ deleted: idParam(c) });
+    },
+  },
+];

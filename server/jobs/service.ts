@@ -1,0 +1,161 @@
+import type { Job } from "../../protocol/objects.ts";
+import type { JobSubmission } from "../../protocol/rest.ts";
+import { jobs as jobsDb, projects as projectsDb } from "../db/mod.ts";
+import { publicJob } from "../db/jobs.ts";
+import { topics } from "../bus/bus.ts";
+import type { Context } from "../context.ts";
+import { emitEvent } from "../events/emit.ts";
+import { conflict, HttpError, notFound } from "../http/errors.ts";
+
+/** The project a submission lands in when it names none. */
+export const DEFAULT_PROJECT = "default";
+/** Attempts a job gets when the submission does not say. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+const ACTIVE = ["QUEUED", "DISPATCHED", "RUNNING"] as const;
+
+/** Tells the scheduler that the set of jobs changed. */
+function jobsChanged(ctx: Context, jobId: string, reason: string): void {
+  ctx.db.afterCommit(() => ctx.bus.publish(topics.jobs, { job_id: jobId, reason }));
+}
+
+/** Stores a valid submission as a QUEUED job, creating its project and experiment on first use. */
+export function submitJob(ctx: Context, s: JobSubmission, kind: Job["kind"] = "TRAIN"): Job {
+  const at = ctx.now().toISOString();
+  const id = ctx.newId("j");
+  return ctx.db.tx(() => {
+    for (const dep of s.after ?? []) {
+      if (!jobsDb.getJob(ctx.db, dep)) {
+        throw new HttpError(
+          400,
+          "ValidationError",
+          `Invalid job submission: after: job "${dep}" does not exist`,
+          { details: [{ field: "after", problem: `job "${dep}" does not exist` }] },
+        );
+      }
+    }
+    const project = s.project ?? DEFAULT_PROJECT;
+    projectsDb.ensureProject(ctx.db, project, at);
+    if (s.experiment) {
+      projectsDb.ensureExperiment(ctx.db, {
+        id: ctx.newId("e"),
+        project,
+        name: s.experiment,
+      }, at);
+    }
+    const shell = typeof s.command === "string" ? true : s.shell ?? false;
+    jobsDb.insertJob(ctx.db, {
+      id,
+      name: s.name,
+      kind,
+      project,
+      experiment: s.experiment ?? null,
+      command: s.command,
+      shell,
+      working_dir: s.working_dir,
+      env: s.env ?? {},
+      gpus: s.gpus,
+      priority: s.priority ?? 0,
+      max_attempts: s.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
+      node: s.node ?? null,
+      tensorboard_dir: s.tensorboard_dir ?? null,
+      checkpoint_dir: s.checkpoint_dir ?? null,
+      runner: s.runner ?? "process",
+      image: s.image ?? null,
+      after: s.after ?? [],
+      max_steps: s.max_steps ?? null,
+      grace_s: s.grace_s ?? null,
+      created_at: at,
+    });
+    emitEvent(ctx, {
+      type: "JOB_QUEUED",
+      severity: "info",
+      job_id: id,
+      message: `Job "${s.name}" (${id}) queued: ${s.gpus} GPU${s.gpus === 1 ? "" : "s"}` +
+        `, priority ${s.priority ?? 0}`,
+      data: { gpus: s.gpus, priority: s.priority ?? 0, project },
+    });
+    jobsChanged(ctx, id, "submitted");
+    return publicJob(jobsDb.getJob(ctx.db, id)!);
+  });
+}
+
+export function getJob(ctx: Context, id: string): Job {
+  const job = jobsDb.getJob(ctx.db, id);
+  if (!job) throw notFound("Job", id);
+  return publicJob(job);
+}
+
+/**
+ * Cancels a job. A queued job ends CANCELLED at once; a dispatched or running one is
+ * marked for cancellation and the agent that runs it is told (it reports the end).
+ */
+export function cancelJob(ctx: Context, id: string, by: string): Job {
+  const at = ctx.now().toISOString();
+  return ctx.db.tx(() => {
+    const job = jobsDb.getJob(ctx.db, id);
+    if (!job) throw notFound("Job", id);
+    if (!(ACTIVE as readonly string[]).includes(job.status)) {
+      throw conflict(`Cannot cancel job "${id}": it already ended ${job.status}`);
+    }
+    if (job.status === "QUEUED") {
+      jobsDb.updateJob(ctx.db, id, {
+        status: "CANCELLED",
+        failure_class: "CANCELLED",
+        reason: `Cancelled by ${by} while queued`,
+        finished_at: at,
+      }, at);
+      emitEvent(ctx, {
+        type: "RUN_CANCELLED",
+        severity: "info",
+        job_id: id,
+        run_id: job.run_id,
+        message: `Job "${job.name}" (${id}) cancelled by ${by} before it started`,
+        data: { by },
+      });
+    } else {
+      jobsDb.updateJob(
+        ctx.db,
+        id,
+        { cancel_requested: true, reason: `Cancel requested by ${by}` },
+        at,
+      );
+    }
+    jobsChanged(ctx, id, "cancel");
+    return publicJob(jobsDb.getJob(ctx.db, id)!);
+  });
+}
+
+/** Requeues an ended job as its next attempt, whatever its failure class. */
+export function retryJob(ctx: Context, id: string, by: string): Job {
+  const at = ctx.now().toISOString();
+  return ctx.db.tx(() => {
+    const job = jobsDb.getJob(ctx.db, id);
+    if (!job) throw notFound("Job", id);
+    if ((ACTIVE as readonly string[]).includes(job.status)) {
+      throw conflict(`Cannot retry job "${id}": it is still ${job.status}; cancel it first`);
+    }
+    jobsDb.updateJob(ctx.db, id, {
+      status: "QUEUED",
+      attempt: job.attempt + 1,
+      failure_class: null,
+      reason: `Retried by ${by}`,
+      exit_code: null,
+      signal: null,
+      node_id: null,
+      gpu_indices: [],
+      cancel_requested: false,
+      started_at: null,
+      finished_at: null,
+    }, at);
+    emitEvent(ctx, {
+      type: "JOB_RETRIED",
+      severity: "info",
+      job_id: id,
+      message: `Job "${job.name}" (${id}) requeued by ${by} as attempt ${job.attempt + 1}`,
+      data: { attempt: job.attempt + 1, previous_status: job.status, by },
+    });
+    jobsChanged(ctx, id, "retry");
+    return publicJob(jobsDb.getJob(ctx.db, id)!);
+  });
+}

@@ -1,0 +1,126 @@
+/**
+ * The server's entry point: `start` (server, and the local agent once there is one),
+ * `serve` (the server alone) and `backup`. The only server file that reads the
+ * environment, parses flags or prints to the console.
+ */
+import { parseArgs } from "node:util";
+import { installConfiguredToken } from "./auth/service.ts";
+import { Bus } from "./bus/bus.ts";
+import { gpuctlHome, loadServerConfig, type ResolvedServerConfig } from "./config.ts";
+import { type Context, randomId } from "./context.ts";
+import { backupDatabase, openDatabase } from "./db/mod.ts";
+import { createApp } from "./http/app.ts";
+import { createLogger } from "./log.ts";
+
+const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADDR]
+
+  start    run the control-plane server
+  serve    run the server alone
+  backup   write a consistent copy of the database to <data_dir>/backups and print its path
+
+environment: GPUCTL_HOME (default ~/.gpuctl), GPUCTL_PORT`;
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const command = parsed.positionals[0] ?? "serve";
+  if (parsed.values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const portText = parsed.values.port ?? Deno.env.get("GPUCTL_PORT");
+  let port: number | undefined;
+  if (portText !== undefined) {
+    port = Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      console.error(`Invalid port "${portText}": expected a whole number from 0 to 65535`);
+      return 2;
+    }
+  }
+  const config = await loadServerConfig(
+    gpuctlHome({ GPUCTL_HOME: Deno.env.get("GPUCTL_HOME"), HOME: Deno.env.get("HOME") }),
+    { port, host: parsed.values.host, userHome: Deno.env.get("HOME") },
+  );
+  switch (command) {
+    case "start":
+    case "serve":
+      return await serve(config);
+    case "backup":
+      return await runBackup(config);
+    default:
+      console.error(`Unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+function openContext(config: ResolvedServerConfig): Context {
+  Deno.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const log = createLogger();
+  const db = openDatabase(config.dbPath);
+  const bus = new Bus((topic, err) =>
+    log.error("bus listener failed", { topic, error: String(err) })
+  );
+  return { db, bus, log, now: () => new Date(), newId: randomId, backupDir: config.backupDir };
+}
+
+async function serve(config: ResolvedServerConfig): Promise<number> {
+  const ctx = openContext(config);
+  ctx.db.tx(() => {
+    installConfiguredToken(ctx, config.adminToken, "admin", "admin");
+    installConfiguredToken(ctx, config.agentToken, "agent", "agent");
+  });
+  const app = createApp(ctx);
+  const server = Deno.serve({
+    hostname: config.host,
+    port: config.port,
+    onListen: ({ hostname, port }) => {
+      const shown = hostname === "0.0.0.0" || hostname === "::" ? "127.0.0.1" : hostname;
+      console.log(`gpuctl server listening: console at http://${shown}:${port}/`);
+      console.log(`data: ${config.dbPath}`);
+      if (config.firstStart) {
+        console.log(`\nFirst start: created ${config.configPath} (mode 0600).`);
+        console.log(`Admin token (shown once; it stays in that file):\n  ${config.adminToken}\n`);
+      }
+    },
+  }, app.fetch);
+  const stop = () => server.shutdown();
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+  await server.finished;
+  ctx.db.close();
+  return 0;
+}
+
+async function runBackup(config: ResolvedServerConfig): Promise<number> {
+  const ctx = openContext(config);
+  try {
+    const result = await backupDatabase(ctx.db, config.backupDir, new Date());
+    console.log(result.path);
+    console.error(`${result.bytes} bytes, integrity_check: ${result.integrity}`);
+    return 0;
+  } finally {
+    ctx.db.close();
+  }
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await main(Deno.args));
+  } catch (err) {
+    console.error((err as Error).message);
+    Deno.exit(1);
+  }
+}

@@ -1,0 +1,90 @@
+import type { MetricDefinition, PrimaryMetric } from "../../protocol/objects.ts";
+import type { KeySummary } from "../db/metrics.ts";
+
+const LOWER_IS_BETTER = /loss|error|perplexity|wer|cer/i;
+const HIGHER_IS_BETTER = /acc|f1|bleu|auc|score|precision|recall|map/i;
+
+/** Which way is better for a key with no definition, by its name; null when the name says nothing. */
+export function defaultDirection(key: string): "min" | "max" | null {
+  if (LOWER_IS_BETTER.test(key)) return "min";
+  if (HIGHER_IS_BETTER.test(key)) return "max";
+  return null;
+}
+
+// When nothing is defined, a held-out loss says most about a run, then the training loss.
+const FALLBACK_KEYS = [
+  "eval/loss",
+  "val/loss",
+  "validation/loss",
+  "eval_loss",
+  "val_loss",
+  "validation/epoch_loss",
+  "loss",
+  "train/loss",
+  "train_loss",
+  "train/epoch_loss",
+];
+
+/** The scope chain of a run, most specific first. */
+export interface RunScope {
+  project: string;
+  experiment: string | null;
+  /** Primary metric names set on the experiment and project records themselves. */
+  experimentPrimary?: string | null;
+  projectPrimary?: string | null;
+}
+
+/**
+ * The primary metric key and direction of a run: the definitions resolve experiment →
+ * project → global; failing those, a known loss key the run has.
+ */
+export function resolvePrimaryKey(
+  scope: RunScope,
+  definitions: MetricDefinition[],
+  runKeys: string[],
+): { key: string; direction: "min" | "max" } | null {
+  const directionOf = (key: string): "min" | "max" => {
+    for (const [s, id] of chain(scope)) {
+      const d = definitions.find((x) => x.scope === s && x.scope_id === id && x.key === key);
+      if (d) return d.direction;
+    }
+    return defaultDirection(key) ?? "min";
+  };
+  for (const [s, id] of chain(scope)) {
+    const d = definitions.find((x) => x.scope === s && x.scope_id === id && x.primary);
+    if (d) return { key: d.key, direction: d.direction };
+    const named = s === "experiment"
+      ? scope.experimentPrimary
+      : s === "project"
+      ? scope.projectPrimary
+      : null;
+    if (named) return { key: named, direction: directionOf(named) };
+  }
+  const keys = new Set(runKeys);
+  const key = FALLBACK_KEYS.find((k) => keys.has(k)) ??
+    runKeys.find((k) => !k.startsWith("sys/") && defaultDirection(k) !== null);
+  return key ? { key, direction: directionOf(key) } : null;
+}
+
+function chain(scope: RunScope): [MetricDefinition["scope"], string][] {
+  const out: [MetricDefinition["scope"], string][] = [];
+  if (scope.experiment) out.push(["experiment", `${scope.project}/${scope.experiment}`]);
+  out.push(["project", scope.project], ["global", ""]);
+  return out;
+}
+
+/** The primary metric block of a run object from its key's summary. */
+export function primaryMetricOf(
+  resolved: { key: string; direction: "min" | "max" } | null,
+  summary: KeySummary | null,
+): PrimaryMetric | null {
+  if (!resolved) return null;
+  if (!summary) return { ...resolved, latest: null, best: null, best_step: null };
+  const min = resolved.direction === "min";
+  return {
+    ...resolved,
+    latest: Number.isFinite(summary.last_value) ? summary.last_value : null,
+    best: min ? summary.min_value : summary.max_value,
+    best_step: min ? summary.min_step : summary.max_step,
+  };
+}

@@ -1,0 +1,196 @@
+import type { Run } from "../../protocol/objects.ts";
+import type { SdkLogBatch, SdkRunRegistration } from "../../protocol/rest.ts";
+import {
+  checkpoints as checkpointsDb,
+  logs as logsDb,
+  metrics as metricsDb,
+  projects as projectsDb,
+  runs as runsDb,
+} from "../db/mod.ts";
+import type { StoredRun } from "../db/runs.ts";
+import { topics } from "../bus/bus.ts";
+import type { Context } from "../context.ts";
+import { emitEvent } from "../events/emit.ts";
+import { notFound } from "../http/errors.ts";
+import { primaryMetricOf, resolvePrimaryKey } from "../metrics/primary_metric.ts";
+import { DEFAULT_PROJECT } from "../jobs/service.ts";
+import { encodeMetricValue } from "../../protocol/objects.ts";
+
+/** A run object with its primary metric resolved. */
+export function withPrimaryMetric(ctx: Context, run: StoredRun): Run {
+  const project = projectsDb.getProject(ctx.db, run.project);
+  const experiment = run.experiment
+    ? projectsDb.getExperiment(ctx.db, run.project, run.experiment)
+    : null;
+  const keys = metricsDb.listKeySummaries(ctx.db, run.id);
+  const resolved = resolvePrimaryKey(
+    {
+      project: run.project,
+      experiment: run.experiment,
+      projectPrimary: project?.primary_metric,
+      experimentPrimary: experiment?.primary_metric,
+    },
+    projectsDb.listMetricDefinitions(ctx.db),
+    keys.map((k) => k.key),
+  );
+  const summary = resolved ? keys.find((k) => k.key === resolved.key) ?? null : null;
+  return { ...run, primary_metric: primaryMetricOf(resolved, summary) };
+}
+
+export function getRun(ctx: Context, id: string): Run {
+  const run = runsDb.getRun(ctx.db, id);
+  if (!run) throw notFound("Run", id);
+  return withPrimaryMetric(ctx, run);
+}
+
+/** Registers a run for the SDK outside any job; the same id registered again returns it. */
+export function registerSdkRun(
+  ctx: Context,
+  r: SdkRunRegistration,
+): { run: Run; created: boolean } {
+  const at = ctx.now().toISOString();
+  const id = r.id ?? ctx.newId("r");
+  const created = ctx.db.tx(() => {
+    if (runsDb.getRun(ctx.db, id)) return false;
+    const project = r.project ?? DEFAULT_PROJECT;
+    projectsDb.ensureProject(ctx.db, project, at);
+    if (r.experiment) {
+      projectsDb.ensureExperiment(ctx.db, { id: ctx.newId("e"), project, name: r.experiment }, at);
+    }
+    runsDb.insertRun(ctx.db, {
+      id,
+      job_id: null,
+      attempt: 1,
+      project,
+      experiment: r.experiment ?? null,
+      name: r.name ?? id,
+      source: "sdk",
+      status: "RUNNING",
+      config: r.config ?? {},
+      env: r.env ?? {},
+      max_steps: r.max_steps ?? null,
+      created_at: at,
+      started_at: at,
+    });
+    emitEvent(ctx, {
+      type: "RUN_STARTED",
+      severity: "info",
+      run_id: id,
+      message: `Run "${r.name ?? id}" (${id}) started from the SDK in project "${project}"`,
+      data: { source: "sdk" },
+    });
+    return true;
+  });
+  return { run: getRun(ctx, id), created };
+}
+
+/** What one ingest batch stored. */
+export interface IngestResult {
+  points: number;
+  checkpoints: number;
+  logs: number;
+}
+
+const FINISH_EVENT = {
+  SUCCEEDED: "RUN_SUCCEEDED",
+  FAILED: "RUN_FAILED",
+  CANCELLED: "RUN_CANCELLED",
+};
+
+/**
+ * Stores one batch for a run in one transaction: points (newest write per key and step
+ * wins), checkpoints (one per path), log lines (one per seq), progress, config, and the
+ * final status. Subscribers hear of it after the commit.
+ */
+export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): IngestResult {
+  const at = ctx.now();
+  const atIso = at.toISOString();
+  const wallNow = at.getTime() / 1000;
+  return ctx.db.tx(() => {
+    const run = runsDb.getRun(ctx.db, runId);
+    if (!run) throw notFound("Run", runId);
+    const stored = metricsDb.writePoints(
+      ctx.db,
+      runId,
+      (b.points ?? []).map((p) => ({ ...p, wall_time: p.wall_time ?? wallNow })),
+    );
+    const maxStep = stored.reduce((m, p) => Math.max(m, p.step), b.step ?? -1);
+    if (maxStep >= 0 || b.epoch !== undefined) {
+      runsDb.advanceRunProgress(ctx.db, runId, maxStep >= 0 ? maxStep : null, b.epoch ?? null);
+    }
+    if (b.dropped) runsDb.addDroppedPoints(ctx.db, runId, b.dropped);
+    if (b.config || b.env) {
+      runsDb.updateRun(ctx.db, runId, {
+        config: b.config ? { ...run.config, ...b.config } : undefined,
+        env: b.env ? { ...run.env, ...b.env } : undefined,
+      }, atIso);
+    }
+    let newCheckpoints = 0;
+    for (const c of b.checkpoints ?? []) {
+      const metrics = c.metrics ?? metricsAtStep(ctx, runId, c.step);
+      const { checkpoint, created } = checkpointsDb.upsertCheckpoint(ctx.db, {
+        id: ctx.newId("c"),
+        run_id: runId,
+        step: c.step ?? null,
+        epoch: c.epoch ?? null,
+        path: c.path,
+        size_bytes: c.size_bytes ?? null,
+        metrics,
+        created_at: atIso,
+      });
+      if (created) {
+        newCheckpoints++;
+        emitEvent(ctx, {
+          type: "CHECKPOINT_CREATED",
+          severity: "info",
+          run_id: runId,
+          job_id: run.job_id,
+          message: `Checkpoint "${c.path}" of run ${runId}` +
+            (c.step !== undefined ? ` at step ${c.step}` : ""),
+          data: { checkpoint_id: checkpoint.id, step: checkpoint.step, path: checkpoint.path },
+        });
+      }
+    }
+    const lines = logsDb.appendLogs(
+      ctx.db,
+      runId,
+      (b.logs ?? []).map((l) => ({
+        seq: l.seq,
+        ts: typeof l.ts === "number" ? new Date(l.ts * 1000).toISOString() : l.ts ?? atIso,
+        stream: l.stream ?? "stdout",
+        text: l.text,
+      })),
+    );
+    if (b.status && run.status === "RUNNING") {
+      runsDb.updateRun(ctx.db, runId, { status: b.status, finished_at: atIso }, atIso);
+      emitEvent(ctx, {
+        type: FINISH_EVENT[b.status],
+        severity: b.status === "FAILED" ? "warning" : "info",
+        run_id: runId,
+        job_id: run.job_id,
+        message: `Run "${run.name}" (${runId}) ended ${b.status}`,
+        data: { source: run.source },
+      });
+    }
+    if (stored.length) {
+      const msg = {
+        points: stored.map((p) => ({ ...p, value: encodeMetricValue(p.value) })),
+      };
+      ctx.db.afterCommit(() => ctx.bus.publish(topics.metrics(runId), msg));
+    }
+    if (lines.length) ctx.db.afterCommit(() => ctx.bus.publish(topics.logs(runId), { lines }));
+    return { points: stored.length, checkpoints: newCheckpoints, logs: lines.length };
+  });
+}
+
+/** Every key's value at the nearest step at or below `step` (a checkpoint's metrics). */
+function metricsAtStep(ctx: Context, runId: string, step: number | undefined) {
+  if (step === undefined) return {};
+  const out: Record<string, number | string> = {};
+  for (const k of metricsDb.listKeySummaries(ctx.db, runId)) {
+    if (k.key.startsWith("sys/")) continue;
+    const v = metricsDb.valueAtOrBefore(ctx.db, runId, k.key, step);
+    if (v) out[k.key] = encodeMetricValue(v.value);
+  }
+  return out;
+}
