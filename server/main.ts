@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- the entry point is where the server talks to its user
 /**
  * The server's entry point: `start` (server, and the local agent once there is one),
  * `serve` (the server alone) and `backup`. The only server file that reads the

@@ -42,7 +42,7 @@ export function createApp(ctx: Context, extraRoutes: RouteDef[] = []): App {
     // Deny by default: the matched route must be one declared in the table with a scope.
     const handlers = matchedRoutes(c).filter((r) => r.method !== "ALL");
     const declared = handlers.length > 0 &&
-      handlers.every((r) => scopes.has(`${r.method} ${r.path}`));
+      handlers.every((r) => scopes.get(`${r.method} ${r.path}`) !== undefined);
     if (handlers.length > 0 && !declared) {
       throw new HttpError(
         403,

@@ -59,6 +59,11 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
   let closed = false;
   let unsubscribe = () => {};
   let timer: ReturnType<typeof setInterval> | undefined;
+  // Our own queue (the stream's is kept at zero) so that its size is known and a client that
+  // stops reading can be dropped together with everything queued for it.
+  let queue: Uint8Array[] = [];
+  let queuedBytes = 0;
+  let wake: (() => void) | null = null;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
 
   const finish = (reason: "client" | "slow" | "error") => {
@@ -66,17 +71,21 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
     closed = true;
     unsubscribe();
     clearInterval(timer);
+    queue = [];
+    queuedBytes = 0;
+    wake?.();
     opts.onClose?.(reason);
   };
-  const send = (chunk: Uint8Array): boolean => {
+  const push = (chunk: Uint8Array): boolean => {
     if (closed) return false;
-    controller.enqueue(chunk);
-    if ((controller.desiredSize ?? 0) < 0) {
-      // The client is not reading: drop it and its queue rather than buffer without end.
-      controller.error(new Error("SSE client too slow"));
+    queue.push(chunk);
+    queuedBytes += chunk.byteLength;
+    if (queuedBytes > maxBytes) {
       finish("slow");
+      controller.close();
       return false;
     }
+    wake?.();
     return true;
   };
 
@@ -87,39 +96,48 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
         if (!live) return; // the backlog query will find these in the store
         for (const m of messages) {
           if (m.id <= lastSent) continue;
-          if (!send(frame(m))) return;
+          if (!push(frame(m))) return;
           lastSent = m.id;
         }
       });
       timer = setInterval(
-        () => send(encoder.encode(": keep-alive\n\n")),
+        () => push(encoder.encode(": keep-alive\n\n")),
         opts.keepAliveMs ?? SSE_KEEPALIVE_MS,
       );
-      req.signal.addEventListener("abort", () => finish("client"), { once: true });
-      send(encoder.encode(": connected\n\n"));
+      push(encoder.encode(": connected\n\n"));
     },
-    pull() {
-      if (live || closed) return;
-      let page: SseMessage[];
-      try {
-        page = source.backlog(lastSent, pageSize);
-      } catch (err) {
-        controller.error(err);
-        finish("error");
-        return;
+    async pull() {
+      if (!live && !closed) {
+        let page: SseMessage[];
+        try {
+          page = source.backlog(lastSent, pageSize);
+        } catch (err) {
+          finish("error");
+          controller.error(err);
+          return;
+        }
+        // The backlog is paced by the client (pull runs only when it wants more), so it
+        // bypasses the bound that protects against live data piling up.
+        for (const m of page) {
+          controller.enqueue(frame(m));
+          lastSent = m.id;
+        }
+        // Backlog and switch happen in one synchronous turn, so no message published in
+        // between can be missed: publishing happens after a commit, never inside this code.
+        if (page.length < pageSize) live = true;
       }
-      for (const m of page) {
-        controller.enqueue(frame(m));
-        lastSent = m.id;
-      }
-      // Backlog and switch happen in one synchronous turn, so no message published in
-      // between can be missed: publishing happens after a commit, never inside this code.
-      if (page.length < pageSize) live = true;
+      while (queue.length === 0 && !closed) await new Promise<void>((r) => wake = r);
+      wake = null;
+      if (closed) return;
+      const chunks = queue;
+      queue = [];
+      queuedBytes = 0;
+      for (const chunk of chunks) controller.enqueue(chunk);
     },
     cancel() {
       finish("client");
     },
-  }, { highWaterMark: maxBytes, size: (chunk) => chunk.byteLength });
+  }, { highWaterMark: 0 });
 
   return new Response(stream, {
     headers: {

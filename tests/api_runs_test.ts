@@ -1,0 +1,276 @@
+import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
+import { createHarness, type Harness } from "./_harness.ts";
+
+async function sdkRun(h: Harness, body: Record<string, unknown> = {}) {
+  const res = await h.call("POST", "/api/sdk/runs", {
+    token: h.tokens.write,
+    body: { project: "nlp", experiment: "base", name: "bert", config: { lr: 0.001 }, ...body },
+  });
+  assert(res.status === 201 || res.status === 200, res.text);
+  return res.json;
+}
+
+Deno.test("an SDK run registers once per id and comes back with its config", async () => {
+  const h = await createHarness();
+  try {
+    const first = await h.call("POST", "/api/sdk/runs", {
+      body: { id: "r-fixed0001", project: "nlp", name: "bert", config: { lr: 0.1 } },
+    });
+    assertEquals([first.status, first.json.id, first.json.source, first.json.status], [
+      201,
+      "r-fixed0001",
+      "sdk",
+      "RUNNING",
+    ]);
+    const again = await h.call("POST", "/api/sdk/runs", {
+      body: { id: "r-fixed0001", project: "nlp", name: "bert" },
+    });
+    assertEquals(again.status, 200);
+    const runs = await h.call("GET", "/api/runs?project=nlp");
+    assertEquals(runs.json.items.length, 1);
+    assertEquals(runs.json.items[0].config, { lr: 0.1 });
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("points posted through the SDK come back from metrics:query, once each", async () => {
+  const h = await createHarness();
+  try {
+    const run = await sdkRun(h);
+    const points = Array.from({ length: 50 }, (_, i) => ({
+      key: "train/loss",
+      step: i,
+      value: 1 / (i + 1),
+      wall_time: 1_700_000_000 + i,
+    }));
+    const batch = { points, step: 49 };
+    const r1 = await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: batch });
+    assertEquals(r1.json.accepted.points, 50);
+    // The same batch again (a client retry) changes nothing.
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: batch });
+    const q = await h.call("POST", "/api/runs/metrics:query", {
+      token: h.tokens.read,
+      body: { runs: [run.id], keys: ["train/loss", "eval/loss"] },
+    });
+    assertEquals(q.status, 200);
+    assertEquals(q.json.series.length, 1);
+    const s = q.json.series[0];
+    assertEquals(s.steps, points.map((p) => p.step));
+    assertEquals(s.values, points.map((p) => p.value));
+    assertEquals(s.wall_times, points.map((p) => p.wall_time));
+    assertEquals(q.json.missing, [{
+      run_id: run.id,
+      key: "eval/loss",
+      reason: "no such key in this run",
+    }]);
+
+    const got = (await h.call("GET", `/api/runs/${run.id}`)).json;
+    assertEquals(got.step, 49);
+    assertEquals(got.primary_metric, {
+      key: "train/loss",
+      direction: "min",
+      latest: 1 / 50,
+      best: 1 / 50,
+      best_step: 49,
+    });
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("the newest write wins for the same key and step, and NaN travels as a string", async () => {
+  const h = await createHarness();
+  try {
+    const run = await sdkRun(h);
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: {
+        points: [{ key: "loss", step: 1, value: 5 }, { key: "loss", step: 2, value: "NaN" }],
+      },
+    });
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: {
+        points: [{ key: "loss", step: 1, value: 3 }, { key: "loss", step: 3, value: "-Infinity" }],
+      },
+    });
+    const q = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: [run.id], keys: ["loss"] },
+    });
+    assertEquals(q.json.series[0].values, [3, "NaN", "-Infinity"]);
+    const metrics = await h.call("GET", `/api/runs/${run.id}/metrics`);
+    assertEquals(metrics.json.keys[0].points, 3);
+    assertEquals(metrics.json.keys[0].min_value, 3);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("metrics:query downsamples with LTTB to max_points and reports bucket extremes", async () => {
+  const h = await createHarness();
+  try {
+    const run = await sdkRun(h);
+    const points = Array.from({ length: 10_000 }, (_, i) => ({
+      key: "loss",
+      step: i,
+      value: i === 7777 ? 50 : Math.exp(-i / 3000),
+    }));
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    const q = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: [run.id, "r-missing"], keys: ["loss"], max_points: 200 },
+    });
+    const s = q.json.series[0];
+    assertEquals(s.steps.length, 200);
+    assertEquals(s.total_points, 10_000);
+    assertEquals([s.steps[0], s.steps[199]], [0, 9999]);
+    assert(s.steps.includes(7777), "the spike survives downsampling");
+    assertEquals(Math.max(...s.max), 50);
+    assertEquals(q.json.missing, [{ run_id: "r-missing", key: "loss", reason: "no such run" }]);
+
+    const ranged = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: [run.id], keys: ["loss"], range: [100, 199] },
+    });
+    assertEquals(ranged.json.series[0].steps.length, 100);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("log lines are kept in order, replays are ignored, and only the last 2000 stay", async () => {
+  const h = await createHarness();
+  try {
+    const run = await sdkRun(h);
+    const lines = Array.from({ length: 2500 }, (_, i) => ({ seq: i + 1, text: `line ${i + 1}` }));
+    for (let i = 0; i < lines.length; i += 500) {
+      await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+        body: { logs: lines.slice(i, i + 500) },
+      });
+    }
+    const replay = await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: { logs: lines.slice(2400) },
+    });
+    assertEquals(replay.json.accepted.logs, 0);
+    const tail = await h.call("GET", `/api/runs/${run.id}/logs?limit=3`);
+    assertEquals(tail.json.lines.map((l: { text: string }) => l.text), [
+      "line 2498",
+      "line 2499",
+      "line 2500",
+    ]);
+    const after = await h.call("GET", `/api/runs/${run.id}/logs?after_seq=0&limit=2000`);
+    assertEquals(after.json.lines.length, 2000);
+    assertEquals(after.json.lines[0].seq, 501);
+    // Lines without a seq continue the numbering.
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: { logs: [{ text: "tail", stream: "stderr" }] },
+    });
+    const last = await h.call("GET", `/api/runs/${run.id}/logs?after_seq=2500`);
+    assertEquals(last.json.lines.map((l: { seq: number; stream: string }) => [l.seq, l.stream]), [[
+      2501,
+      "stderr",
+    ]]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("checkpoints are registered once per path with the metrics at their step", async () => {
+  const h = await createHarness();
+  try {
+    const run = await sdkRun(h);
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: {
+        points: [
+          { key: "eval/loss", step: 100, value: 0.5 },
+          { key: "eval/loss", step: 200, value: 0.4 },
+        ],
+      },
+    });
+    const ck = { path: "/ckpt/step-250.pt", step: 250, size_bytes: 1234 };
+    const r = await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { checkpoints: [ck] } });
+    assertEquals(r.json.accepted.checkpoints, 1);
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { checkpoints: [ck] } });
+    const list = await h.call("GET", `/api/runs/${run.id}/checkpoints`);
+    assertEquals(list.json.items.length, 1);
+    assertEquals(list.json.items[0].metrics, { "eval/loss": 0.4 });
+    const events = await h.call("GET", `/api/events?run_id=${run.id}&type=CHECKPOINT_CREATED`);
+    assertEquals(events.json.items.length, 1);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("finishing an SDK run records its status once and raises the matching event", async () => {
+  const h = await createHarness();
+  try {
+    const run = await sdkRun(h);
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { status: "FAILED" } });
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { status: "SUCCEEDED" } });
+    const got = (await h.call("GET", `/api/runs/${run.id}`)).json;
+    assertEquals(got.status, "FAILED");
+    assert(got.finished_at);
+    const types = (await h.call("GET", `/api/events?run_id=${run.id}`)).json.items.map((
+      e: { type: string },
+    ) => e.type);
+    assertEquals(types, ["RUN_FAILED", "RUN_STARTED"]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("metric definitions set the primary metric, experiment before project", async () => {
+  const h = await createHarness();
+  try {
+    const run = await sdkRun(h);
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: {
+        points: [
+          { key: "eval/acc", step: 1, value: 0.7 },
+          { key: "eval/acc", step: 2, value: 0.9 },
+          { key: "eval/acc", step: 3, value: 0.8 },
+          { key: "eval/loss", step: 3, value: 0.3 },
+        ],
+      },
+    });
+    assertEquals((await h.call("GET", `/api/runs/${run.id}`)).json.primary_metric.key, "eval/loss");
+    const put = await h.call("PUT", "/api/metric-definitions", {
+      body: {
+        definitions: [{
+          scope: "experiment",
+          scope_id: "nlp/base",
+          key: "eval/acc",
+          direction: "max",
+          primary: true,
+        }],
+      },
+    });
+    assertEquals(put.status, 200);
+    const pm = (await h.call("GET", `/api/runs/${run.id}`)).json.primary_metric;
+    assertEquals(pm, { key: "eval/acc", direction: "max", latest: 0.8, best: 0.9, best_step: 2 });
+    const bad = await h.call("PUT", "/api/metric-definitions", {
+      body: { definitions: [{ scope: "project", scope_id: "nope", key: "x", direction: "min" }] },
+    });
+    assertEquals(bad.status, 400);
+    assertStringIncludes(
+      bad.json.error.message,
+      'definitions.0.scope_id: project "nope" does not exist',
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("runs list filters and pages", async () => {
+  const h = await createHarness();
+  try {
+    for (let i = 0; i < 3; i++) await sdkRun(h, { name: `a${i}` });
+    await sdkRun(h, { project: "other", name: "b" });
+    const page = await h.call("GET", "/api/runs?project=nlp&limit=2");
+    assertEquals(page.json.items.map((r: { name: string }) => r.name), ["a2", "a1"]);
+    const next = await h.call(
+      "GET",
+      `/api/runs?project=nlp&limit=2&cursor=${page.json.next_cursor}`,
+    );
+    assertEquals(next.json.items.map((r: { name: string }) => r.name), ["a0"]);
+  } finally {
+    await h.close();
+  }
+});

@@ -1,0 +1,136 @@
+/**
+ * The real entry point, as a user runs it: `deno task server` with an empty GPUCTL_HOME
+ * creates the config with tokens, prints the admin token once, and serves with it.
+ */
+import { assert, assertEquals, assertFalse, assertStringIncludes } from "./assert.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+interface Started {
+  url: string;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+async function startServer(home: string, extraArgs: string[] = []): Promise<Started> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "server", "--port", "0", ...extraArgs],
+    cwd: ROOT,
+    env: { GPUCTL_HOME: home, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  const decoder = new TextDecoder();
+  const pump = (async () => {
+    for await (const chunk of child.stdout) out += decoder.decode(chunk, { stream: true });
+  })();
+  const errPump = (async () => {
+    for await (const chunk of child.stderr) out += decoder.decode(chunk, { stream: true });
+  })();
+  const deadline = Date.now() + 30_000;
+  let url: string | undefined;
+  while (!url) {
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`server did not start:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    const m = /console at (http:\/\/[0-9.]+:\d+)\//.exec(out);
+    // Wait for the whole banner, which ends with the token on first start.
+    if (m && (!out.includes("First start") || /Admin token[^\n]*\n\s+gpc_\S+/.test(out))) {
+      url = m[1];
+    }
+  }
+  return {
+    url,
+    output: () => out,
+    async stop() {
+      child.kill("SIGTERM");
+      const status = await child.status;
+      await pump;
+      await errPump;
+      assertEquals(status.code, 0, `server exit:\n${out}`);
+    },
+  };
+}
+
+Deno.test("first start creates server.yaml (0600) with tokens, prints the admin token once, and serves with it", async () => {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-home-" });
+  try {
+    const first = await startServer(`${home}/fresh`);
+    const token = /Admin token[^\n]*\n\s+(gpc_\S+)/.exec(first.output())![1];
+    const who = await fetch(`${first.url}/api/auth/whoami`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assertEquals(await who.json(), {
+      name: "admin",
+      scope: "admin",
+      token_id: token.split("_")[1],
+      can_write: true,
+    });
+    const job = await fetch(`${first.url}/api/jobs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        name: "hello",
+        command: ["echo", "hi"],
+        working_dir: "/tmp",
+        gpus: 0,
+      }),
+    });
+    assertEquals(job.status, 201);
+    await first.stop();
+
+    const config = await Deno.readTextFile(`${home}/fresh/server.yaml`);
+    assertStringIncludes(config, `admin_token: ${token}`);
+    assert(/agent_token: gpc_/.test(config));
+    assertEquals((await Deno.stat(`${home}/fresh/server.yaml`)).mode! & 0o777, 0o600);
+
+    // The second start keeps the token and the data, and does not print the token again.
+    const second = await startServer(`${home}/fresh`);
+    assertFalse(second.output().includes(token), "the token is printed only on the first start");
+    const jobs = await fetch(`${second.url}/api/jobs?status=QUEUED`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assertEquals((await jobs.json()).items.map((j: { name: string }) => j.name), ["hello"]);
+    await second.stop();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("a broken server.yaml stops the start with a message naming the field", async () => {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-home-" });
+  try {
+    await Deno.writeTextFile(`${home}/server.yaml`, "port: eighty\n");
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "--quiet", "server"],
+      cwd: ROOT,
+      env: { GPUCTL_HOME: home, NO_COLOR: "1" },
+    }).output();
+    assertEquals(out.code, 1);
+    assertStringIncludes(new TextDecoder().decode(out.stderr), 'server.yaml": port:');
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("deno task backup prints the path of a checked copy", async () => {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-home-" });
+  try {
+    const server = await startServer(home);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "--quiet", "backup"],
+      cwd: ROOT,
+      env: { GPUCTL_HOME: home, NO_COLOR: "1" },
+    }).output();
+    await server.stop();
+    assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+    const path = new TextDecoder().decode(out.stdout).trim();
+    assert(path.startsWith(`${home}/backups/gpuctl-`) && path.endsWith(".db"), path);
+    assert((await Deno.stat(path)).size > 0);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

@@ -1,0 +1,167 @@
+import { assert, assertEquals } from "./assert.ts";
+import { createHarness, type Harness } from "./_harness.ts";
+import { openSse } from "./_sse_client.ts";
+import { topics } from "../server/bus/bus.ts";
+
+function serve(h: Harness) {
+  const abort = new AbortController();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: abort.signal, onListen: () => {} },
+    h.app.fetch,
+  );
+  return {
+    base: `http://127.0.0.1:${server.addr.port}`,
+    port: server.addr.port,
+    async stop() {
+      abort.abort();
+      await server.finished;
+    },
+  };
+}
+
+const job = (name: string) => ({ name, command: ["true"], working_dir: "/", gpus: 0 });
+
+Deno.test("events stream: a client that reconnects with Last-Event-ID misses nothing and gets nothing twice", async () => {
+  const h = await createHarness();
+  const s = await serve(h);
+  try {
+    const first = await openSse(`${s.base}/api/events/stream`, h.tokens.read);
+    for (let i = 0; i < 3; i++) await h.call("POST", "/api/jobs", { body: job(`a${i}`) });
+    await first.until((c) => c.messages.length === 3);
+    const lastSeen = first.messages[2].id;
+    await first.close();
+
+    // While disconnected, more events happen.
+    for (let i = 0; i < 4; i++) await h.call("POST", "/api/jobs", { body: job(`b${i}`) });
+    const second = await openSse(`${s.base}/api/events/stream`, h.tokens.read, lastSeen);
+    await second.until((c) => c.messages.length === 4);
+    await h.call("POST", "/api/jobs", { body: job("live") });
+    await second.until((c) => c.messages.length === 5);
+    const names = second.messages.map((m) => m.data.message.match(/"(\w+)"/)[1]);
+    assertEquals(names, ["b0", "b1", "b2", "b3", "live"]);
+    const ids = [...first.messages, ...second.messages].map((m) => m.id);
+    assertEquals(new Set(ids).size, ids.length);
+    assert(ids.every((id, i) => i === 0 || id > ids[i - 1]), "ids increase");
+    await second.close();
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});
+
+Deno.test("metrics stream: SDK points arrive live, and a resumed stream fills the gap exactly", async () => {
+  const h = await createHarness();
+  const s = await serve(h);
+  try {
+    const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
+    const url = `${s.base}/api/runs/${run.id}/metrics/stream`;
+    const live = await openSse(url, h.tokens.read);
+    const t0 = performance.now();
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: { points: [{ key: "loss", step: 0, value: 1 }, { key: "loss", step: 1, value: 0.5 }] },
+    });
+    await live.until((c) => c.messages.length === 1, 2000);
+    assert(performance.now() - t0 < 2000);
+    assertEquals(live.messages[0].data.points.map((p: { step: number }) => p.step), [0, 1]);
+    const resumeAt = live.messages[0].id;
+    await live.close();
+
+    for (let i = 2; i < 1000; i += 100) {
+      const points = Array.from(
+        { length: 100 },
+        (_, j) => ({ key: "loss", step: i + j, value: 1 / (i + j) }),
+      );
+      await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    }
+    const resumed = await openSse(url, h.tokens.read, resumeAt);
+    const count = (c: typeof resumed) => c.messages.reduce((n, m) => n + m.data.points.length, 0);
+    await resumed.until((c) => count(c) === 1000);
+    const steps = resumed.messages.flatMap((m) =>
+      m.data.points.map((p: { step: number }) => p.step)
+    );
+    assertEquals(steps, Array.from({ length: 1000 }, (_, i) => i + 2));
+    await resumed.close();
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});
+
+Deno.test("logs stream: lines arrive in order and `after` resumes", async () => {
+  const h = await createHarness();
+  const s = await serve(h);
+  try {
+    const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: { logs: [{ text: "one" }, { text: "two" }] },
+    });
+    const c = await openSse(`${s.base}/api/runs/${run.id}/logs/stream?after=0`, h.tokens.read);
+    await c.until((x) => x.messages.length >= 1);
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { logs: [{ text: "three" }] } });
+    await c.until((x) => x.messages.flatMap((m) => m.data.lines).length === 3);
+    assertEquals(
+      c.messages.flatMap((m) => m.data.lines.map((l: { text: string }) => l.text)),
+      ["one", "two", "three"],
+    );
+    await c.close();
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});
+
+Deno.test("idle streams get a keep-alive comment", async () => {
+  const h = await createHarness({ sse: { keepAliveMs: 50 } });
+  const s = await serve(h);
+  try {
+    const c = await openSse(`${s.base}/api/events/stream`, h.tokens.read);
+    await c.until((x) => x.comments.filter((l) => l === "keep-alive").length >= 2, 3000);
+    await c.close();
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});
+
+Deno.test("a client that stops reading is dropped once its buffer passes the bound", async () => {
+  const h = await createHarness({ sse: { maxBufferedBytes: 256 * 1024 } });
+  const s = await serve(h);
+  try {
+    const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
+    const topic = topics.logs(run.id);
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: s.port });
+    const request = `GET /api/runs/${run.id}/logs/stream HTTP/1.1\r\nHost: x\r\n` +
+      `Authorization: Bearer ${h.tokens.read}\r\n\r\n`;
+    await conn.write(new TextEncoder().encode(request));
+    // Read only the response head, then never read again.
+    const head = new Uint8Array(1024);
+    await conn.read(head);
+    assert(new TextDecoder().decode(head).startsWith("HTTP/1.1 200"));
+    for (let i = 0; i < 100 && h.ctx.bus.listenerCount(topic) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assertEquals(h.ctx.bus.listenerCount(topic), 1);
+    // A second client of the same stream that does read.
+    const reader = await openSse(`${s.base}/api/runs/${run.id}/logs/stream`, h.tokens.read);
+    assertEquals(h.ctx.bus.listenerCount(topic), 2);
+    const big = "x".repeat(16 * 1024);
+    let seq = 0;
+    // Far more than the socket buffers hold: the server must give up on the silent client.
+    while (seq < 8000 && h.ctx.bus.listenerCount(topic) > 1) {
+      seq++;
+      h.ctx.bus.publish(topic, { lines: [{ seq, ts: "t", stream: "stdout", text: big }] });
+      if (seq % 8 === 0) await new Promise((r) => setTimeout(r, 2));
+    }
+    assertEquals(h.ctx.bus.listenerCount(topic), 1, "only the silent client was dropped");
+    assert(seq < 8000, `still subscribed after ${seq * big.length} bytes`);
+    await reader.until((c) => c.messages.length === seq, 10_000);
+    assertEquals(reader.messages.map((m) => m.id), Array.from({ length: seq }, (_, i) => i + 1));
+    await reader.close();
+    conn.close();
+    // The server still serves others.
+    assertEquals((await h.call("GET", "/api/auth/whoami")).status, 200);
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});
