@@ -1,5 +1,6 @@
 import type { MetricDefinition, PrimaryMetric } from "../../protocol/objects.ts";
 import type { KeySummary } from "../db/metrics.ts";
+import { LOSS_FAMILIES } from "../rules/mod.ts";
 
 const LOWER_IS_BETTER = /loss|error|perplexity|wer|cer/i;
 const HIGHER_IS_BETTER = /acc|f1|bleu|auc|score|precision|recall|map/i;
@@ -12,18 +13,7 @@ export function defaultDirection(key: string): "min" | "max" | null {
 }
 
 // When nothing is defined, a held-out loss says most about a run, then the training loss.
-const FALLBACK_KEYS = [
-  "eval/loss",
-  "val/loss",
-  "validation/loss",
-  "eval_loss",
-  "val_loss",
-  "validation/epoch_loss",
-  "loss",
-  "train/loss",
-  "train_loss",
-  "train/epoch_loss",
-];
+const FALLBACK_KEYS = [...LOSS_FAMILIES.eval, ...LOSS_FAMILIES.train];
 
 /** The scope chain of a run, most specific first. */
 export interface RunScope {

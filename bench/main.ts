@@ -1,0 +1,247 @@
+// deno-lint-ignore-file no-console -- a benchmark reports on the console
+/**
+ * `deno task bench`: the DESIGN targets, each measured next to a raw baseline from the same
+ * run on the same machine. Numbers, not pass/fail: this machine is shared and noisy.
+ */
+import { DatabaseSync } from "node:sqlite";
+import { Bus } from "../server/bus/bus.ts";
+import { type Context, randomId } from "../server/context.ts";
+import { openDatabase } from "../server/db/mod.ts";
+import { createLogger } from "../server/log.ts";
+import { ingestBatch, registerSdkRun } from "../server/runs/service.ts";
+import { queryMetrics } from "../server/metrics/query.ts";
+import { lttb } from "../server/metrics/lttb.ts";
+import { placeJobs } from "../server/scheduler/mod.ts";
+
+const dir = await Deno.makeTempDir({ prefix: "gpuctl-bench-" });
+const rows: [string, string, string, string][] = [];
+const report = (name: string, value: string, baseline: string, target: string) => {
+  rows.push([name, value, baseline, target]);
+  console.log(`${name}: ${value}  (baseline ${baseline}; target ${target})`);
+};
+
+function context(path: string): Context {
+  return {
+    db: openDatabase(path),
+    bus: new Bus(),
+    log: createLogger(() => {}),
+    now: () => new Date(),
+    newId: randomId,
+    backupDir: `${dir}/backups`,
+  };
+}
+
+function time<T>(fn: () => T): [T, number] {
+  const t = performance.now();
+  const r = fn();
+  return [r, performance.now() - t];
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+// --- Ingest -----------------------------------------------------------------------------
+const BATCH = 5000;
+const BATCHES = 100;
+const KEYS = 10;
+function batchPoints(b: number) {
+  return Array.from({ length: BATCH }, (_, i) => ({
+    key: `train/k${i % KEYS}`,
+    step: b * (BATCH / KEYS) + Math.floor(i / KEYS),
+    value: Math.random(),
+    wall_time: 1_700_000_000 + b,
+  }));
+}
+{
+  // Baseline: the same rows into the same table shape with plain batched node:sqlite inserts.
+  const raw = new DatabaseSync(`${dir}/raw.db`);
+  raw.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+  raw.exec(
+    "CREATE TABLE p (run_id TEXT, key TEXT, step INTEGER, value REAL, wall_time REAL, seq INTEGER, PRIMARY KEY (run_id, key, step)) WITHOUT ROWID",
+  );
+  const ins = raw.prepare("INSERT INTO p VALUES (?, ?, ?, ?, ?, ?)");
+  let seq = 0;
+  const [, rawMs] = time(() => {
+    for (let b = 0; b < BATCHES; b++) {
+      const pts = batchPoints(b);
+      raw.exec("BEGIN");
+      for (const p of pts) ins.run("r-bench", p.key, p.step, p.value, p.wall_time, ++seq);
+      raw.exec("COMMIT");
+    }
+  });
+  raw.close();
+  const ctx = context(`${dir}/ingest.db`);
+  const run = registerSdkRun(ctx, { project: "bench" }).run;
+  const [, ms] = time(() => {
+    for (let b = 0; b < BATCHES; b++) ingestBatch(ctx, run.id, { points: batchPoints(b) });
+  });
+  ctx.db.close();
+  const total = BATCH * BATCHES;
+  const rate = total / (ms / 1000);
+  const rawRate = total / (rawMs / 1000);
+  report(
+    "ingest (service layer, batches of 5000)",
+    `${Math.round(rate).toLocaleString("en")} points/s`,
+    `${Math.round(rawRate).toLocaleString("en")} points/s raw (${
+      Math.round((rate / rawRate) * 100)
+    }%)`,
+    "≥ 200,000/s and ≥ 50% of raw",
+  );
+}
+
+// --- metrics:query ----------------------------------------------------------------------
+{
+  const ctx = context(`${dir}/query.db`);
+  const big = registerSdkRun(ctx, { project: "bench", name: "big" }).run;
+  for (let b = 0; b < 100; b++) {
+    ingestBatch(ctx, big.id, {
+      points: Array.from({ length: 10_000 }, (_, i) => ({
+        key: "loss",
+        step: b * 10_000 + i,
+        value: Math.exp(-(b * 10_000 + i) / 300_000) + Math.random() * 0.01,
+        wall_time: 1_700_000_000 + b,
+      })),
+    });
+  }
+  const runs: string[] = [];
+  for (let r = 0; r < 20; r++) {
+    const run = registerSdkRun(ctx, { project: "bench", name: `r${r}` }).run;
+    runs.push(run.id);
+    for (let b = 0; b < 10; b++) {
+      ingestBatch(ctx, run.id, {
+        points: Array.from({ length: 10_000 }, (_, i) => ({
+          key: "loss",
+          step: b * 10_000 + i,
+          value: Math.random(),
+          wall_time: 1_700_000_000,
+        })),
+      });
+    }
+  }
+  const one = Array.from(
+    { length: 5 },
+    () => time(() => queryMetrics(ctx, { runs: [big.id], keys: ["loss"], max_points: 2000 }))[1],
+  );
+  const xs = Float64Array.from({ length: 1_000_000 }, (_, i) => i);
+  const ys = Float64Array.from({ length: 1_000_000 }, (_, i) => Math.sin(i / 1000));
+  const lttbOnly = Array.from({ length: 5 }, () => time(() => lttb(xs, ys, 2000))[1]);
+  report(
+    "metrics:query 1,000,000 points → 2,000 (LTTB)",
+    `${median(one).toFixed(0)} ms median of 5`,
+    `LTTB alone on the same size ${median(lttbOnly).toFixed(0)} ms`,
+    "≤ 100 ms",
+  );
+  const many = Array.from(
+    { length: 5 },
+    () => time(() => queryMetrics(ctx, { runs, keys: ["loss"], max_points: 2000 }))[1],
+  );
+  const rawRead = Array.from({ length: 3 }, () =>
+    time(() => {
+      for (const id of runs) {
+        ctx.db.sqlite.prepare(
+          "SELECT step, value, wall_time FROM metric_points WHERE run_id = ? AND key = 'loss' ORDER BY step",
+        )
+          .all(id);
+      }
+    })[1]);
+  report(
+    "metrics:query 20 runs × 100,000 points",
+    `${median(many).toFixed(0)} ms median of 5`,
+    `raw SELECT of the same rows ${median(rawRead).toFixed(0)} ms`,
+    "≤ 300 ms",
+  );
+  ctx.db.close();
+}
+
+// --- Scheduling pass --------------------------------------------------------------------
+{
+  const queue = Array.from({ length: 10_000 }, (_, i) => ({
+    id: `j-${i}`,
+    priority: i % 5,
+    submit_seq: i,
+    gpus: (i % 4) + 1,
+    node: null,
+  }));
+  const nodes = Array.from({ length: 8 }, (_, n) => ({
+    id: `gpu-${n}`,
+    online: true,
+    gpus: Array.from({ length: 8 }, (_, g) => ({ index: g, busy: g < 6 })),
+    cpu_slots: 2,
+    cpu_running: 0,
+    avoid_foreign_gpus: false,
+  }));
+  const passes = Array.from({ length: 20 }, () => time(() => placeJobs(queue, nodes))[1]);
+  const sortOnly = Array.from(
+    { length: 20 },
+    () =>
+      time(() =>
+        [...queue].sort((a, b) => b.priority - a.priority || a.submit_seq - b.submit_seq)
+      )[1],
+  );
+  report(
+    "scheduling pass, 10,000 queued jobs, 8 nodes × 8 GPUs",
+    `${median(passes).toFixed(1)} ms median of 20`,
+    `sorting the queue alone ${median(sortOnly).toFixed(1)} ms`,
+    "≤ 20 ms",
+  );
+}
+
+// --- Server memory ----------------------------------------------------------------------
+{
+  // The real server process, idle after start-up, read from /proc.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("../server/main.ts", import.meta.url).pathname,
+      "serve",
+      "--port",
+      "0",
+    ],
+    env: { GPUCTL_HOME: `${dir}/home` },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.getReader();
+  let banner = "";
+  while (!banner.includes("listening")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    banner += new TextDecoder().decode(value);
+  }
+  await new Promise((r) => setTimeout(r, 1000));
+  const status = await Deno.readTextFile(`/proc/${child.pid}/status`);
+  const rssMb = Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+  const self = Number(/VmRSS:\s+(\d+)/.exec(await Deno.readTextFile("/proc/self/status"))![1]);
+  child.kill("SIGTERM");
+  await child.status;
+  reader.releaseLock();
+  await child.stdout.cancel();
+  report(
+    "server RSS idle (real server process)",
+    `${rssMb.toFixed(0)} MB`,
+    `a bare deno process is about ${(await bareDenoRss()).toFixed(0)} MB; this bench ${
+      (self / 1024).toFixed(0)
+    } MB`,
+    "≤ 150 MB",
+  );
+}
+
+async function bareDenoRss(): Promise<number> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "await new Promise((r) => setTimeout(r, 3000))"],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await new Promise((r) => setTimeout(r, 1000));
+  const status = await Deno.readTextFile(`/proc/${child.pid}/status`);
+  child.kill("SIGTERM");
+  await child.status;
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+await Deno.remove(dir, { recursive: true });
+console.log("\n| measure | value | baseline (same run) | target |\n| --- | --- | --- | --- |");
+for (const r of rows) console.log(`| ${r.join(" | ")} |`);

@@ -1,0 +1,70 @@
+import type { CauseEntry } from "./cause.ts";
+import {
+  CUDA_DEVICE_ERROR_CAUSE,
+  CUDA_OOM_CAUSE,
+  CUDA_VERSION_MISMATCH_CAUSE,
+  NO_CUDA_DEVICE_CAUSE,
+} from "./causes_cuda.ts";
+import { NCCL_ERROR_CAUSE, NCCL_TIMEOUT_CAUSE, PORT_IN_USE_CAUSE } from "./causes_distributed.ts";
+import { NONZERO_EXIT_CAUSE, PYTHON_EXCEPTION_CAUSE } from "./causes_fallback.ts";
+import {
+  ABORTED_CAUSE,
+  AGENT_RESTART_CAUSE,
+  CANCELLED_CAUSE,
+  COMMAND_NOT_FOUND_CAUSE,
+  HOST_OOM_CAUSE,
+  NODE_LOST_CAUSE,
+  SEGFAULT_CAUSE,
+  TERMINATED_CAUSE,
+} from "./causes_process.ts";
+import {
+  DISK_FULL_CAUSE,
+  FILE_NOT_FOUND_CAUSE,
+  MODULE_NOT_FOUND_CAUSE,
+  NAN_LOSS_CAUSE,
+  PERMISSION_DENIED_CAUSE,
+  SHM_EXHAUSTED_CAUSE,
+} from "./causes_python.ts";
+
+/**
+ * Every known cause, one entry each. The highest-confidence match wins; on a tie the entry
+ * listed first wins, so the list runs from the most specific to the most generic. To add a
+ * cause: write its entry beside its peers (`causes_*.ts`), list it here, and add a test with a
+ * real log tail.
+ */
+export const CATALOGUE: readonly CauseEntry[] = Object.freeze([
+  CANCELLED_CAUSE,
+  NODE_LOST_CAUSE,
+  AGENT_RESTART_CAUSE,
+  CUDA_OOM_CAUSE,
+  SHM_EXHAUSTED_CAUSE,
+  CUDA_VERSION_MISMATCH_CAUSE,
+  DISK_FULL_CAUSE,
+  MODULE_NOT_FOUND_CAUSE,
+  COMMAND_NOT_FOUND_CAUSE,
+  NO_CUDA_DEVICE_CAUSE,
+  NCCL_TIMEOUT_CAUSE,
+  PORT_IN_USE_CAUSE,
+  CUDA_DEVICE_ERROR_CAUSE,
+  FILE_NOT_FOUND_CAUSE,
+  PERMISSION_DENIED_CAUSE,
+  NCCL_ERROR_CAUSE,
+  NAN_LOSS_CAUSE,
+  HOST_OOM_CAUSE,
+  SEGFAULT_CAUSE,
+  ABORTED_CAUSE,
+  TERMINATED_CAUSE,
+  PYTHON_EXCEPTION_CAUSE,
+  NONZERO_EXIT_CAUSE,
+]);
+
+/** Entries that describe the failure's shape rather than a cause: used when nothing else fits. */
+export const FALLBACK_CAUSE_IDS: ReadonlySet<string> = new Set([
+  PYTHON_EXCEPTION_CAUSE.id,
+  NONZERO_EXIT_CAUSE.id,
+]);
+
+/** The catalogue entry with this id, for a caller that stored a diagnosis's `cause_id`. */
+export function causeById(id: string): CauseEntry | undefined {
+  return CATALOGUE.find((entry) => entry.id === id);
+}

@@ -1,0 +1,114 @@
+import type { FailureFacts, LogLine } from "./facts.ts";
+import type { Evidence } from "./failure_types.ts";
+
+/** What retrying the same configuration can be expected to do. */
+export type RetryVerdict =
+  /** The same command on the same inputs fails the same way. */
+  | "fails_again"
+  /** The failure came from outside the training code; a retry may succeed. */
+  | "may_help"
+  /** Nothing failed (a cancel). */
+  | "not_a_failure"
+  /** Cannot tell. */
+  | "unknown";
+
+/** A catalogue entry's finding on one run. */
+export interface CauseMatch {
+  /** 0..1: how specific this match is; the highest wins. */
+  confidence: number;
+  likely_cause: string;
+  /** The evidence, strongest first; log evidence carries the line's seq. */
+  evidence: Evidence[];
+  /** Fixes specific to this match, listed before the entry's general ones. */
+  fixes?: string[];
+  /** Replaces the entry's retry advice when this match knows better. */
+  retry_advice?: string;
+}
+
+/** One known cause of failure: data (id, fixes, retry advice) plus a matcher. */
+export interface CauseEntry {
+  id: string;
+  /** Short name, used when the entry is a secondary finding: "CUDA out of memory". */
+  title: string;
+  retry: RetryVerdict;
+  retry_advice: string;
+  fixes: readonly string[];
+  match(facts: FailureFacts): CauseMatch | null;
+}
+
+/** A matching line and its regex match. */
+export interface LineHit {
+  line: LogLine;
+  match: RegExpExecArray;
+}
+
+const MAX_DETAIL = 300;
+
+/** The first line (or the last, with `last`) that matches any of `patterns`. */
+export function findLine(
+  facts: FailureFacts,
+  patterns: readonly RegExp[],
+  opts: { last?: boolean; unless?: RegExp } = {},
+): LineHit | null {
+  const lines = facts.lines;
+  for (let k = 0; k < lines.length; k++) {
+    const line = lines[opts.last ? lines.length - 1 - k : k];
+    if (opts.unless?.test(line.text)) continue;
+    for (const re of patterns) {
+      const match = re.exec(line.text);
+      if (match) return { line, match };
+    }
+  }
+  return null;
+}
+
+/** A log line, trimmed and shortened, for quoting in messages. */
+export function excerpt(text: string, max = MAX_DETAIL): string {
+  const t = text.trim();
+  return t.length <= max ? t : `${t.slice(0, max - 1)}…`;
+}
+
+/** Log evidence for a line: its text and its seq. */
+export function logEvidence(line: LogLine, note?: string): Evidence {
+  const quoted = excerpt(line.raw);
+  return { kind: "log", detail: note ? `${note}: ${quoted}` : quoted, line_no: line.seq };
+}
+
+/** Evidence for the exit code, with the signal it encodes when it encodes one. */
+export function exitCodeEvidence(facts: FailureFacts): Evidence | null {
+  if (facts.exitCode === null) return null;
+  const code = facts.exitCode;
+  const note = facts.signalFromExitCode && facts.signal
+    ? code < 0
+      ? ` (killed by ${facts.signal})`
+      : ` (128 + ${code - 128}: killed by ${facts.signal})`
+    : "";
+  return { kind: "exit_code", detail: `exit code ${code}${note}` };
+}
+
+/** Evidence for a reported signal (not one read off the exit code). */
+export function signalEvidence(facts: FailureFacts): Evidence | null {
+  if (!facts.signal || facts.signalFromExitCode) return null;
+  return { kind: "signal", detail: `terminated by ${facts.signal}` };
+}
+
+/** Evidence that the process died of `signals`, from the signal or the exit code. */
+export function killedBy(facts: FailureFacts, signals: readonly string[]): Evidence | null {
+  if (!facts.signal || !signals.includes(facts.signal)) return null;
+  return facts.signalFromExitCode ? exitCodeEvidence(facts) : signalEvidence(facts);
+}
+
+/** Evidence for the failure class the control plane recorded. */
+export function failureClassEvidence(facts: FailureFacts, note = ""): Evidence {
+  return { kind: "failure_class", detail: `failure class ${facts.failureClass}${note}` };
+}
+
+/** Evidence lists without the nulls. */
+export function present(...items: (Evidence | null | undefined)[]): Evidence[] {
+  return items.filter((e): e is Evidence => e != null);
+}
+
+/** Caps a confidence at 0.99: nothing read off a log tail is certain. */
+export function capped(confidence: number): number {
+  return Math.min(0.99, Math.round(confidence * 100) / 100);
+}

@@ -1,0 +1,186 @@
+import {
+  capped,
+  type CauseEntry,
+  excerpt,
+  exitCodeEvidence,
+  failureClassEvidence,
+  findLine,
+  logEvidence,
+  present,
+} from "./cause.ts";
+import type { Evidence } from "./failure_types.ts";
+
+const CUDA_OOM = [
+  /CUDA out of memory/i,
+  /OutOfMemoryError/,
+  /CUBLAS_STATUS_ALLOC_FAILED/,
+  /cudaErrorMemoryAllocation/,
+  /CUDA error: out of memory/i,
+  /ResourceExhaustedError.*OOM when allocating/,
+];
+
+/** The GPU ran out of memory. */
+export const CUDA_OOM_CAUSE: CauseEntry = {
+  id: "cuda_oom",
+  title: "CUDA out of memory",
+  retry: "fails_again",
+  retry_advice: "A retry with the same configuration will fail the same way: the model, batch " +
+    "and sequence length need the same memory on the same GPU. Change the configuration first.",
+  fixes: [
+    "Halve the batch size",
+    "Keep the effective batch size with gradient accumulation over smaller micro-batches",
+    "Enable activation (gradient) checkpointing, e.g. `model.gradient_checkpointing_enable()` " +
+    "or `torch.utils.checkpoint`",
+    "Train in bf16/fp16 with automatic mixed precision (`torch.autocast`)",
+    "Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` in the job's env to reduce " +
+    "fragmentation when reserved memory is much larger than allocated",
+    "Request a GPU with more memory, or more GPUs with FSDP/ZeRO sharding",
+  ],
+  match(facts) {
+    const hit = findLine(facts, CUDA_OOM);
+    const event = facts.input.events.find((e) =>
+      e.type === "OOM" && CUDA_OOM.some((re) => re.test(e.message))
+    );
+    if (!hit) {
+      if (!event) return null;
+      return {
+        confidence: 0.85,
+        likely_cause: `The GPU ran out of memory: "${excerpt(event.message, 160)}"`,
+        evidence: present({ kind: "event", detail: event.message }, exitCodeEvidence(facts)),
+      };
+    }
+    const asked = /Tried to allocate ([\d.]+ [KMGT]i?B)/.exec(hit.line.text);
+    const gpu = /GPU (\d+)/.exec(hit.line.text);
+    const evidence: Evidence[] = [logEvidence(hit.line)];
+    if (facts.failureClass === "OOM") evidence.push(failureClassEvidence(facts));
+    const exit = exitCodeEvidence(facts);
+    if (exit) evidence.push(exit);
+    const where = gpu ? ` on GPU ${gpu[1]}` : "";
+    const what = asked ? ` while trying to allocate ${asked[1]}` : "";
+    return {
+      confidence: capped(0.95 + (facts.failureClass === "OOM" ? 0.02 : 0)),
+      likely_cause: `The GPU ran out of memory${where}${what}: "${excerpt(hit.line.raw, 160)}"`,
+      evidence,
+    };
+  },
+};
+
+const VERSION_MISMATCH = [
+  /CUDA driver version is insufficient for CUDA runtime version/i,
+  /The NVIDIA driver on your system is too old/i,
+  /cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH/,
+  /system has unsupported display driver \/ cuda driver combination/i,
+  /forward compatibility was attempted on non supported HW/i,
+  /with CUDA capability sm_\d+ is not compatible with the current PyTorch installation/,
+  /no kernel image is available for execution on the device/i,
+];
+
+/** The CUDA runtime the code was built for does not fit the node's driver or GPU. */
+export const CUDA_VERSION_MISMATCH_CAUSE: CauseEntry = {
+  id: "cuda_version_mismatch",
+  title: "CUDA driver/runtime mismatch",
+  retry: "fails_again",
+  retry_advice: "A retry on the same node will fail the same way: the installed CUDA runtime " +
+    "(or GPU architecture) and the driver do not fit. Fix the environment, or pin the job to a " +
+    "node whose driver is new enough.",
+  fixes: [
+    'Compare `nvidia-smi` (driver, the highest CUDA it supports) with `python -c "import torch; ' +
+    'print(torch.version.cuda)"` on the node',
+    "Install a PyTorch wheel built for the node's CUDA version (e.g. " +
+    "`pip install torch --index-url https://download.pytorch.org/whl/cu121`), or upgrade the driver",
+    "For `no kernel image` / `sm_XX is not compatible`: install a build that includes the GPU's " +
+    "architecture",
+    "With Docker, use an image whose CUDA version the host driver supports",
+  ],
+  match(facts) {
+    const hit = findLine(facts, VERSION_MISMATCH);
+    if (!hit) return null;
+    return {
+      confidence: 0.93,
+      likely_cause: `The CUDA runtime does not fit the node's driver or GPU: ` +
+        `"${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const NO_DEVICE = [
+  /no CUDA-capable device is detected/i,
+  /No CUDA GPUs are available/i,
+  /Found no NVIDIA driver on your system/i,
+  /torch\.cuda\.is_available\(\) is False/,
+  /Torch not compiled with CUDA enabled/,
+  /cudaErrorNoDevice|CUDA_ERROR_NO_DEVICE/,
+  /NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver/,
+  /CUDA error: invalid device ordinal/i,
+];
+
+/** The process saw no GPU (none requested, none visible, or a CPU-only build). */
+export const NO_CUDA_DEVICE_CAUSE: CauseEntry = {
+  id: "no_cuda_device",
+  title: "no CUDA device visible",
+  retry: "fails_again",
+  retry_advice: "A retry with the same configuration will fail the same way: the process will " +
+    "again see no usable GPU. Request GPUs or fix the environment first.",
+  fixes: [
+    "Request GPUs in the job (`gpus: 1` or more): a job with `gpus: 0` runs with " +
+    "`CUDA_VISIBLE_DEVICES` set to an empty string, so it sees no GPU",
+    "Check that the installed PyTorch is a CUDA build (`torch.version.cuda` is not None)",
+    "Check `nvidia-smi` on the node: the driver must be loaded",
+    "With Docker, run with the NVIDIA container runtime (`--gpus`)",
+  ],
+  match(facts) {
+    const hit = findLine(facts, NO_DEVICE);
+    if (!hit) return null;
+    const ordinal = /invalid device ordinal/i.test(hit.line.text);
+    return {
+      confidence: 0.9,
+      likely_cause: ordinal
+        ? `The code asked for a GPU index the job cannot see: "${excerpt(hit.line.raw, 160)}"`
+        : `The process found no usable CUDA device: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+      fixes: ordinal
+        ? [
+          "gpuctl sets `CUDA_VISIBLE_DEVICES` to the job's GPUs, which the process sees " +
+          "renumbered from 0: use `cuda:0` … `cuda:{gpus-1}` (or `LOCAL_RANK`), never a host index",
+        ]
+        : undefined,
+    };
+  },
+};
+
+const DEVICE_ERROR = [
+  /device-side assert triggered/i,
+  /an illegal memory access was encountered/i,
+  /CUDA error: misaligned address/i,
+  /CUDA error: unspecified launch failure/i,
+  /CUBLAS_STATUS_EXECUTION_FAILED/,
+];
+
+/** A CUDA kernel failed: an out-of-range index in user code or a faulty kernel. */
+export const CUDA_DEVICE_ERROR_CAUSE: CauseEntry = {
+  id: "cuda_device_error",
+  title: "CUDA kernel error",
+  retry: "fails_again",
+  retry_advice: "A retry with the same code and data will most likely fail the same way: a " +
+    "device-side assert or illegal memory access comes from the inputs or the code, not from " +
+    "the machine (if it recurs at random steps on one node only, suspect that GPU).",
+  fixes: [
+    "Re-run with `CUDA_LAUNCH_BLOCKING=1` in the job's env so the traceback points at the " +
+    "failing operation",
+    "Check that class labels lie in `[0, num_classes)` and embedding indices in " +
+    "`[0, num_embeddings)` (the usual cause of device-side asserts)",
+    "Reproduce on the CPU, where the same bug raises a readable IndexError",
+    "For illegal memory access in a custom or fused kernel, disable it (e.g. the flash-attention " +
+    "or compile path) to confirm",
+  ],
+  match(facts) {
+    const hit = findLine(facts, DEVICE_ERROR);
+    if (!hit) return null;
+    return {
+      confidence: 0.88,
+      likely_cause: `A CUDA kernel failed: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};

@@ -1,0 +1,196 @@
+import assert from "node:assert/strict";
+import { diagnoseFailure } from "./diagnose_failure.ts";
+import { expectDiagnosis, failed } from "./_test_input.ts";
+
+const TORCH_OOM = `
+Epoch 0:  12%|█▏        | 118/1000 [00:41<05:09,  2.85it/s, loss=2.31]
+Traceback (most recent call last):
+  File "/home/ana/proj/train.py", line 212, in <module>
+    main()
+  File "/home/ana/proj/train.py", line 187, in main
+    loss = model(**batch).loss
+           ^^^^^^^^^^^^^^
+  File "/home/ana/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1518, in _wrapped_call_impl
+    return self._call_impl(*args, **kwargs)
+  File "/home/ana/.venv/lib/python3.11/site-packages/transformers/models/llama/modeling_llama.py", line 412, in forward
+    attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) / math.sqrt(self.head_dim)
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has 78.08 GiB memory in use. Of the allocated memory 74.32 GiB is allocated by PyTorch, and 2.91 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.
+`;
+
+const CUBLAS_OOM = `
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/workspace/finetune.py", line 96, in <module>
+[rank0]:     out = model(x)
+[rank0]:   File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/linear.py", line 116, in forward
+[rank0]:     return F.linear(input, self.weight, self.bias)
+[rank0]: RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling \`cublasCreate(handle)\`
+`;
+
+const ALLOC_FAILED = `
+2024-05-02 10:14:07.118 | INFO | step=200 loss=1.872
+Traceback (most recent call last):
+  File "/srv/jax_train/main.py", line 54, in <module>
+    state = train_step(state, batch)
+jaxlib.xla_extension.XlaRuntimeError: INTERNAL: cudaErrorMemoryAllocation: out of memory
+`;
+
+const DRIVER_TOO_OLD = `
+Traceback (most recent call last):
+  File "/home/ana/proj/train.py", line 30, in <module>
+    model = Net().to("cuda")
+  File "/home/ana/.venv/lib/python3.11/site-packages/torch/cuda/__init__.py", line 302, in _lazy_init
+    torch._C._cuda_init()
+RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver.
+`;
+
+const RUNTIME_MISMATCH = `
+2024-03-11 08:00:01.532 W external/xla/xla/stream_executor/cuda/cuda_driver.cc:1505] failed call to cuInit
+RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+`;
+
+const NO_DEVICE = `
+Using device: cuda
+Traceback (most recent call last):
+  File "/home/ana/proj/train.py", line 44, in <module>
+    model.cuda()
+  File "/home/ana/.venv/lib/python3.10/site-packages/torch/cuda/__init__.py", line 298, in _lazy_init
+    torch._C._cuda_init()
+RuntimeError: No CUDA GPUs are available
+`;
+
+const CPU_WHEEL = `
+Traceback (most recent call last):
+  File "/home/ana/proj/eval.py", line 12, in <module>
+    ckpt = torch.load("best.pt")
+  File "/home/ana/.venv/lib/python3.10/site-packages/torch/serialization.py", line 166, in _cuda_deserialize
+    device = validate_cuda_device(location)
+  File "/home/ana/.venv/lib/python3.10/site-packages/torch/serialization.py", line 150, in validate_cuda_device
+    raise RuntimeError('Attempting to deserialize object on a CUDA '
+RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.
+`;
+
+const BAD_ORDINAL = `
+Traceback (most recent call last):
+  File "/home/ana/proj/train.py", line 19, in <module>
+    torch.cuda.set_device(3)
+  File "/home/ana/.venv/lib/python3.11/site-packages/torch/cuda/__init__.py", line 408, in set_device
+    torch._C._cuda_setDevice(device)
+RuntimeError: CUDA error: invalid device ordinal
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+`;
+
+const DEVICE_ASSERT = `
+../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0] Assertion \`t >= 0 && t < n_classes\` failed.
+Traceback (most recent call last):
+  File "/home/ana/proj/train.py", line 120, in <module>
+    loss = criterion(logits, labels)
+  File "/home/ana/.venv/lib/python3.10/site-packages/torch/nn/functional.py", line 3059, in cross_entropy
+    return torch._C._nn.cross_entropy_loss(input, target, weight, _Reduction.get_enum(reduction), ignore_index, label_smoothing)
+RuntimeError: CUDA error: device-side assert triggered
+Compile with \`TORCH_USE_CUDA_DSA\` to enable device-side assertions.
+`;
+
+Deno.test("diagnoseFailure() recognises CUDA failures from real log tails (table)", () => {
+  const cases = [
+    {
+      name: "torch.OutOfMemoryError",
+      input: failed(TORCH_OOM, { failure_class: "OOM" }),
+      want: {
+        cause: "cuda_oom",
+        line: 1011,
+        likely: /^The GPU ran out of memory on GPU 0 while trying to allocate 2\.00 GiB/,
+        retry: "fails_again" as const,
+        minConfidence: 0.95,
+        fix: /PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True/,
+      },
+    },
+    {
+      name: "CUBLAS_STATUS_ALLOC_FAILED under torchrun's [rank0]: prefix",
+      input: failed(CUBLAS_OOM),
+      want: { cause: "cuda_oom", line: 1005, retry: "fails_again" as const, fix: /batch size/ },
+    },
+    {
+      name: "cudaErrorMemoryAllocation from JAX",
+      input: failed(ALLOC_FAILED),
+      want: { cause: "cuda_oom", line: 1004, retry: "fails_again" as const },
+    },
+    {
+      name: "driver too old",
+      input: failed(DRIVER_TOO_OLD),
+      want: {
+        cause: "cuda_version_mismatch",
+        line: 1005,
+        likely: /found version 11040/,
+        retry: "fails_again" as const,
+        fix: /nvidia-smi/,
+      },
+    },
+    {
+      name: "driver insufficient for runtime",
+      input: failed(RUNTIME_MISMATCH),
+      want: { cause: "cuda_version_mismatch", line: 1001, retry: "fails_again" as const },
+    },
+    {
+      name: "no GPUs visible",
+      input: failed(NO_DEVICE),
+      want: {
+        cause: "no_cuda_device",
+        line: 1006,
+        retry: "fails_again" as const,
+        fix: /CUDA_VISIBLE_DEVICES/,
+      },
+    },
+    {
+      name: "torch.cuda.is_available() is False",
+      input: failed(CPU_WHEEL),
+      want: { cause: "no_cuda_device", line: 1007, retry: "fails_again" as const },
+    },
+    {
+      name: "a host GPU index instead of the job's",
+      input: failed(BAD_ORDINAL),
+      want: {
+        cause: "no_cuda_device",
+        line: 1005,
+        likely: /GPU index the job cannot see/,
+        retry: "fails_again" as const,
+        fix: /renumbered from 0/,
+      },
+    },
+    {
+      name: "device-side assert",
+      input: failed(DEVICE_ASSERT),
+      want: {
+        cause: "cuda_device_error",
+        line: 1006,
+        retry: "fails_again" as const,
+        fix: /CUDA_LAUNCH_BLOCKING=1/,
+      },
+    },
+  ];
+  for (const { name, input, want } of cases) expectDiagnosis(name, input, want);
+});
+
+Deno.test("diagnoseFailure() lists every CUDA OOM fix the runbook names", () => {
+  const d = diagnoseFailure(failed(TORCH_OOM));
+  for (
+    const fix of [
+      /Halve the batch size/,
+      /gradient accumulation/,
+      /checkpointing/,
+      /bf16/,
+      /expandable_segments/,
+    ]
+  ) {
+    assert.ok(d.suggested_fixes.some((f) => fix.test(f)), String(fix));
+  }
+});
+
+Deno.test("diagnoseFailure() takes a CUDA OOM from the agent's OOM event when the log lost it", () => {
+  const d = diagnoseFailure(failed("", {
+    failure_class: "OOM",
+    events: [{ type: "OOM", message: "CUDA out of memory detected in the last log lines" }],
+  }));
+  assert.equal(d.cause_id, "cuda_oom");
+  assert.equal(d.evidence[0].kind, "event");
+});

@@ -1,0 +1,120 @@
+import {
+  type CauseEntry,
+  excerpt,
+  exitCodeEvidence,
+  findLine,
+  logEvidence,
+  present,
+} from "./cause.ts";
+
+const NCCL_TIMEOUT = [
+  /Watchdog caught collective operation timeout/i,
+  /collective operation timeout/i,
+  /NCCL.*(?:timed out|timeout)/i,
+  /ProcessGroupNCCL.*Timeout/i,
+  /DistStoreError:.*Timed out/i,
+  /RendezvousTimeoutError/,
+  /Socket Timeout/i,
+];
+
+/** A collective (all-reduce, broadcast, barrier) or the rendezvous timed out. */
+export const NCCL_TIMEOUT_CAUSE: CauseEntry = {
+  id: "nccl_timeout",
+  title: "NCCL/collective timeout",
+  retry: "may_help",
+  retry_advice: "A retry may help: timeouts often come from a transient network problem, a slow " +
+    "or restarted peer, or a rank that hung once. If it times out again at the same step, one " +
+    "rank is skipping or blocking a collective and retrying will not help.",
+  fixes: [
+    "Set `NCCL_DEBUG=INFO` (and `TORCH_NCCL_ASYNC_ERROR_HANDLING=1`) in the job's env to see " +
+    "which rank and operation stalled",
+    "Check that every rank calls the same collectives in the same order (a rank that skips a " +
+    "`barrier()`, or gets fewer batches from an unevenly sharded dataset, hangs the others)",
+    "Make long rank-0-only work (evaluation, checkpoint saving) shorter, or raise the timeout: " +
+    "`init_process_group(timeout=timedelta(minutes=30))`",
+    "On a flaky interconnect try `NCCL_P2P_DISABLE=1` or `NCCL_IB_DISABLE=1` to isolate the link",
+  ],
+  match(facts) {
+    const hit = findLine(facts, NCCL_TIMEOUT);
+    if (!hit) return null;
+    const op = /OpType=(\w+)/.exec(hit.line.text);
+    return {
+      confidence: 0.9,
+      likely_cause: `A distributed collective${op ? ` (${op[1]})` : ""} timed out: ` +
+        `"${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const NCCL_ERROR = [
+  /NCCL error/i,
+  /nccl(?:SystemError|InternalError|UnhandledCudaError|InvalidUsage|InvalidArgument|RemoteError)/,
+  /DistBackendError/,
+  /NCCL communicator was aborted/,
+  /NCCL WARN/,
+  /ProcessGroupNCCL/,
+];
+
+/** NCCL failed outright: network, shared memory, mismatched versions or a crashed peer. */
+export const NCCL_ERROR_CAUSE: CauseEntry = {
+  id: "nccl_error",
+  title: "NCCL error",
+  retry: "may_help",
+  retry_advice: "A retry may help when the error was transient (a peer crashed, a link " +
+    "flapped); if the same NCCL error repeats at start-up it is a configuration problem and " +
+    "retrying will not help.",
+  fixes: [
+    "Set `NCCL_DEBUG=INFO` in the job's env and read the first `NCCL WARN` line",
+    "`ncclSystemError` in containers: give the container more shared memory (`--shm-size` or " +
+    "`--ipc=host`)",
+    "`ncclUnhandledCudaError`: look for a CUDA error (often out of memory) just before it",
+    "Check that every rank uses the same PyTorch and NCCL versions",
+    "On single-node jobs with broken peer-to-peer access try `NCCL_P2P_DISABLE=1`",
+  ],
+  match(facts) {
+    const hit = findLine(facts, NCCL_ERROR);
+    if (!hit) return null;
+    const specific = /NCCL error|nccl[A-Z]\w*Error|DistBackendError/.test(hit.line.text);
+    return {
+      confidence: specific ? 0.85 : 0.6,
+      likely_cause: `NCCL (the GPU communication library) failed: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const PORT_IN_USE = [
+  /Address already in use/i,
+  /EADDRINUSE/,
+  /server socket has failed to (?:listen|bind)/i,
+  /\[Errno 98\]/,
+];
+
+/** The rendezvous port (MASTER_PORT) was taken by another process. */
+export const PORT_IN_USE_CAUSE: CauseEntry = {
+  id: "port_in_use",
+  title: "port already in use",
+  retry: "may_help",
+  retry_advice: "A retry may help once the process holding the port has exited (a leftover " +
+    "from an earlier run, or another job on the same node); a retry that uses the same fixed " +
+    "port while that process lives fails the same way.",
+  fixes: [
+    "Let each job pick a free port: `torchrun --standalone` or `--rdzv-endpoint=localhost:0` " +
+    "for single-node jobs",
+    "Set a job-specific `MASTER_PORT` (or `--master_port`) instead of the default 29500",
+    "Find and stop the leftover process holding the port: `ss -ltnp | grep <port>` on the node",
+  ],
+  match(facts) {
+    const hit = findLine(facts, PORT_IN_USE);
+    if (!hit) return null;
+    const port = /port[:= ]\s*(\d{2,5})/i.exec(hit.line.text) ??
+      /:(\d{4,5})\b/.exec(hit.line.text);
+    return {
+      confidence: 0.9,
+      likely_cause: `The distributed rendezvous could not bind its port` +
+        `${port ? ` ${port[1]}` : ""}: it is already in use: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};

@@ -1,0 +1,89 @@
+import {
+  type CauseEntry,
+  excerpt,
+  exitCodeEvidence,
+  logEvidence,
+  present,
+  signalEvidence,
+} from "./cause.ts";
+import type { FailureFacts, LogLine } from "./facts.ts";
+
+/** The last non-empty log lines, up to `n`. */
+function lastLines(facts: FailureFacts, n: number): LogLine[] {
+  return facts.lines.filter((l) => l.text.trim() !== "").slice(-n);
+}
+
+/** The training code raised a Python exception no other entry recognises. */
+export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
+  id: "python_exception",
+  title: "Python exception",
+  retry: "fails_again",
+  retry_advice: "A retry with the same code and configuration will most likely fail the same " +
+    "way: an exception raised by the training code repeats unless it came from something " +
+    "flaky (a network download, a file still being written).",
+  fixes: [
+    "Read the traceback's last frames in your code and fix the error it names",
+    "Reproduce quickly with a tiny run (fewer steps, a small subset) before resubmitting",
+  ],
+  match(facts) {
+    const tb = facts.traceback;
+    if (!tb) return null;
+    const where = tb.frames.at(-1);
+    const at = where ? ` (in ${where.func}, ${where.file}:${where.line})` : "";
+    if (!tb.exception) {
+      return {
+        confidence: 0.3,
+        likely_cause: `The process printed a traceback${at} that the log tail cuts off`,
+        evidence: present(logEvidence(tb.header), exitCodeEvidence(facts)),
+      };
+    }
+    return {
+      confidence: 0.4,
+      likely_cause: `The training code raised "${excerpt(tb.exception.text, 200)}"${at}`,
+      evidence: present(
+        logEvidence(tb.exception, "last traceback's exception"),
+        where
+          ? {
+            kind: "log",
+            detail: `raised at ${where.file}:${where.line} in ${where.func}`,
+            line_no: where.seq,
+          }
+          : null,
+        exitCodeEvidence(facts),
+      ),
+    };
+  },
+};
+
+/** The process exited non-zero with no recognisable message: quote the last lines. */
+export const NONZERO_EXIT_CAUSE: CauseEntry = {
+  id: "nonzero_exit",
+  title: "non-zero exit",
+  retry: "unknown",
+  retry_advice: "Cannot tell whether a retry helps: the log shows no known error. Read the " +
+    "last lines; if the failure is in the code or data, a retry fails the same way.",
+  fixes: [
+    "Read the last log lines (`gpuctl logs <run>`), and the full log on the node if the tail " +
+    "is too short",
+    "Run the command by hand in the job's working_dir on the node to see the error",
+  ],
+  match(facts) {
+    const code = facts.exitCode;
+    const signal = facts.signal;
+    if ((code === null || code === 0) && !signal) return null;
+    const tail = lastLines(facts, 3);
+    const quoted = tail.map((l) => excerpt(l.raw, 160)).join(" | ");
+    const how = code !== null && code !== 0 ? `exited with code ${code}` : `ended by ${signal}`;
+    return {
+      confidence: 0.2,
+      likely_cause: tail.length > 0
+        ? `The process ${how}; its last lines: "${quoted}"`
+        : `The process ${how} without printing anything`,
+      evidence: present(
+        exitCodeEvidence(facts),
+        signalEvidence(facts),
+        ...tail.map((l) => logEvidence(l, "last line")),
+      ),
+    };
+  },
+};

@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { diagnoseFailure } from "./diagnose_failure.ts";
+import { expectDiagnosis, failed } from "./_test_input.ts";
+
+const KEY_ERROR = `
+Epoch 1/10: 100%|██████████| 500/500 [01:40<00:00,  4.98it/s]
+Traceback (most recent call last):
+  File "/home/ana/proj/train.py", line 210, in <module>
+    main(cfg)
+  File "/home/ana/proj/train.py", line 174, in main
+    metrics = evaluate(model, val_loader, cfg)
+  File "/home/ana/proj/eval.py", line 58, in evaluate
+    scores[batch["label_name"]] += acc
+KeyError: 'label_name'
+`;
+
+const CHAINED = `
+Traceback (most recent call last):
+  File "/home/ana/proj/config.py", line 12, in load
+    return json.loads(text)
+json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/home/ana/proj/train.py", line 20, in <module>
+    cfg = load("configs/base.json")
+  File "/home/ana/proj/config.py", line 14, in load
+    raise ValueError(f"bad config file {path}") from None
+ValueError: bad config file configs/base.json
+`;
+
+Deno.test("diagnoseFailure() falls back to the last traceback's exception, quoted (table)", () => {
+  const cases = [
+    {
+      name: "KeyError in user code",
+      input: failed(KEY_ERROR),
+      want: {
+        cause: "python_exception",
+        line: 1008,
+        likely:
+          /^The training code raised "KeyError: 'label_name'" \(in evaluate, \/home\/ana\/proj\/eval\.py:58\)$/,
+        retry: "fails_again" as const,
+      },
+    },
+    {
+      name: "chained exceptions: the last block's exception",
+      input: failed(CHAINED),
+      want: {
+        cause: "python_exception",
+        line: 1012,
+        likely: /"ValueError: bad config file configs\/base\.json"/,
+        retry: "fails_again" as const,
+      },
+    },
+  ];
+  for (const { name, input, want } of cases) expectDiagnosis(name, input, want);
+});
+
+Deno.test("diagnoseFailure() quotes the last non-empty lines when there is no traceback", () => {
+  const d = expectDiagnosis(
+    "plain exit 3",
+    failed(
+      `
+[train] loading config configs/base.yaml
+[train] error: unknown optimizer "adamw8bit"
+
+`,
+      { exit_code: 3 },
+    ),
+    {
+      cause: "nonzero_exit",
+      likely:
+        /^The process exited with code 3; its last lines: "\[train\] loading config configs\/base\.yaml \| \[train\] error: unknown optimizer "adamw8bit""$/,
+      retry: "unknown",
+    },
+  );
+  assert.deepEqual(d.evidence.map((e) => e.line_no), [undefined, 1000, 1001]);
+  assert.ok(d.confidence <= 0.2);
+});
+
+Deno.test("diagnoseFailure() says so when nothing points to a cause", () => {
+  const d = diagnoseFailure(failed("", { exit_code: null, failure_class: null }));
+  assert.equal(d.cause_id, "unknown");
+  assert.match(
+    d.likely_cause,
+    /No known failure signature: status FAILED, no exit code, and no log lines/,
+  );
+  assert.match(d.retry_advice, /^Cannot tell/);
+  const ok = diagnoseFailure(
+    failed("done", { status: "SUCCEEDED", exit_code: 0, failure_class: null }),
+  );
+  assert.equal(ok.cause_id, "unknown");
+  assert.match(
+    ok.likely_cause,
+    /No failure found: the run's status is SUCCEEDED and it exited with code 0/,
+  );
+});

@@ -1,0 +1,271 @@
+import {
+  type CauseEntry,
+  excerpt,
+  exitCodeEvidence,
+  failureClassEvidence,
+  findLine,
+  killedBy,
+  logEvidence,
+  present,
+  signalEvidence,
+} from "./cause.ts";
+import type { Evidence } from "./failure_types.ts";
+
+/** A person (or agent) cancelled the job: not a failure. */
+export const CANCELLED_CAUSE: CauseEntry = {
+  id: "cancelled",
+  title: "cancelled",
+  retry: "not_a_failure",
+  retry_advice: "Nothing failed: the run was stopped on purpose. Retry (`gpuctl job retry`) only " +
+    "if the cancel was a mistake; the run restarts from scratch unless the script resumes from " +
+    "its last checkpoint.",
+  fixes: [],
+  match(facts) {
+    if (facts.failureClass !== "CANCELLED" && facts.status !== "CANCELLED") return null;
+    const by = facts.input.cancelled_by;
+    return {
+      confidence: 0.99,
+      likely_cause: by ? `The run was cancelled by "${by}"` : "The run was cancelled by a user",
+      evidence: present(
+        facts.failureClass ? failureClassEvidence(facts) : null,
+        facts.failureClass ? null : { kind: "failure_class", detail: `status ${facts.status}` },
+        signalEvidence(facts),
+      ),
+    };
+  },
+};
+
+/** The node stopped reporting, so the run's outcome is unknown. */
+export const NODE_LOST_CAUSE: CauseEntry = {
+  id: "node_lost",
+  title: "node lost",
+  retry: "may_help",
+  retry_advice: "A retry may help: the node (or its agent) went silent, which says nothing " +
+    "about the training code. gpuctl requeues the job by itself while attempts remain.",
+  fixes: [
+    "Check the node: `gpuctl nodes`, then on the host the agent's log " +
+    "(`journalctl --user -u gpuctl-agent`) and `dmesg` for a crash, reboot or kernel OOM",
+    "Check the network between the node and the server",
+    "Save checkpoints regularly and resume from the latest one, so a lost node costs minutes",
+  ],
+  match(facts) {
+    const lostClass = facts.failureClass === "NODE_LOST";
+    if (!lostClass && facts.status !== "LOST") return null;
+    return {
+      confidence: lostClass ? 0.96 : 0.9,
+      likely_cause: "The node running the job stopped sending heartbeats, so the run was " +
+        "marked lost; the training process itself may have been fine",
+      evidence: [
+        lostClass
+          ? failureClassEvidence(facts, " (no heartbeat from the node for 90 s)")
+          : { kind: "failure_class", detail: `status ${facts.status}` },
+      ],
+    };
+  },
+};
+
+/** The agent restarted and could not reattach to the job's process. */
+export const AGENT_RESTART_CAUSE: CauseEntry = {
+  id: "agent_restart",
+  title: "agent restarted",
+  retry: "may_help",
+  retry_advice: "A retry may help: the agent restarted and lost the process, which says " +
+    "nothing about the training code.",
+  fixes: [
+    "Check why the agent restarted (`journalctl --user -u gpuctl-agent` on the node)",
+    "Resume from the latest checkpoint",
+  ],
+  match(facts) {
+    if (facts.failureClass !== "AGENT_RESTART") return null;
+    return {
+      confidence: 0.9,
+      likely_cause: "The gpuctl agent restarted and could not reattach to the job's process",
+      evidence: [failureClassEvidence(facts)],
+    };
+  },
+};
+
+const HOST_OOM_LOG = [
+  /Out of memory: Kill(?:ed)? process/i,
+  /\boom-kill(?:er)?\b/i,
+  /^\s*Killed\s*$/,
+  /line \d+:\s+\d+ Killed\b/,
+  /is killed by signal: Killed/,
+  /Signal 9 \(SIGKILL\) received by PID/,
+];
+
+function who(text: string | undefined): string {
+  if (text && /DataLoader worker/.test(text)) return "A DataLoader worker was";
+  if (text && /received by PID/.test(text)) return "A worker process was";
+  return "The process was";
+}
+
+/** The kernel's OOM killer ended the process: the host ran out of RAM. */
+export const HOST_OOM_CAUSE: CauseEntry = {
+  id: "host_oom_killed",
+  title: "killed by the host OOM killer",
+  retry: "fails_again",
+  retry_advice: "A retry with the same configuration will most likely be killed again: it " +
+    "needs the same host memory. Reduce it first (if another process filled the memory, a " +
+    "retry may succeed).",
+  fixes: [
+    "Lower the DataLoader's `num_workers` (each worker holds a copy of the dataset object) " +
+    "and `prefetch_factor`",
+    "Load data lazily (memory-map or stream it) instead of reading the whole dataset into RAM",
+    "Check `dmesg` on the node for `Out of memory: Killed process` to confirm",
+    "Pin the job to a node with more RAM, or run fewer jobs on the node at once",
+  ],
+  match(facts) {
+    const killed = killedBy(facts, ["SIGKILL"]);
+    const hit = findLine(facts, HOST_OOM_LOG);
+    const oomClass = facts.failureClass === "OOM";
+    const event = facts.input.events.find((e) => e.type === "OOM");
+    if (!killed && !hit && !oomClass) return null;
+    // A SIGKILL with nothing else also fits a cancel's escalation or a manual `kill -9`.
+    let confidence = killed ? 0.6 : 0.55;
+    if (hit) confidence += 0.2;
+    if (oomClass || event) confidence += 0.15;
+    if (hit && /Out of memory: Kill|oom-kill/i.test(hit.line.text)) confidence += 0.05;
+    const evidence: Evidence[] = present(
+      hit ? logEvidence(hit.line) : null,
+      killed,
+      oomClass ? failureClassEvidence(facts) : null,
+      event ? { kind: "event", detail: event.message } : null,
+    );
+    return {
+      confidence: Math.min(0.9, confidence),
+      likely_cause: `${who(hit?.line.text)} killed (SIGKILL), most likely by the kernel's OOM ` +
+        "killer: the host ran out of RAM",
+      evidence,
+    };
+  },
+};
+
+const SEGFAULT_LOG = [
+  /Segmentation fault/i,
+  /Fatal Python error: Segmentation fault/,
+  /\bSIGSEGV\b/,
+  /Signal 11 \(SIGSEGV\) received by PID/,
+];
+
+/** The process crashed in native code (SIGSEGV). */
+export const SEGFAULT_CAUSE: CauseEntry = {
+  id: "segfault",
+  title: "segmentation fault",
+  retry: "fails_again",
+  retry_advice: "A retry with the same code and environment will most likely crash the same " +
+    "way: segfaults come from native code (an extension built against another version, a " +
+    "library bug). Only a crash at random points on one node suggests hardware.",
+  fixes: [
+    "Run with `python -X faulthandler` (or `PYTHONFAULTHANDLER=1` in the job's env) to get the " +
+    "Python stack at the crash",
+    "Reinstall compiled packages against the installed PyTorch (torchvision, torchaudio, " +
+    "custom CUDA extensions must match its version)",
+    "Set the DataLoader's `num_workers=0` to see whether a worker (OpenCV, h5py with fork) " +
+    "crashes",
+  ],
+  match(facts) {
+    const killed = killedBy(facts, ["SIGSEGV"]);
+    const hit = findLine(facts, SEGFAULT_LOG);
+    if (!killed && !hit) return null;
+    return {
+      confidence: killed && hit ? 0.87 : hit ? 0.8 : 0.75,
+      likely_cause: "The process crashed with a segmentation fault in native code" +
+        (hit ? `: "${excerpt(hit.line.raw, 160)}"` : ""),
+      evidence: present(hit ? logEvidence(hit.line) : null, killed),
+    };
+  },
+};
+
+const ABORT_LOG = [/terminate called after throwing an instance of/, /Aborted \(core dumped\)/];
+
+/** The process aborted itself (SIGABRT), usually from an uncaught C++ exception. */
+export const ABORTED_CAUSE: CauseEntry = {
+  id: "aborted",
+  title: "aborted (SIGABRT)",
+  retry: "unknown",
+  retry_advice: "Cannot tell whether a retry helps: an abort comes from a native library " +
+    "giving up; read the message above it. If it names the same error on every attempt, a " +
+    "retry fails the same way.",
+  fixes: [
+    "Read the `what():` line after `terminate called after throwing` for the real error",
+    "Run with `PYTHONFAULTHANDLER=1` to see the Python stack at the abort",
+  ],
+  match(facts) {
+    const killed = killedBy(facts, ["SIGABRT"]);
+    const hit = findLine(facts, ABORT_LOG);
+    if (!killed && !hit) return null;
+    const what = findLine(facts, [/^\s*what\(\):\s*(.+)$/]);
+    return {
+      confidence: hit ? 0.7 : 0.6,
+      likely_cause: "The process aborted" +
+        (what ? `: "${excerpt(what.match[1], 160)}"` : " (SIGABRT) in native code"),
+      evidence: present(
+        hit ? logEvidence(hit.line) : null,
+        what ? logEvidence(what.line) : null,
+        killed,
+      ),
+    };
+  },
+};
+
+/** Something outside gpuctl stopped the process (SIGTERM, SIGINT, SIGHUP). */
+export const TERMINATED_CAUSE: CauseEntry = {
+  id: "terminated",
+  title: "terminated by a signal",
+  retry: "may_help",
+  retry_advice: "A retry may help: the process was stopped from outside (a manual kill, a " +
+    "shutdown, a time limit), not by an error of its own.",
+  fixes: [
+    "Find who sent the signal: another user, a shutdown or reboot of the node, a container " +
+    "runtime's stop",
+    "Resume from the latest checkpoint",
+  ],
+  match(facts) {
+    const killed = killedBy(facts, ["SIGTERM", "SIGINT", "SIGHUP"]);
+    if (!killed) return null;
+    const interrupt = findLine(facts, [/^KeyboardInterrupt\b/, /^\s*Terminated\s*$/], {
+      last: true,
+    });
+    return {
+      confidence: interrupt ? 0.7 : 0.6,
+      likely_cause: `The process was stopped from outside by ${facts.signal}`,
+      evidence: present(killed, interrupt ? logEvidence(interrupt.line) : null),
+    };
+  },
+};
+
+const NOT_FOUND = [
+  /(?:^|:\s)([^\s:]+): command not found/,
+  /exec: "?([^":\s]+)"?: executable file not found in \$PATH/,
+  /Failed to spawn '([^']+)'/,
+];
+
+/** The command's program is not installed or not on PATH. */
+export const COMMAND_NOT_FOUND_CAUSE: CauseEntry = {
+  id: "command_not_found",
+  title: "command not found",
+  retry: "fails_again",
+  retry_advice: "A retry will fail the same way: the program is still not on the job's PATH.",
+  fixes: [
+    "Use the program's absolute path (e.g. `/opt/conda/envs/train/bin/python`) in the command",
+    "Jobs run under `bash -lc` with the agent's environment: PATH additions made only in your " +
+    "interactive shell (`.bashrc` after the non-interactive guard, an activated venv) are missing",
+  ],
+  match(facts) {
+    const hit = findLine(facts, NOT_FOUND);
+    const exit127 = facts.exitCode === 127;
+    if (!hit && !exit127) return null;
+    const program = hit?.match[1];
+    return {
+      confidence: hit && exit127 ? 0.93 : hit ? 0.85 : 0.65,
+      likely_cause: program
+        ? `The program "${program}" was not found on the job's PATH`
+        : "The command was not found (exit code 127)",
+      evidence: present(
+        hit ? logEvidence(hit.line) : null,
+        exit127 ? exitCodeEvidence(facts) : null,
+      ),
+    };
+  },
+};

@@ -1,0 +1,193 @@
+import assert from "node:assert/strict";
+import { diagnoseFailure } from "./diagnose_failure.ts";
+import { expectDiagnosis, failed } from "./_test_input.ts";
+
+const KILLED = `
+Loading dataset shards: 100%|██████████| 8/8 [01:12<00:00,  9.05s/it]
+Tokenizing: 63%|██████▎   | 1260000/2000000 [03:10<01:51, 6621.31 examples/s]
+Killed
+`;
+
+const WORKER_KILLED = `
+Epoch 2:  40%|████      | 400/1000 [02:10<03:15,  3.07it/s]
+Traceback (most recent call last):
+  File "/home/ana/proj/train.py", line 150, in <module>
+    for batch in loader:
+  File "/home/ana/.venv/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1133, in _try_get_data
+    data = self._data_queue.get(timeout=timeout)
+  File "/home/ana/.venv/lib/python3.10/site-packages/torch/utils/data/_utils/signal_handling.py", line 66, in handler
+    _error_if_any_worker_fails()
+RuntimeError: DataLoader worker (pid 48213) is killed by signal: Killed.
+`;
+
+const SEGFAULT = `
+Fatal Python error: Segmentation fault
+
+Thread 0x00007f3b2d7fe700 (most recent call first):
+  File "/usr/lib/python3.10/threading.py", line 324 in wait
+  File "/usr/lib/python3.10/threading.py", line 600 in wait
+
+Current thread 0x00007f3c1a9b8740 (most recent call first):
+  File "/home/ana/.venv/lib/python3.10/site-packages/torchvision/io/image.py", line 254 in decode_jpeg
+  File "/home/ana/proj/data.py", line 41 in __getitem__
+Segmentation fault (core dumped)
+`;
+
+const ABORT = `
+terminate called after throwing an instance of 'c10::Error'
+  what():  CUDA error: an illegal instruction was encountered
+Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):
+Aborted (core dumped)
+`;
+
+const NOT_FOUND = `
+bash: line 1: torchrun: command not found
+`;
+
+const INTERRUPTED = `
+step 900 | loss 1.20
+Terminated
+`;
+
+Deno.test("diagnoseFailure() recognises process deaths from exit status and log tails (table)", () => {
+  const cases = [
+    {
+      name: "Killed after the host ran out of RAM (exit 137)",
+      input: failed(KILLED, { exit_code: 137 }),
+      want: {
+        cause: "host_oom_killed",
+        line: 1002,
+        likely: /OOM killer/,
+        retry: "fails_again" as const,
+        fix: /num_workers/,
+        minConfidence: 0.8,
+      },
+    },
+    {
+      name: "DataLoader worker killed (exit 1)",
+      input: failed(WORKER_KILLED),
+      want: {
+        cause: "host_oom_killed",
+        line: 1008,
+        likely: /^A DataLoader worker was killed/,
+        retry: "fails_again" as const,
+      },
+    },
+    {
+      name: "segfault in native code (exit 139)",
+      input: failed(SEGFAULT, { exit_code: 139 }),
+      want: {
+        cause: "segfault",
+        line: 1000,
+        retry: "fails_again" as const,
+        fix: /faulthandler/,
+        minConfidence: 0.85,
+      },
+    },
+    {
+      name: "C++ abort quoting what()",
+      input: failed(ABORT, { exit_code: 134 }),
+      want: {
+        cause: "aborted",
+        line: 1000,
+        likely: /"CUDA error: an illegal instruction was encountered"/,
+        retry: "unknown" as const,
+      },
+    },
+    {
+      name: "command not found (exit 127)",
+      input: failed(NOT_FOUND, { exit_code: 127, failure_class: "DISPATCH_FAILED" }),
+      want: {
+        cause: "command_not_found",
+        line: 1000,
+        likely: /"torchrun"/,
+        retry: "fails_again" as const,
+        fix: /absolute path/,
+      },
+    },
+    {
+      name: "SIGTERM from outside gpuctl",
+      input: failed(INTERRUPTED, { exit_code: null, signal: "SIGTERM", failure_class: "SIGNAL" }),
+      want: { cause: "terminated", retry: "may_help" as const },
+    },
+  ];
+  for (const { name, input, want } of cases) expectDiagnosis(name, input, want);
+});
+
+Deno.test("diagnoseFailure() reads the signal off exit codes and reported names alike", () => {
+  const cases: [Partial<Parameters<typeof failed>[1]>, string][] = [
+    [{ exit_code: 137 }, "host_oom_killed"],
+    [{ exit_code: -9 }, "host_oom_killed"],
+    [{ exit_code: null, signal: "KILL" }, "host_oom_killed"],
+    [{ exit_code: null, signal: "9" }, "host_oom_killed"],
+    [{ exit_code: 139 }, "segfault"],
+    [{ exit_code: null, signal: "SIGSEGV" }, "segfault"],
+    [{ exit_code: -11 }, "segfault"],
+    [{ exit_code: 143 }, "terminated"],
+    [{ exit_code: 130 }, "terminated"],
+    [{ exit_code: 127 }, "command_not_found"],
+    [{ exit_code: 126 }, "permission_denied"],
+  ];
+  for (const [over, cause] of cases) {
+    assert.equal(diagnoseFailure(failed("", over)).cause_id, cause, JSON.stringify(over));
+  }
+});
+
+Deno.test("diagnoseFailure() is less sure of a bare exit 137 than of one with a Killed line", () => {
+  const bare = diagnoseFailure(failed("", { exit_code: 137 }));
+  const killed = diagnoseFailure(failed(KILLED, { exit_code: 137 }));
+  const classed = diagnoseFailure(failed(KILLED, { exit_code: 137, failure_class: "OOM" }));
+  assert.equal(bare.cause_id, "host_oom_killed");
+  assert.deepEqual(bare.evidence, [{
+    kind: "exit_code",
+    detail: "exit code 137 (128 + 9: killed by SIGKILL)",
+  }]);
+  assert.ok(bare.confidence < killed.confidence && killed.confidence < classed.confidence);
+});
+
+Deno.test("diagnoseFailure() reports a lost node, an agent restart and a cancel from the control plane", () => {
+  const lost = expectDiagnosis(
+    "lost",
+    failed("step 100 | loss 2.0", {
+      status: "LOST",
+      exit_code: null,
+      failure_class: "NODE_LOST",
+    }),
+    { cause: "node_lost", retry: "may_help", fix: /gpuctl nodes/, minConfidence: 0.95 },
+  );
+  assert.deepEqual(lost.evidence[0], {
+    kind: "failure_class",
+    detail: "failure class NODE_LOST (no heartbeat from the node for 90 s)",
+  });
+  expectDiagnosis(
+    "status LOST alone",
+    failed("", { status: "LOST", exit_code: null, failure_class: null }),
+    {
+      cause: "node_lost",
+      retry: "may_help",
+    },
+  );
+  expectDiagnosis(
+    "agent restart",
+    failed("", { exit_code: null, failure_class: "AGENT_RESTART" }),
+    {
+      cause: "agent_restart",
+      retry: "may_help",
+    },
+  );
+  const cancelled = expectDiagnosis(
+    "cancel (SIGTERM, then a KeyboardInterrupt traceback)",
+    failed(
+      `
+Traceback (most recent call last):
+  File "/home/ana/proj/train.py", line 80, in <module>
+    loss.backward()
+KeyboardInterrupt
+`,
+      { status: "CANCELLED", exit_code: -15, failure_class: "CANCELLED", cancelled_by: "ana" },
+    ),
+    { cause: "cancelled", likely: /^The run was cancelled by "ana"$/, retry: "not_a_failure" },
+  );
+  assert.equal(cancelled.confidence, 0.99);
+  assert.deepEqual(cancelled.suggested_fixes, []);
+});

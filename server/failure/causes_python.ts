@@ -1,0 +1,325 @@
+import {
+  type CauseEntry,
+  excerpt,
+  exitCodeEvidence,
+  findLine,
+  logEvidence,
+  present,
+} from "./cause.ts";
+import type { Evidence } from "./failure_types.ts";
+
+// Import names whose pip package is named differently.
+const PIP_NAMES: Readonly<Record<string, string>> = {
+  cv2: "opencv-python",
+  PIL: "pillow",
+  sklearn: "scikit-learn",
+  skimage: "scikit-image",
+  yaml: "pyyaml",
+  bs4: "beautifulsoup4",
+  dotenv: "python-dotenv",
+  google: "protobuf",
+  attr: "attrs",
+};
+
+const NO_MODULE = /No module named '([^']+)'/;
+const CANNOT_IMPORT = /ImportError: cannot import name '([^']+)' from '([^']+)'/;
+const SHARED_OBJECT = /ImportError: ([^:\s]+\.so[^:\s]*): cannot open shared object file/;
+const IMPORT_ERROR = /\b(?:ModuleNotFoundError|ImportError)\b/;
+
+/** The training code imports a module its environment lacks (or has in another version). */
+export const MODULE_NOT_FOUND_CAUSE: CauseEntry = {
+  id: "module_not_found",
+  title: "missing Python module",
+  retry: "fails_again",
+  retry_advice: "A retry with the same environment will fail the same way: the module is not " +
+    "installed where the job's Python looks. Fix the environment first.",
+  fixes: [
+    "Run the job with the environment's interpreter explicitly (e.g. `.venv/bin/python train.py`" +
+    " or `conda run -n <env> python train.py`): jobs run under `bash -lc`, not your interactive " +
+    "shell, so an environment activated in your terminal is not active there",
+    "Compare `which python` and `pip list` on the node with the environment you developed in",
+  ],
+  match(facts) {
+    const hit = findLine(facts, [NO_MODULE, CANNOT_IMPORT, SHARED_OBJECT, IMPORT_ERROR]);
+    if (!hit) return null;
+    const text = hit.line.text;
+    const missing = NO_MODULE.exec(text);
+    const name = CANNOT_IMPORT.exec(text);
+    const lib = SHARED_OBJECT.exec(text);
+    const evidence = present(logEvidence(hit.line), exitCodeEvidence(facts));
+    if (missing) {
+      const module = missing[1];
+      const top = module.split(".")[0];
+      const pkg = PIP_NAMES[top] ?? top;
+      return {
+        confidence: 0.92,
+        likely_cause: `The job's Python environment has no module "${module}": it runs with a ` +
+          `different interpreter or environment than the one the code was written for`,
+        evidence,
+        fixes: [
+          `Install it into the job's environment: \`pip install ${pkg}\``,
+          `If "${top}" is part of your project, set the job's working_dir to the project root ` +
+          `or add that folder to PYTHONPATH in the job's env`,
+        ],
+      };
+    }
+    if (name) {
+      return {
+        confidence: 0.9,
+        likely_cause: `"${name[1]}" cannot be imported from "${name[2]}": the installed ` +
+          `version of "${name[2].split(".")[0]}" differs from the one the code expects`,
+        evidence,
+        fixes: [
+          `Pin "${name[2].split(".")[0]}" to the version the code was written for ` +
+          "(check the project's requirements file) and reinstall it in the job's environment",
+        ],
+      };
+    }
+    if (lib) {
+      return {
+        confidence: 0.9,
+        likely_cause: `A native library "${lib[1]}" is missing on the node, so an import failed`,
+        evidence,
+        fixes: [
+          `Install the package that provides "${lib[1]}" on the node, or a Python wheel that ` +
+          "bundles it (for CUDA libraries: the matching PyTorch CUDA build)",
+        ],
+      };
+    }
+    return {
+      confidence: 0.8,
+      likely_cause: `An import failed: "${excerpt(hit.line.raw, 160)}"`,
+      evidence,
+    };
+  },
+};
+
+const SCRIPT_MISSING = /can't open file '([^']+)': \[Errno 2\]/;
+const FILE_NOT_FOUND = /FileNotFoundError\b/;
+const NO_SUCH_FILE = /No such file or directory/;
+const CHECKPOINT_PATH = /\.(?:pt|pth|ckpt|safetensors|bin|h5|keras|pkl|index)$|checkpoint|ckpt/i;
+
+// The path a "not found" line names: the quoted one, else the first absolute path.
+function pathIn(text: string): string | null {
+  const found = /No such file or directory: '([^']+)'/.exec(text) ??
+    /can't open file '([^']+)'/.exec(text) ??
+    /'((?:\/|\.\/|~\/)[^']+)'/.exec(text) ??
+    /(?:^|\s)((?:\/[\w.@+-]+)+\/?)/.exec(text);
+  return found ? found[1] : null;
+}
+
+/** A file the job reads (data, checkpoint, the script itself) does not exist on the node. */
+export const FILE_NOT_FOUND_CAUSE: CauseEntry = {
+  id: "file_not_found",
+  title: "file not found",
+  retry: "fails_again",
+  retry_advice: "A retry with the same configuration will fail the same way: the path will " +
+    "still be missing. Fix the path or put the file on the node first.",
+  fixes: [
+    "Relative paths resolve against the job's working_dir, on the agent's host: use an " +
+    "absolute path or set working_dir",
+    "Make sure the file exists on the node the job ran on (or on storage every node mounts); " +
+    "pin the job to that node if only one has it",
+  ],
+  match(facts) {
+    const hit = findLine(facts, [SCRIPT_MISSING, FILE_NOT_FOUND]) ??
+      findLine(facts, [NO_SUCH_FILE], { unless: /command not found|exec/ });
+    if (!hit) return null;
+    const evidence = present(logEvidence(hit.line), exitCodeEvidence(facts));
+    const path = pathIn(hit.line.text);
+    const script = SCRIPT_MISSING.test(hit.line.text);
+    const confidence = script || /FileNotFoundError/.test(hit.line.text) ? 0.88 : 0.6;
+    if (script || (path && /\.py$/.test(path))) {
+      return {
+        confidence,
+        likely_cause: `The script "${path}" does not exist where the job ran: working_dir is ` +
+          "probably wrong",
+        evidence,
+        fixes: [
+          `Set the job's working_dir to the folder that holds "${path}" on the node, or give ` +
+          "the script's absolute path in the command",
+        ],
+      };
+    }
+    if (path && CHECKPOINT_PATH.test(path)) {
+      return {
+        confidence,
+        likely_cause: `The checkpoint "${path}" does not exist on the node`,
+        evidence,
+        fixes: [
+          `Check the resume/checkpoint path "${path}": a checkpoint written on another node is ` +
+          "not on this one unless the checkpoint dir is on shared storage",
+          "Start from scratch (drop the resume flag) if no checkpoint exists yet",
+        ],
+      };
+    }
+    return {
+      confidence,
+      likely_cause: path
+        ? `The data path "${path}" does not exist on the node`
+        : `A file is missing: "${excerpt(hit.line.raw, 160)}"`,
+      evidence,
+      fixes: path
+        ? [`Check that "${path}" exists on the node (\`ls -l ${path}\`) and is spelled right`]
+        : undefined,
+    };
+  },
+};
+
+const PERMISSION_ERROR = /PermissionError: \[Errno 13\] Permission denied: '([^']+)'/;
+const PERMISSION_DENIED = /Permission denied(?::\s*'([^']+)')?/i;
+
+/** The job's user may not read or write a path. */
+export const PERMISSION_DENIED_CAUSE: CauseEntry = {
+  id: "permission_denied",
+  title: "permission denied",
+  retry: "fails_again",
+  retry_advice: "A retry will fail the same way until the permissions change: the job runs as " +
+    "the same user with the same paths.",
+  fixes: [
+    "The job runs as the user the gpuctl agent runs as: give that user access (`chown`/`chmod`) " +
+    "or write outputs under a directory it owns",
+    "With Docker, check the container user and the mounted volumes' ownership",
+    "For a script run directly (`./train.sh`), make it executable (`chmod +x`) or call it " +
+    "through its interpreter",
+  ],
+  match(facts) {
+    const hit = findLine(facts, [PERMISSION_ERROR]) ??
+      findLine(facts, [PERMISSION_DENIED], { unless: /publickey/i });
+    const denied126 = facts.exitCode === 126;
+    if (!hit) {
+      if (!denied126) return null;
+      return {
+        confidence: 0.6,
+        likely_cause: "The command could not be executed (exit code 126: not executable or " +
+          "permission denied)",
+        evidence: present(exitCodeEvidence(facts)),
+      };
+    }
+    const path = hit.match[1];
+    return {
+      confidence: hit.match[0].startsWith("PermissionError") ? 0.88 : 0.7,
+      likely_cause: path
+        ? `Permission denied on "${path}": the job's user may not access it`
+        : `Permission denied: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const SHM = [
+  /insufficient shared memory \(shm\)/i,
+  /unable to (?:write to|open shared memory object|mmap) .*<\/torch_/i,
+  /Unexpected bus error encountered in worker/i,
+  /DataLoader worker \(pid.*\) is killed by signal: Bus error/,
+  /\/dev\/shm.*No space left on device/i,
+];
+
+/** DataLoader workers ran out of shared memory (/dev/shm), typical in containers. */
+export const SHM_EXHAUSTED_CAUSE: CauseEntry = {
+  id: "shm_exhausted",
+  title: "shared memory exhausted",
+  retry: "fails_again",
+  retry_advice: "A retry with the same configuration will fail the same way: the workers need " +
+    "the same shared memory. Give it more or use fewer workers first.",
+  fixes: [
+    "With Docker, run with `--shm-size=16g` or `--ipc=host`",
+    "Lower the DataLoader's `num_workers` (or set it to 0 to confirm)",
+    "Check the size of /dev/shm on the node (`df -h /dev/shm`)",
+  ],
+  match(facts) {
+    const hit = findLine(facts, SHM);
+    if (!hit) return null;
+    return {
+      confidence: 0.93,
+      likely_cause: `DataLoader workers ran out of shared memory (/dev/shm): ` +
+        `"${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const DISK_FULL = [
+  /No space left on device(?::\s*'([^']+)')?/i,
+  /\[Errno 28\]/,
+  /Disk quota exceeded(?::\s*'([^']+)')?/i,
+  /\[Errno 122\]/,
+];
+const WRITE_FAILED = /PytorchStreamWriter failed writing file/;
+
+/** The disk (or quota) filled up, usually while writing checkpoints. */
+export const DISK_FULL_CAUSE: CauseEntry = {
+  id: "disk_full",
+  title: "disk full",
+  retry: "fails_again",
+  retry_advice: "A retry will fail the same way until space is freed: the run writes the same " +
+    "amount of data to the same disk.",
+  fixes: [
+    "Check free space on the node (`df -h`) and on the checkpoint folder's filesystem",
+    "Keep only the last N checkpoints (and the best one) instead of all of them",
+    "Write checkpoints to a larger disk; move caches there too (`HF_HOME`, `TMPDIR`, " +
+    "`TORCH_HOME`)",
+    "With Docker, prune unused images and containers",
+  ],
+  match(facts) {
+    const hit = findLine(facts, DISK_FULL, { unless: /<\/torch_|shared memory|\/dev\/shm/ });
+    const weak = hit ? null : findLine(facts, [WRITE_FAILED]);
+    const found = hit ?? weak;
+    if (!found) return null;
+    const path = found.match[1];
+    const evidence: Evidence[] = present(logEvidence(found.line), exitCodeEvidence(facts));
+    return {
+      confidence: hit ? 0.92 : 0.7,
+      likely_cause: hit
+        ? `The disk is full${path ? ` (writing "${path}")` : ""}: ` +
+          `"${excerpt(found.line.raw, 160)}"`
+        : `Saving a checkpoint failed, most likely because the disk is full: ` +
+          `"${excerpt(found.line.raw, 160)}"`,
+      evidence,
+    };
+  },
+};
+
+const NAN_LOG = [
+  /\bloss (?:is|became|=|:)\s*nan\b/i,
+  /\bloss\s*[|:=]?\s+nan\b/i,
+  /\bnan loss\b/i,
+  /\bnon-finite loss\b/i,
+  /Loss is (?:nan|inf)/i,
+  /returned nan values in its \d+th output/i,
+  /Detected (?:NaN|inf)/i,
+];
+
+/** Training diverged: the loss became NaN or infinite and the code stopped. */
+export const NAN_LOSS_CAUSE: CauseEntry = {
+  id: "nan_loss",
+  title: "loss became NaN",
+  retry: "fails_again",
+  retry_advice: "A retry with the same configuration and seed will most likely diverge the " +
+    "same way; change the learning rate or precision settings first.",
+  fixes: [
+    "Lower the learning rate (or lengthen its warm-up)",
+    "Clip gradients (`torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)`)",
+    "Train in bf16 instead of fp16, or keep the loss scaler (`GradScaler`) when using fp16",
+    "Look for log(0), division by zero or bad samples in the data around the step it happened",
+    "Enable `torch.autograd.set_detect_anomaly(True)` in a short run to find the operation",
+  ],
+  match(facts) {
+    const event = facts.input.events.find((e) => e.type === "LOSS_NAN");
+    const hit = findLine(facts, NAN_LOG);
+    if (!event && !hit) return null;
+    const evidence: Evidence[] = present(
+      event ? { kind: "event", detail: event.message } : null,
+      hit ? logEvidence(hit.line) : null,
+      exitCodeEvidence(facts),
+    );
+    const confidence = event && hit ? 0.88 : hit ? 0.82 : 0.75;
+    return {
+      confidence,
+      likely_cause: event
+        ? `Training diverged: ${event.message}`
+        : `Training diverged: the loss became NaN: "${excerpt(hit!.line.raw, 160)}"`,
+      evidence,
+    };
+  },
+};

@@ -1,0 +1,106 @@
+import type { CauseEntry, CauseMatch } from "./cause.ts";
+import { exitCodeEvidence, signalEvidence } from "./cause.ts";
+import { CATALOGUE, FALLBACK_CAUSE_IDS } from "./catalogue.ts";
+import { buildFacts, type FailureFacts } from "./facts.ts";
+import type { Diagnosis, Evidence, FailureInput } from "./failure_types.ts";
+
+interface Found {
+  entry: CauseEntry;
+  order: number;
+  match: CauseMatch;
+}
+
+/**
+ * Explains why a run failed: matches every catalogue entry against the exit code, signal,
+ * failure class, events and log tail, and picks the most specific match. Other matches are
+ * kept as secondary evidence.
+ */
+export function diagnoseFailure(
+  input: FailureInput,
+  catalogue: readonly CauseEntry[] = CATALOGUE,
+): Diagnosis {
+  const facts = buildFacts(input);
+  const found: Found[] = [];
+  catalogue.forEach((entry, order) => {
+    const match = entry.match(facts);
+    if (match) found.push({ entry, order, match });
+  });
+  found.sort((a, b) => b.match.confidence - a.match.confidence || a.order - b.order);
+  if (found.length === 0) return unknown(facts);
+  const [primary, ...others] = found;
+  return {
+    likely_cause: primary.match.likely_cause,
+    confidence: primary.match.confidence,
+    evidence: mergeEvidence(facts, primary, others),
+    suggested_fixes: [...(primary.match.fixes ?? []), ...primary.entry.fixes],
+    retry_advice: primary.match.retry_advice ?? primary.entry.retry_advice,
+    cause_id: primary.entry.id,
+  };
+}
+
+function sameFact(a: Evidence, b: Evidence): boolean {
+  if (a.kind !== b.kind) return false;
+  switch (a.kind) {
+    case "log":
+      return a.line_no === b.line_no;
+    case "event":
+      return a.detail.startsWith(b.detail) || b.detail.startsWith(a.detail);
+    default:
+      // One exit code, one signal, one failure class per run, however each entry words it.
+      return true;
+  }
+}
+
+/**
+ * The primary's evidence, then the secondary findings: the strongest fact of every other
+ * matching cause, noted "(also fits: …)", and whatever the traceback fallback adds; last the
+ * exit code and signal when no cause quoted them.
+ */
+function mergeEvidence(facts: FailureFacts, primary: Found, others: Found[]): Evidence[] {
+  const evidence = primary.match.evidence.map((e) => ({ ...e }));
+  const add = (item: Evidence, note: string) => {
+    const same = evidence.find((e) => sameFact(e, item));
+    if (!same) evidence.push({ ...item, detail: item.detail + note });
+    else if (note && !same.detail.includes(note)) same.detail += note;
+  };
+  for (const other of others) {
+    if (other.entry.id === "nonzero_exit") continue;
+    if (FALLBACK_CAUSE_IDS.has(other.entry.id)) {
+      for (const item of other.match.evidence) add(item, "");
+    } else if (other.match.evidence[0]) {
+      add(other.match.evidence[0], ` (also fits: ${other.entry.title})`);
+    }
+  }
+  for (const fact of [exitCodeEvidence(facts), signalEvidence(facts)]) {
+    if (fact) add(fact, "");
+  }
+  return evidence;
+}
+
+function unknown(facts: FailureFacts): Diagnosis {
+  const lastLine = facts.lines.filter((l) => l.text.trim() !== "").at(-1);
+  const notFailed = facts.status === "SUCCEEDED" ||
+    (facts.exitCode === 0 && facts.failureClass === null);
+  return {
+    likely_cause: notFailed
+      ? `No failure found: the run's status is ${facts.status}` +
+        (facts.exitCode === null ? "" : ` and it exited with code ${facts.exitCode}`)
+      : `No known failure signature: status ${facts.status}, ` +
+        (facts.exitCode === null ? "no exit code" : `exit code ${facts.exitCode}`) +
+        (lastLine ? "" : ", and no log lines"),
+    confidence: 0.05,
+    evidence: [
+      ...[exitCodeEvidence(facts), signalEvidence(facts)].filter((e): e is Evidence => !!e),
+      ...(facts.failureClass
+        ? [{ kind: "failure_class" as const, detail: `failure class ${facts.failureClass}` }]
+        : []),
+    ],
+    suggested_fixes: [
+      "Read the run's full log (`gpuctl logs <run>`) and its events",
+      "Run the command by hand in the job's working_dir on the node",
+    ],
+    retry_advice: "Cannot tell whether a retry helps: nothing in the exit status or the log " +
+      "tail points to a cause.",
+    cause_id: "unknown",
+  };
+}
