@@ -169,6 +169,16 @@ export const sdkLogBatch = z.strictObject({
 });
 export type SdkLogBatch = z.infer<typeof sdkLogBatch>;
 
+/** `POST /api/imports`: an old experiment folder becomes one run, once per `import_key`. */
+export const importRegistration = z.strictObject({
+  import_key: z.string().min(1).max(MAX_NAME_LENGTH),
+  project: name,
+  experiment: name.optional(),
+  name,
+  config: freeObject.optional(),
+});
+export type ImportRegistration = z.infer<typeof importRegistration>;
+
 /** `POST /api/runs/metrics:query`. */
 export const metricsQuery = z.strictObject({
   runs: z.array(id).min(1).max(200),

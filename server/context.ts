@@ -12,6 +12,8 @@ export interface Context {
   newId: (prefix: string) => string;
   /** Where backups go. */
   backupDir: string;
+  /** Where agent WebSockets are handed over (absent in tests that run no gateway). */
+  agents?: { attach(socket: WebSocket): void };
   /** SSE tuning; tests shorten these. */
   sse?: { keepAliveMs?: number; maxBufferedBytes?: number };
 }

@@ -11,6 +11,7 @@ import { gpuctlHome, loadServerConfig, type ResolvedServerConfig } from "./confi
 import { type Context, randomId } from "./context.ts";
 import { backupDatabase, openDatabase } from "./db/mod.ts";
 import { createApp } from "./http/app.ts";
+import { AgentGateway } from "./gateway/gateway.ts";
 import { createLogger } from "./log.ts";
 
 const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADDR]
@@ -83,6 +84,9 @@ async function serve(config: ResolvedServerConfig): Promise<number> {
     installConfiguredToken(ctx, config.adminToken, "admin", "admin");
     installConfiguredToken(ctx, config.agentToken, "agent", "agent");
   });
+  const gateway = new AgentGateway(ctx);
+  ctx.agents = gateway;
+  gateway.start();
   const app = createApp(ctx);
   const server = Deno.serve({
     hostname: config.host,
@@ -101,6 +105,7 @@ async function serve(config: ResolvedServerConfig): Promise<number> {
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
   await server.finished;
+  gateway.stop();
   ctx.db.close();
   return 0;
 }

@@ -274,3 +274,30 @@ Deno.test("runs list filters and pages", async () => {
     await h.close();
   }
 });
+
+Deno.test("an import registers one IMPORTED run per import key", async () => {
+  const h = await createHarness();
+  try {
+    const body = {
+      import_key: "host:/old/exp",
+      project: "legacy",
+      experiment: "2023",
+      name: "exp",
+    };
+    const first = await h.call("POST", "/api/imports", { body });
+    assertEquals([first.status, first.json.created], [201, true]);
+    assertEquals([first.json.run.source, first.json.run.status], ["import", "IMPORTED"]);
+    const again = await h.call("POST", "/api/imports", { body: { ...body, name: "renamed" } });
+    assertEquals([again.status, again.json.created, again.json.run.id], [
+      200,
+      false,
+      first.json.run.id,
+    ]);
+    const points = [{ key: "loss", step: 0, value: 1, wall_time: 1_600_000_000 }];
+    const r = await h.call("POST", `/api/sdk/runs/${first.json.run.id}/log`, { body: { points } });
+    assertEquals(r.json.accepted.points, 1);
+    assertEquals((await h.call("GET", "/api/runs?source=import")).json.items.length, 1);
+  } finally {
+    await h.close();
+  }
+});

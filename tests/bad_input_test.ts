@@ -37,6 +37,7 @@ function bodyEndpoints(runId: string): [string, string, Record<string, unknown>]
       definitions: [{ scope: "global", key: "k", direction: "min" }],
     }],
     ["POST", "/api/sdk/runs", { project: "p" }],
+    ["POST", "/api/imports", { import_key: "k", project: "p", name: "n" }],
     ["POST", `/api/sdk/runs/${runId}/log`, { points: [{ key: "loss", step: 1, value: 1 }] }],
     ["POST", "/api/runs/metrics:query", { runs: [runId], keys: ["loss"] }],
   ];

@@ -15,3 +15,4 @@ export * as logs from "./logs.ts";
 export * as events from "./events.ts";
 export * as checkpoints from "./checkpoints.ts";
 export * as nodes from "./nodes.ts";
+export * as cursors from "./cursors.ts";

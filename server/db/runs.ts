@@ -91,6 +91,16 @@ export function insertRun(db: Database, r: NewRun): void {
   );
 }
 
+/** Records which imported folder a run came from, so importing it again finds it. */
+export function setImportKey(db: Database, id: string, key: string): void {
+  db.prepare("UPDATE runs SET import_key = ? WHERE id = ?").run(key, id);
+}
+
+export function getRunByImportKey(db: Database, key: string): StoredRun | null {
+  const row = db.prepare("SELECT * FROM runs WHERE import_key = ?").get(key) as RunRow | undefined;
+  return row ? toRun(row) : null;
+}
+
 export function getRun(db: Database, id: string): StoredRun | null {
   const row = db.prepare("SELECT * FROM runs WHERE id = ?").get(id) as RunRow | undefined;
   return row ? toRun(row) : null;
@@ -117,8 +127,23 @@ export type RunPatch = Partial<
   Pick<
     StoredRun,
     "status" | "step" | "epoch" | "config" | "env" | "node_id" | "started_at" | "finished_at"
-  >
+  > & { gpu_indices: number[] }
 >;
+
+/** The run of one attempt of a job. */
+export function getRunOfAttempt(
+  db: Database,
+  jobId: string,
+  attempt: number,
+): (StoredRun & { gpu_indices: number[] }) | null {
+  const row = db.prepare("SELECT * FROM runs WHERE job_id = ? AND attempt = ?").get(
+    jobId,
+    attempt,
+  ) as
+    | (RunRow & { gpu_indices: string })
+    | undefined;
+  return row ? { ...toRun(row), gpu_indices: json(row.gpu_indices, []) } : null;
+}
 
 export function updateRun(db: Database, id: string, patch: RunPatch, at: string): boolean {
   const sets: string[] = [];

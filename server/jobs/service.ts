@@ -5,12 +5,11 @@ import { publicJob } from "../db/jobs.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
+import { DEFAULT_MAX_ATTEMPTS } from "../scheduler/mod.ts";
 import { conflict, HttpError, notFound } from "../http/errors.ts";
 
 /** The project a submission lands in when it names none. */
 export const DEFAULT_PROJECT = "default";
-/** Attempts a job gets when the submission does not say. */
-export const DEFAULT_MAX_ATTEMPTS = 3;
 
 const ACTIVE = ["QUEUED", "DISPATCHED", "RUNNING"] as const;
 

@@ -1,5 +1,5 @@
 import type { Run } from "../../protocol/objects.ts";
-import type { SdkLogBatch, SdkRunRegistration } from "../../protocol/rest.ts";
+import type { ImportRegistration, SdkLogBatch, SdkRunRegistration } from "../../protocol/rest.ts";
 import {
   checkpoints as checkpointsDb,
   logs as logsDb,
@@ -80,6 +80,48 @@ export function registerSdkRun(
       data: { source: "sdk" },
     });
     return true;
+  });
+  return { run: getRun(ctx, id), created };
+}
+
+/**
+ * Creates the IMPORTED run of an old experiment folder; the same `import_key` again returns
+ * that run, so importing a folder twice never duplicates it.
+ */
+export function registerImport(
+  ctx: Context,
+  r: ImportRegistration,
+): { run: Run; created: boolean } {
+  const at = ctx.now().toISOString();
+  const { id, created } = ctx.db.tx(() => {
+    const existing = runsDb.getRunByImportKey(ctx.db, r.import_key);
+    if (existing) return { id: existing.id, created: false };
+    const id = ctx.newId("r");
+    projectsDb.ensureProject(ctx.db, r.project, at);
+    if (r.experiment) {
+      projectsDb.ensureExperiment(ctx.db, {
+        id: ctx.newId("e"),
+        project: r.project,
+        name: r.experiment,
+      }, at);
+    }
+    runsDb.insertRun(ctx.db, {
+      id,
+      job_id: null,
+      attempt: 1,
+      project: r.project,
+      experiment: r.experiment ?? null,
+      name: r.name,
+      source: "import",
+      status: "IMPORTED",
+      config: r.config ?? {},
+      env: {},
+      max_steps: null,
+      created_at: at,
+      started_at: null,
+    });
+    runsDb.setImportKey(ctx.db, id, r.import_key);
+    return { id, created: true };
   });
   return { run: getRun(ctx, id), created };
 }

@@ -102,6 +102,8 @@ CREATE TABLE runs (
   epoch INTEGER,
   max_steps INTEGER,
   node_id TEXT,
+  import_key TEXT UNIQUE,
+  gpu_indices TEXT NOT NULL DEFAULT '[]',
   dropped_points INTEGER NOT NULL DEFAULT 0,
   created_at TEXT NOT NULL,
   started_at TEXT,

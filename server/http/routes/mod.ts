@@ -1,5 +1,6 @@
 import type { RouteDef } from "../route.ts";
 import { adminRoutes } from "./admin.ts";
+import { agentRoutes } from "./agent.ts";
 import { authRoutes } from "./auth.ts";
 import { eventRoutes } from "./events.ts";
 import { jobRoutes } from "./jobs.ts";
@@ -20,4 +21,5 @@ export const apiRoutes: RouteDef[] = [
   ...projectRoutes,
   ...sdkRoutes,
   ...adminRoutes,
+  ...agentRoutes,
 ];

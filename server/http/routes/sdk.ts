@@ -1,9 +1,19 @@
-import { sdkLogBatch, sdkRunRegistration } from "../../../protocol/rest.ts";
-import { ingestBatch, registerSdkRun } from "../../runs/service.ts";
+import { importRegistration, sdkLogBatch, sdkRunRegistration } from "../../../protocol/rest.ts";
+import { ingestBatch, registerImport, registerSdkRun } from "../../runs/service.ts";
 import { readJson } from "../body.ts";
 import { idParam, type RouteDef } from "../route.ts";
 
 export const sdkRoutes: RouteDef[] = [
+  {
+    method: "POST",
+    path: "/api/imports",
+    scope: "write",
+    handler: async (c, ctx) => {
+      const body = await readJson(c.req.raw, importRegistration, "import");
+      const result = registerImport(ctx, body);
+      return c.json(result, result.created ? 201 : 200);
+    },
+  },
   {
     method: "POST",
     path: "/api/sdk/runs",

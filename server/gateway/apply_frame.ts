@@ -1,0 +1,135 @@
+/**
+ * Applies one data frame from an agent: exactly once per `(node, stream, seq)`, in the same
+ * transaction as the cursor, and only for the attempt the server currently gives that node
+ * (attempt numbers fence stale copies of a job).
+ */
+import type { DataFrame, StreamName } from "../../protocol/agent.ts";
+import type { SdkLogBatch } from "../../protocol/rest.ts";
+import { cursors, jobs as jobsDb } from "../db/mod.ts";
+import type { JobState } from "../db/jobs.ts";
+import type { Context } from "../context.ts";
+import { emitEvent } from "../events/emit.ts";
+import { endAttempt, markRunning } from "../jobs/transitions.ts";
+import { ingestBatch } from "../runs/service.ts";
+
+/** What the gateway does after a frame: ack it, and maybe refuse it or kill a stale copy. */
+export interface FrameOutcome {
+  ack: { stream: StreamName; seq: number };
+  applied: boolean;
+  refused?: string;
+  kill?: { job_id: string; attempt: number; reason: string };
+}
+
+/** Applies a frame (or skips it as already applied) and advances the cursor, in one transaction. */
+export function applyDataFrame(ctx: Context, nodeId: string, frame: DataFrame): FrameOutcome {
+  return ctx.db.tx(() => {
+    const ack = { stream: frame.stream, seq: frame.seq };
+    if (frame.seq <= cursors.getCursor(ctx.db, nodeId, frame.stream)) {
+      return { ack, applied: false };
+    }
+    cursors.setCursor(ctx.db, nodeId, frame.stream, frame.seq);
+    if (frame.type === "event") {
+      emitEvent(ctx, { ...frame.event, node_id: nodeId });
+      return { ack, applied: true };
+    }
+    const job = jobsDb.getJob(ctx.db, frame.job_id);
+    const stale = staleReason(job, nodeId, frame.attempt, frame.run_id);
+    if (stale) {
+      const running = frame.type === "job_state" && frame.state === "RUNNING";
+      return {
+        ack,
+        applied: false,
+        refused: `Refused ${frame.type} frame ${frame.stream}#${frame.seq}: ${stale}`,
+        kill: running
+          ? { job_id: frame.job_id, attempt: frame.attempt, reason: `stale copy: ${stale}` }
+          : undefined,
+      };
+    }
+    applyJobFrame(ctx, job!, frame);
+    return { ack, applied: true };
+  });
+}
+
+function staleReason(
+  job: JobState | null,
+  nodeId: string,
+  attempt: number,
+  runId: string,
+): string | null {
+  if (!job) return `job does not exist`;
+  if (job.attempt !== attempt) {
+    return `job "${job.id}" is at attempt ${job.attempt}, the frame is for attempt ${attempt}`;
+  }
+  if (job.node_id !== nodeId) {
+    return `job "${job.id}" attempt ${attempt} belongs to node "${
+      job.node_id ?? "none"
+    }", not "${nodeId}"`;
+  }
+  if (job.run_id !== runId) {
+    return `run "${runId}" is not the run of job "${job.id}" attempt ${attempt}`;
+  }
+  return null;
+}
+
+const ACTIVE = new Set(["DISPATCHED", "RUNNING"]);
+
+function applyJobFrame(ctx: Context, job: JobState, frame: Exclude<DataFrame, { type: "event" }>) {
+  switch (frame.type) {
+    case "job_state": {
+      if (!ACTIVE.has(job.status)) return; // already ended (e.g. a replay after a restart)
+      const at = new Date(frame.ts * 1000);
+      if (frame.state === "RUNNING") {
+        markRunning(ctx, job, frame.pid ?? null, at);
+        return;
+      }
+      const tail = frame.log_tail ?? [];
+      const outcome = frame.state === "CANCELLED"
+        ? "CANCELLED"
+        : frame.state === "EXITED" && frame.exit_code === 0 && !frame.failure_class
+        ? "SUCCEEDED"
+        : "FAILED";
+      const failureClass = frame.failure_class ??
+        (frame.state === "DISPATCH_FAILED"
+          ? "DISPATCH_FAILED"
+          : frame.state === "GONE"
+          ? "AGENT_RESTART"
+          : outcome === "FAILED"
+          ? (frame.signal ? "SIGNAL" : "EXIT_CODE")
+          : null);
+      endAttempt(ctx, job, {
+        outcome,
+        failure_class: failureClass,
+        exit_code: frame.exit_code ?? null,
+        signal: frame.signal ?? null,
+        reason: frame.reason ?? describeExit(frame.exit_code, frame.signal, tail),
+        at,
+      });
+      return;
+    }
+    case "metrics":
+      ingestBatch(ctx, job.run_id!, { points: frame.points });
+      return;
+    case "logs":
+      ingestBatch(ctx, job.run_id!, { logs: frame.lines });
+      return;
+    case "checkpoint":
+      ingestBatch(ctx, job.run_id!, { checkpoints: [frame.checkpoint] });
+      return;
+    case "sdk": {
+      // A job's run ends with its process, not with the script's finish() call.
+      const { status: _status, ...batch } = frame.batch as SdkLogBatch;
+      ingestBatch(ctx, job.run_id!, batch);
+      return;
+    }
+  }
+}
+
+function describeExit(
+  code: number | null | undefined,
+  signal: string | null | undefined,
+  _tail: string[],
+) {
+  if (signal) return `killed by ${signal}`;
+  if (code !== null && code !== undefined) return `exited with code ${code}`;
+  return "ended";
+}

@@ -1,0 +1,414 @@
+/**
+ * The agent gateway: one WebSocket per GPU host at `/api/agent/ws`. It records what agents
+ * say (hello, heartbeats, data frames), acks data after it is committed, sends dispatches
+ * and cancels, notices silent nodes, and drives the scheduler loop.
+ */
+import {
+  agentFrame,
+  type DispatchSpec,
+  type HeartbeatFrame,
+  type HelloFrame,
+  type OwnedProcess,
+  type ServerFrame,
+  STREAMS,
+} from "../../protocol/agent.ts";
+import { cursors, jobs as jobsDb, nodes as nodesDb } from "../db/mod.ts";
+import type { JobState } from "../db/jobs.ts";
+import { topics } from "../bus/bus.ts";
+import type { Context } from "../context.ts";
+import { emitEvent } from "../events/emit.ts";
+import { DEFAULT_GRACE_S, endAttempt, reattachLostAttempt } from "../jobs/transitions.ts";
+import { type NodeLink, SchedulerLoop } from "../scheduler/loop.ts";
+import { applyDataFrame } from "./apply_frame.ts";
+
+export interface GatewayOptions {
+  /** Silence after which a node is OFFLINE and its jobs LOST. @default 90_000 */
+  nodeTimeoutMs?: number;
+  /** How often liveness is checked. @default 5_000 */
+  livenessIntervalMs?: number;
+  /** Heartbeats in a row that may miss a dispatched job before it is declared gone. @default 2 */
+  missedHeartbeats?: number;
+  /** @default 5_000 */
+  schedulerIntervalMs?: number;
+  /** A monotonic clock in ms (liveness must not jump with the wall clock). */
+  monotonic?: () => number;
+}
+
+interface Session {
+  socket: WebSocket;
+  nodeId: string | null;
+}
+
+interface NodeState {
+  session: Session | null;
+  lastSeen: number;
+  foreign: Map<number, number>;
+  /** Jobs assigned here that the agent's heartbeats did not list, and how many times. */
+  misses: Map<string, number>;
+}
+
+export class AgentGateway implements NodeLink {
+  readonly scheduler: SchedulerLoop;
+  #ctx: Context;
+  #timeoutMs: number;
+  #livenessMs: number;
+  #missedHeartbeats: number;
+  #monotonic: () => number;
+  #nodes = new Map<string, NodeState>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #unsubscribe = () => {};
+
+  constructor(ctx: Context, options: GatewayOptions = {}) {
+    this.#ctx = ctx;
+    this.#timeoutMs = options.nodeTimeoutMs ?? 90_000;
+    this.#livenessMs = options.livenessIntervalMs ?? 5_000;
+    this.#missedHeartbeats = options.missedHeartbeats ?? 2;
+    this.#monotonic = options.monotonic ?? (() => performance.now());
+    this.scheduler = new SchedulerLoop(ctx, this, { intervalMs: options.schedulerIntervalMs });
+  }
+
+  /** Starts liveness checks and the scheduler. Nodes ONLINE in the store get a full timeout to reconnect. */
+  start(): void {
+    if (this.#timer !== undefined) return;
+    const now = this.#monotonic();
+    for (const n of nodesDb.listNodes(this.#ctx.db)) {
+      if (n.status === "ONLINE") this.#state(n.id).lastSeen = now;
+    }
+    this.#unsubscribe = this.#ctx.bus.subscribe<{ job_id: string; reason: string }>(
+      topics.jobs,
+      (m) => {
+        if (m.reason === "cancel") this.#forwardCancel(m.job_id);
+      },
+    );
+    this.#timer = setInterval(() => this.runOnce(), this.#livenessMs);
+    this.scheduler.start();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#unsubscribe();
+    this.scheduler.stop();
+    for (const s of this.#nodes.values()) {
+      try {
+        s.session?.socket.close(1001, "server stopping");
+      } catch {
+        // already closed
+      }
+    }
+  }
+
+  /** One liveness pass: nodes silent past the timeout go OFFLINE and their jobs are LOST. */
+  runOnce(): { offline: string[] } {
+    const now = this.#monotonic();
+    const offline: string[] = [];
+    for (const n of nodesDb.listNodes(this.#ctx.db)) {
+      if (n.status !== "ONLINE") continue;
+      const st = this.#state(n.id);
+      if (now - st.lastSeen < this.#timeoutMs) continue;
+      offline.push(n.id);
+      this.#markOffline(n.id, Math.round((now - st.lastSeen) / 1000));
+    }
+    if (offline.length) this.scheduler.trigger();
+    return { offline };
+  }
+
+  /** Takes over an upgraded WebSocket of an agent. */
+  attach(socket: WebSocket): void {
+    const session: Session = { socket, nodeId: null };
+    socket.onmessage = (e) => this.#onMessage(session, e.data);
+    socket.onclose = () => {
+      if (session.nodeId) {
+        const st = this.#state(session.nodeId);
+        if (st.session === session) st.session = null;
+      }
+    };
+    socket.onerror = () => {};
+  }
+
+  // NodeLink, for the scheduler loop.
+  connectedNodes(): Set<string> {
+    const out = new Set<string>();
+    for (const [id, st] of this.#nodes) if (st.session) out.add(id);
+    return out;
+  }
+
+  foreignMemory(nodeId: string): Map<number, number> {
+    return this.#nodes.get(nodeId)?.foreign ?? new Map();
+  }
+
+  sendDispatch(nodeId: string, spec: DispatchSpec): boolean {
+    return this.#send(nodeId, { type: "dispatch", job: spec });
+  }
+
+  #state(nodeId: string): NodeState {
+    let st = this.#nodes.get(nodeId);
+    if (!st) {
+      st = { session: null, lastSeen: this.#monotonic(), foreign: new Map(), misses: new Map() };
+      this.#nodes.set(nodeId, st);
+    }
+    return st;
+  }
+
+  #send(nodeId: string, frame: ServerFrame): boolean {
+    const socket = this.#nodes.get(nodeId)?.session?.socket;
+    if (!socket || socket.readyState !== WebSocket.OPEN) return false;
+    socket.send(JSON.stringify(frame));
+    return true;
+  }
+
+  #sendTo(session: Session, frame: ServerFrame): void {
+    if (session.socket.readyState === WebSocket.OPEN) session.socket.send(JSON.stringify(frame));
+  }
+
+  #onMessage(session: Session, data: unknown): void {
+    let frame;
+    try {
+      if (typeof data !== "string") throw new Error("frames are JSON text");
+      if (data.length > 16 * 1024 * 1024) {
+        throw new Error(`a frame of ${data.length} bytes is too large`);
+      }
+      const parsed = agentFrame.safeParse(JSON.parse(data));
+      if (!parsed.success) {
+        const i = parsed.error.issues[0];
+        throw new Error(`${i.path.join(".") || "frame"}: ${i.message}`);
+      }
+      frame = parsed.data;
+    } catch (err) {
+      this.#sendTo(session, { type: "error", message: `Invalid frame: ${(err as Error).message}` });
+      return;
+    }
+    try {
+      if (frame.type === "hello") return this.#onHello(session, frame);
+      if (!session.nodeId) {
+        this.#sendTo(session, { type: "error", message: "Send hello first" });
+        return;
+      }
+      this.#state(session.nodeId).lastSeen = this.#monotonic();
+      if (frame.type === "heartbeat") return this.#onHeartbeat(session.nodeId, frame);
+      const outcome = applyDataFrame(this.#ctx, session.nodeId, frame);
+      if (outcome.refused) this.#sendTo(session, { type: "error", message: outcome.refused });
+      if (outcome.kill) {
+        this.#kill(session.nodeId, outcome.kill.job_id, outcome.kill.attempt, outcome.kill.reason);
+      }
+      // Acked only after the transaction committed (applyDataFrame returned).
+      this.#sendTo(session, { type: "ack", ...outcome.ack });
+    } catch (err) {
+      this.#ctx.log.error("agent frame failed", {
+        node: session.nodeId,
+        type: frame.type,
+        error: String((err as Error)?.stack ?? err),
+      });
+      this.#sendTo(session, {
+        type: "error",
+        message: `The server failed to apply a ${frame.type} frame`,
+      });
+    }
+  }
+
+  #onHello(session: Session, hello: HelloFrame): void {
+    const ctx = this.#ctx;
+    const nodeId = hello.node_id;
+    const st = this.#state(nodeId);
+    if (st.session && st.session !== session) {
+      // A reconnect wins over a connection the agent has already given up on.
+      try {
+        st.session.socket.close(4000, "replaced by a newer connection");
+      } catch {
+        // already closed
+      }
+    }
+    session.nodeId = nodeId;
+    st.session = session;
+    st.lastSeen = this.#monotonic();
+    st.misses.clear();
+    const at = ctx.now();
+    const iso = at.toISOString();
+    ctx.db.tx(() => {
+      const before = nodesDb.getNode(ctx.db, nodeId);
+      nodesDb.upsertNode(ctx.db, {
+        id: nodeId,
+        hostname: hello.hostname,
+        status: "ONLINE",
+        gpus: hello.gpus.map((g) => ({
+          index: g.index,
+          uuid: g.uuid,
+          name: g.name,
+          memory_total_mb: g.memory_total_mb,
+          ...(g.fake ? { fake: true } : {}),
+        })),
+        cpu_count: hello.cpu_count,
+        memory_mb: hello.memory_mb,
+        disk_free_mb: hello.disk_free_mb,
+        labels: hello.labels,
+        agent_version: hello.agent_version,
+        cpu_slots: hello.cpu_slots,
+        avoid_foreign_gpus: hello.avoid_foreign_gpus,
+        fake_gpus: hello.fake_gpus,
+        last_heartbeat_at: iso,
+      }, iso);
+      if (!before || before.status !== "ONLINE") {
+        const gpus = hello.gpus.length;
+        emitEvent(ctx, {
+          type: "NODE_ONLINE",
+          severity: "info",
+          node_id: nodeId,
+          message: `Node ${nodeId} online: ${gpus} ${hello.fake_gpus ? "fake " : ""}GPU${
+            gpus === 1 ? "" : "s"
+          }`,
+          data: { gpus, fake_gpus: hello.fake_gpus },
+        });
+      }
+      for (const p of hello.running) {
+        const job = jobsDb.getJob(ctx.db, p.job_id);
+        if (job) reattachLostAttempt(ctx, job, p.attempt, nodeId, at);
+      }
+    });
+    for (const stream of STREAMS) {
+      this.#sendTo(session, {
+        type: "ack",
+        stream,
+        seq: cursors.getCursor(ctx.db, nodeId, stream),
+      });
+    }
+    this.#reconcileOwned(nodeId, hello.running);
+    this.scheduler.trigger();
+  }
+
+  #onHeartbeat(nodeId: string, hb: HeartbeatFrame): void {
+    const ctx = this.#ctx;
+    const st = this.#state(nodeId);
+    st.foreign = new Map();
+    for (const f of hb.foreign) {
+      st.foreign.set(f.gpu_index, (st.foreign.get(f.gpu_index) ?? 0) + (f.used_mb ?? 1));
+    }
+    const iso = ctx.now().toISOString();
+    nodesDb.recordHeartbeat(
+      ctx.db,
+      nodeId,
+      {
+        gpus: hb.gpus,
+        cpu_pct: hb.cpu_pct,
+        mem_used_mb: hb.mem_used_mb,
+        foreign: hb.foreign,
+        ts: hb.ts,
+      },
+      hb.disk_free_mb,
+      iso,
+    );
+    this.#reconcileOwned(nodeId, hb.running);
+    this.#checkMissing(nodeId, hb.running);
+  }
+
+  /** Kills copies the server did not give this node; resends cancels that are still pending. */
+  #reconcileOwned(nodeId: string, running: OwnedProcess[]): void {
+    for (const p of running) {
+      const job = jobsDb.getJob(this.#ctx.db, p.job_id);
+      const ours = job && job.node_id === nodeId && job.attempt === p.attempt &&
+        (job.status === "DISPATCHED" || job.status === "RUNNING");
+      if (!ours) {
+        const why = !job
+          ? "the job does not exist"
+          : `job "${job.id}" is ${job.status} at attempt ${job.attempt} on ${
+            job.node_id ?? "no node"
+          }`;
+        this.#kill(nodeId, p.job_id, p.attempt, `stale copy: ${why}`);
+      } else if (job.cancel_requested && p.state !== "STOPPING") {
+        this.#send(nodeId, {
+          type: "cancel",
+          job_id: job.id,
+          attempt: job.attempt,
+          grace_s: job.grace_s ?? DEFAULT_GRACE_S,
+          reason: job.reason ?? "cancel requested",
+        });
+      }
+    }
+  }
+
+  /** A job the server placed here that the agent keeps not listing is gone (dispatch lost, or the agent forgot it). */
+  #checkMissing(nodeId: string, running: OwnedProcess[]): void {
+    const ctx = this.#ctx;
+    const st = this.#state(nodeId);
+    const listed = new Set(running.map((p) => `${p.job_id}#${p.attempt}`));
+    const assigned = jobsDb.jobsInStatus(ctx.db, ["DISPATCHED", "RUNNING"]).filter((j) =>
+      j.node_id === nodeId
+    );
+    const seen = new Set<string>();
+    for (const job of assigned) {
+      const key = `${job.id}#${job.attempt}`;
+      seen.add(key);
+      if (listed.has(key)) {
+        st.misses.delete(key);
+        continue;
+      }
+      const misses = (st.misses.get(key) ?? 0) + 1;
+      st.misses.set(key, misses);
+      if (misses < this.#missedHeartbeats) continue;
+      st.misses.delete(key);
+      ctx.db.tx(() => {
+        const fresh = jobsDb.getJob(ctx.db, job.id);
+        if (
+          !fresh || fresh.attempt !== job.attempt ||
+          !["DISPATCHED", "RUNNING"].includes(fresh.status)
+        ) return;
+        endAttempt(ctx, fresh, {
+          outcome: "FAILED",
+          failure_class: "AGENT_RESTART",
+          reason: `the agent on ${nodeId} no longer runs it (${misses} heartbeats without it)`,
+          at: ctx.now(),
+        });
+      });
+    }
+    for (const key of st.misses.keys()) if (!seen.has(key)) st.misses.delete(key);
+  }
+
+  #kill(nodeId: string, jobId: string, attempt: number, reason: string): void {
+    this.#ctx.log.warn("killing a stale copy", { node: nodeId, job: jobId, attempt, reason });
+    this.#send(nodeId, { type: "cancel", job_id: jobId, attempt, grace_s: 0, reason });
+  }
+
+  #forwardCancel(jobId: string): void {
+    const job = jobsDb.getJob(this.#ctx.db, jobId);
+    if (!job || !job.cancel_requested || !job.node_id) return;
+    if (job.status !== "DISPATCHED" && job.status !== "RUNNING") return;
+    this.#send(job.node_id, {
+      type: "cancel",
+      job_id: job.id,
+      attempt: job.attempt,
+      grace_s: job.grace_s ?? DEFAULT_GRACE_S,
+      reason: job.reason ?? "cancel requested",
+    });
+  }
+
+  #markOffline(nodeId: string, silentS: number): void {
+    const ctx = this.#ctx;
+    const st = this.#state(nodeId);
+    try {
+      st.session?.socket.close(4001, "no heartbeat");
+    } catch {
+      // already closed
+    }
+    st.session = null;
+    ctx.db.tx(() => {
+      if (!nodesDb.setNodeStatus(ctx.db, nodeId, "OFFLINE", ctx.now().toISOString())) return;
+      emitEvent(ctx, {
+        type: "NODE_OFFLINE",
+        severity: "warning",
+        node_id: nodeId,
+        message: `Node ${nodeId} offline: no heartbeat for ${silentS} s`,
+        data: { silent_s: silentS },
+      });
+      const lost: JobState[] = jobsDb.jobsInStatus(ctx.db, ["DISPATCHED", "RUNNING"]).filter((j) =>
+        j.node_id === nodeId
+      );
+      for (const job of lost) {
+        endAttempt(ctx, job, {
+          outcome: "LOST",
+          failure_class: "NODE_LOST",
+          reason: `node ${nodeId} went silent for ${silentS} s`,
+          at: ctx.now(),
+        });
+      }
+    });
+  }
+}

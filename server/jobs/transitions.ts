@@ -1,0 +1,239 @@
+/**
+ * The state changes of a job's attempt after it was queued: dispatched to a node, running,
+ * ended (and maybe requeued), lost with its node, reattached. Each runs inside the caller's
+ * transaction and tells the scheduler that capacity or the queue changed.
+ */
+import type { FailureClass } from "../../protocol/rest.ts";
+import { jobs as jobsDb, runs as runsDb } from "../db/mod.ts";
+import type { JobState } from "../db/jobs.ts";
+import { topics } from "../bus/bus.ts";
+import type { Context } from "../context.ts";
+import { emitEvent } from "../events/emit.ts";
+import { isInfrastructureFailure, retryDecision } from "../scheduler/mod.ts";
+
+/** The grace period between SIGTERM and SIGKILL when a job does not set one. */
+export const DEFAULT_GRACE_S = 5;
+
+function changed(ctx: Context, jobId: string, reason: string): void {
+  ctx.db.afterCommit(() => ctx.bus.publish(topics.jobs, { job_id: jobId, reason }));
+}
+
+/** Places a queued job on a node: creates the attempt's run and marks the job DISPATCHED. */
+export function dispatchJob(
+  ctx: Context,
+  job: JobState,
+  nodeId: string,
+  gpuIndices: number[],
+): { run_id: string } {
+  const at = ctx.now().toISOString();
+  const runId = ctx.newId("r");
+  runsDb.insertRun(ctx.db, {
+    id: runId,
+    job_id: job.id,
+    attempt: job.attempt,
+    project: job.project,
+    experiment: job.experiment,
+    name: job.attempt === 1 ? job.name : `${job.name} #${job.attempt}`,
+    source: "job",
+    status: "QUEUED",
+    config: {},
+    env: {},
+    max_steps: job.max_steps,
+    created_at: at,
+    started_at: null,
+  });
+  runsDb.updateRun(ctx.db, runId, { node_id: nodeId, gpu_indices: gpuIndices }, at);
+  jobsDb.updateJob(
+    ctx.db,
+    job.id,
+    {
+      status: "DISPATCHED",
+      node_id: nodeId,
+      gpu_indices: gpuIndices,
+      run_id: runId,
+      reason: null,
+    },
+    at,
+    ["QUEUED"],
+  );
+  const gpus = gpuIndices.length ? `GPU ${gpuIndices.join(",")}` : "no GPU";
+  emitEvent(ctx, {
+    type: "JOB_DISPATCHED",
+    severity: "info",
+    job_id: job.id,
+    run_id: runId,
+    node_id: nodeId,
+    message:
+      `Job "${job.name}" (${job.id}) attempt ${job.attempt} dispatched to ${nodeId}, ${gpus}`,
+    data: { attempt: job.attempt, gpu_indices: gpuIndices },
+  });
+  return { run_id: runId };
+}
+
+/** The agent started the attempt's process. */
+export function markRunning(ctx: Context, job: JobState, pid: number | null, at: Date): void {
+  const iso = at.toISOString();
+  if (job.status === "RUNNING") return;
+  jobsDb.updateJob(ctx.db, job.id, { status: "RUNNING", started_at: iso }, iso, ["DISPATCHED"]);
+  if (job.run_id) runsDb.updateRun(ctx.db, job.run_id, { status: "RUNNING", started_at: iso }, iso);
+  emitEvent(ctx, {
+    type: "RUN_STARTED",
+    severity: "info",
+    job_id: job.id,
+    run_id: job.run_id,
+    node_id: job.node_id,
+    message:
+      `Run of job "${job.name}" (${job.id}) attempt ${job.attempt} started on ${job.node_id}` +
+      (pid ? ` as pid ${pid}` : ""),
+    data: { attempt: job.attempt, pid },
+  });
+}
+
+/** How an attempt ended, as the agent (or the server, for a lost node) saw it. */
+export interface AttemptEnd {
+  outcome: "SUCCEEDED" | "FAILED" | "CANCELLED" | "LOST";
+  failure_class: FailureClass | null;
+  exit_code?: number | null;
+  signal?: string | null;
+  reason: string;
+  at: Date;
+}
+
+/**
+ * Ends the current attempt and, for a failure whose class allows it, requeues the job as
+ * the next attempt (a new run at the next dispatch). Returns whether it was requeued.
+ */
+export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolean {
+  const iso = end.at.toISOString();
+  const cancelled = end.outcome === "CANCELLED" ||
+    (job.cancel_requested && end.outcome !== "SUCCEEDED");
+  const outcome = cancelled ? "CANCELLED" : end.outcome;
+  const failureClass = cancelled ? "CANCELLED" : end.failure_class;
+  if (job.run_id) {
+    runsDb.updateRun(ctx.db, job.run_id, { status: outcome, finished_at: iso }, iso);
+  }
+  const eventType = {
+    SUCCEEDED: "RUN_SUCCEEDED",
+    FAILED: "RUN_FAILED",
+    CANCELLED: "RUN_CANCELLED",
+    LOST: "RUN_LOST",
+  }[outcome];
+  emitEvent(ctx, {
+    type: eventType,
+    severity: outcome === "FAILED" || outcome === "LOST" ? "warning" : "info",
+    job_id: job.id,
+    run_id: job.run_id,
+    node_id: job.node_id,
+    message:
+      `Run of job "${job.name}" (${job.id}) attempt ${job.attempt} ended ${outcome}: ${end.reason}`,
+    data: {
+      attempt: job.attempt,
+      failure_class: failureClass,
+      exit_code: end.exit_code ?? null,
+      signal: end.signal ?? null,
+    },
+  });
+  if (failureClass === "OOM") {
+    emitEvent(ctx, {
+      type: "OOM",
+      severity: "critical",
+      job_id: job.id,
+      run_id: job.run_id,
+      node_id: job.node_id,
+      message: `Job "${job.name}" (${job.id}) ran out of memory: ${end.reason}`,
+      data: { attempt: job.attempt },
+    });
+  }
+  const base = {
+    failure_class: outcome === "SUCCEEDED" ? null : failureClass,
+    exit_code: end.exit_code ?? null,
+    signal: end.signal ?? null,
+    reason: end.reason,
+  };
+  const decision = outcome === "SUCCEEDED" || outcome === "CANCELLED" || !failureClass
+    ? { requeue: false, reason: "" }
+    : retryDecision({
+      attempt: job.attempt,
+      max_attempts: job.max_attempts,
+      infra_attempts: job.infra_attempts,
+    }, failureClass);
+  if (decision.requeue) {
+    const infra = isInfrastructureFailure(failureClass!);
+    jobsDb.updateJob(ctx.db, job.id, {
+      ...base,
+      status: "QUEUED",
+      attempt: job.attempt + 1,
+      infra_attempts: job.infra_attempts + (infra ? 1 : 0),
+      node_id: null,
+      gpu_indices: [],
+      run_id: null,
+      started_at: null,
+      finished_at: null,
+      reason: `Attempt ${job.attempt} ended ${outcome} (${failureClass}): requeued`,
+    }, iso);
+    emitEvent(ctx, {
+      type: "JOB_RETRIED",
+      severity: "info",
+      job_id: job.id,
+      message: `Job "${job.name}" (${job.id}) requeued as attempt ${
+        job.attempt + 1
+      }: ${decision.reason}`,
+      data: { attempt: job.attempt + 1, failure_class: failureClass, automatic: true },
+    });
+  } else {
+    jobsDb.updateJob(ctx.db, job.id, {
+      ...base,
+      status: outcome,
+      finished_at: iso,
+      reason: decision.reason ? `${end.reason}; ${decision.reason}` : end.reason,
+    }, iso);
+  }
+  changed(ctx, job.id, "ended");
+  return decision.requeue;
+}
+
+/**
+ * An agent came back still running an attempt that was marked LOST with its node and not
+ * yet placed elsewhere: the job gets that attempt back instead of starting a new one.
+ */
+export function reattachLostAttempt(
+  ctx: Context,
+  job: JobState,
+  attempt: number,
+  nodeId: string,
+  at: Date,
+): boolean {
+  if (job.status !== "QUEUED" || job.attempt !== attempt + 1) return false;
+  const run = runsDb.getRunOfAttempt(ctx.db, job.id, attempt);
+  if (!run || run.status !== "LOST" || run.node_id !== nodeId) return false;
+  const iso = at.toISOString();
+  jobsDb.updateJob(
+    ctx.db,
+    job.id,
+    {
+      status: "RUNNING",
+      attempt,
+      infra_attempts: Math.max(0, job.infra_attempts - 1),
+      failure_class: null,
+      node_id: nodeId,
+      gpu_indices: run.gpu_indices,
+      run_id: run.id,
+      finished_at: null,
+      reason: `Reattached: ${nodeId} came back still running attempt ${attempt}`,
+    },
+    iso,
+    ["QUEUED"],
+  );
+  runsDb.updateRun(ctx.db, run.id, { status: "RUNNING", finished_at: null }, iso);
+  emitEvent(ctx, {
+    type: "RUN_STARTED",
+    severity: "info",
+    job_id: job.id,
+    run_id: run.id,
+    node_id: nodeId,
+    message: `Job "${job.name}" (${job.id}) attempt ${attempt} reattached: ${nodeId} still runs it`,
+    data: { attempt, reattached: true },
+  });
+  changed(ctx, job.id, "reattached");
+  return true;
+}

@@ -1,0 +1,222 @@
+/**
+ * The scheduler's I/O shell: loads the queue and the nodes' capacity, asks the pure
+ * `placeJobs` where jobs go, and applies its answer (runs created, jobs DISPATCHED, dispatch
+ * frames sent). Runs on every state change (the `jobs` topic, nodes coming and going) and
+ * on a slow timer as a backstop.
+ */
+import type { DispatchSpec } from "../../protocol/agent.ts";
+import type { NodeRecord } from "../../protocol/objects.ts";
+import { jobs as jobsDb, nodes as nodesDb } from "../db/mod.ts";
+import type { JobState } from "../db/jobs.ts";
+import { topics } from "../bus/bus.ts";
+import type { Context } from "../context.ts";
+import { emitEvent } from "../events/emit.ts";
+import { DEFAULT_GRACE_S, dispatchJob } from "../jobs/transitions.ts";
+import { type NodeCapacity, placeJobs, type QueuedJob, resolveDependencies } from "./mod.ts";
+
+/** What the loop needs from the agent gateway. */
+export interface NodeLink {
+  /** Nodes with a live agent connection. */
+  connectedNodes(): Set<string>;
+  /** Memory held by processes no job owns, per node and GPU index (from heartbeats). */
+  foreignMemory(nodeId: string): Map<number, number>;
+  sendDispatch(nodeId: string, spec: DispatchSpec): boolean;
+}
+
+export interface SchedulerLoopOptions {
+  /** @default 5000 */
+  intervalMs?: number;
+}
+
+/** Counts of one pass, for logs and tests. */
+export interface PassResult {
+  dispatched: number;
+  waiting: number;
+  dependency_failures: number;
+}
+
+export class SchedulerLoop {
+  #ctx: Context;
+  #link: NodeLink;
+  #intervalMs: number;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #pending = false;
+  #unsubscribe = () => {};
+  #reasons = new Map<string, string>();
+
+  constructor(ctx: Context, link: NodeLink, options: SchedulerLoopOptions = {}) {
+    this.#ctx = ctx;
+    this.#link = link;
+    this.#intervalMs = options.intervalMs ?? 5000;
+  }
+
+  start(): void {
+    if (this.#timer !== undefined) return;
+    this.#unsubscribe = this.#ctx.bus.subscribe(topics.jobs, () => this.trigger());
+    this.#timer = setInterval(() => this.trigger(), this.#intervalMs);
+    this.trigger();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#unsubscribe();
+  }
+
+  /** Asks for a pass soon; many triggers in one turn make one pass. */
+  trigger(): void {
+    if (this.#pending || this.#timer === undefined) return;
+    this.#pending = true;
+    setTimeout(() => {
+      this.#pending = false;
+      try {
+        this.runOnce();
+      } catch (err) {
+        this.#ctx.log.error("scheduling pass failed", {
+          error: String((err as Error)?.stack ?? err),
+        });
+      }
+    }, 0);
+  }
+
+  /** One scheduling pass. */
+  runOnce(): PassResult {
+    const ctx = this.#ctx;
+    const sends: [string, DispatchSpec][] = [];
+    const result = ctx.db.tx(() => {
+      const active = jobsDb.jobsInStatus(ctx.db, ["QUEUED", "DISPATCHED", "RUNNING"]);
+      const queued = active.filter((j) => j.status === "QUEUED");
+      if (queued.length === 0) return { dispatched: 0, waiting: 0, dependency_failures: 0 };
+      const deps = this.#resolveDependencies(queued);
+      const ready = new Set(deps.ready);
+      const queue: QueuedJob[] = queued.filter((j) => ready.has(j.id)).map((j) => ({
+        id: j.id,
+        priority: j.priority,
+        submit_seq: j.seq,
+        gpus: j.gpus,
+        node: j.node,
+      }));
+      const nodes = this.#capacity(active.filter((j) => j.status !== "QUEUED"));
+      const placement = placeJobs(queue, nodes);
+      const byId = new Map(queued.map((j) => [j.id, j]));
+      for (const a of placement.assignments) {
+        const job = byId.get(a.job_id)!;
+        const { run_id } = dispatchJob(ctx, job, a.node_id, a.gpu_indices);
+        sends.push([a.node_id, toSpec(job, run_id, a.gpu_indices)]);
+        this.#reasons.delete(job.id);
+      }
+      this.#recordReasons(placement.waiting, deps.blocked);
+      return {
+        dispatched: placement.assignments.length,
+        waiting: placement.waiting.length + deps.blocked.length,
+        dependency_failures: deps.failed,
+      };
+    });
+    for (const [nodeId, spec] of sends) {
+      if (!this.#link.sendDispatch(nodeId, spec)) {
+        ctx.log.warn("dispatch not delivered; the heartbeat check will requeue it", {
+          node: nodeId,
+          job: spec.job_id,
+        });
+      }
+    }
+    if (result.dispatched) ctx.log.info("scheduled", { ...result });
+    return result;
+  }
+
+  #resolveDependencies(queued: JobState[]) {
+    const ctx = this.#ctx;
+    const statusCache = new Map<string, JobState | null>();
+    const statusOf = (id: string) => {
+      if (!statusCache.has(id)) statusCache.set(id, jobsDb.getJob(ctx.db, id));
+      return statusCache.get(id)?.status;
+    };
+    const resolved = resolveDependencies(
+      queued.map((j) => ({ id: j.id, after: j.after })),
+      statusOf,
+    );
+    const at = ctx.now().toISOString();
+    for (const f of resolved.failed) {
+      jobsDb.updateJob(
+        ctx.db,
+        f.job_id,
+        {
+          status: "FAILED",
+          reason: f.reason,
+          finished_at: at,
+        },
+        at,
+        ["QUEUED"],
+      );
+      emitEvent(ctx, {
+        type: "JOB_DEPENDENCY_FAILED",
+        severity: "warning",
+        job_id: f.job_id,
+        message: f.reason,
+      });
+    }
+    return { ready: resolved.ready, blocked: resolved.blocked, failed: resolved.failed.length };
+  }
+
+  #capacity(running: JobState[]): NodeCapacity[] {
+    const connected = this.#link.connectedNodes();
+    return nodesDb.listNodes(this.#ctx.db).map((n: NodeRecord) => {
+      const mine = running.filter((j) => j.node_id === n.id);
+      const busy = new Set(mine.flatMap((j) => j.gpu_indices));
+      const foreign = this.#link.foreignMemory(n.id);
+      return {
+        id: n.id,
+        online: n.status === "ONLINE" && connected.has(n.id),
+        gpus: n.gpus.map((g) => ({
+          index: g.index,
+          busy: busy.has(g.index),
+          foreign_mem_mb: foreign.get(g.index) ?? 0,
+        })),
+        cpu_slots: n.cpu_slots,
+        cpu_running: mine.filter((j) => j.gpus === 0).length,
+        avoid_foreign_gpus: n.avoid_foreign_gpus,
+      };
+    });
+  }
+
+  /** Keeps each waiting job's reason current, writing only the ones that changed. */
+  #recordReasons(waiting: { job_id: string; reason: string }[], blocked: string[]) {
+    const ctx = this.#ctx;
+    const at = ctx.now().toISOString();
+    const reasons: [string, string][] = [
+      ...waiting.map((w) => [w.job_id, w.reason] as [string, string]),
+      ...blocked.map((id) =>
+        [id, "Waiting for the jobs it runs after to succeed"] as [string, string]
+      ),
+    ];
+    for (const [id, reason] of reasons) {
+      if (this.#reasons.get(id) === reason) continue;
+      this.#reasons.set(id, reason);
+      jobsDb.updateJob(ctx.db, id, { reason }, at, ["QUEUED"]);
+    }
+  }
+}
+
+/** The dispatch frame's job for an attempt. */
+export function toSpec(job: JobState, runId: string, gpuIndices: number[]): DispatchSpec {
+  return {
+    job_id: job.id,
+    attempt: job.attempt,
+    run_id: runId,
+    name: job.name,
+    kind: job.kind,
+    project: job.project,
+    experiment: job.experiment,
+    command: job.command,
+    shell: job.shell,
+    working_dir: job.working_dir,
+    env: job.env,
+    gpu_indices: gpuIndices,
+    runner: job.runner,
+    image: job.image,
+    tensorboard_dir: job.tensorboard_dir,
+    checkpoint_dir: job.checkpoint_dir,
+    grace_s: job.grace_s ?? DEFAULT_GRACE_S,
+    max_steps: job.max_steps,
+  };
+}

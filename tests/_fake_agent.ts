@@ -1,0 +1,141 @@
+/** A scripted agent for gateway tests: speaks the wire protocol over a real WebSocket. */
+import type { AgentFrame, HelloFrame, ServerFrame } from "../protocol/agent.ts";
+import { AgentGateway, type GatewayOptions } from "../server/gateway/gateway.ts";
+import { createHarness, type Harness } from "./_harness.ts";
+
+export interface GatewayHarness extends Harness {
+  gateway: AgentGateway;
+  base: string;
+  stop(): Promise<void>;
+}
+
+/** A harness whose app also runs the agent gateway, served on 127.0.0.1. */
+export async function createGatewayHarness(options: GatewayOptions = {}): Promise<GatewayHarness> {
+  const h = await createHarness();
+  const gateway = new AgentGateway(h.ctx, { schedulerIntervalMs: 200, ...options });
+  h.ctx.agents = gateway;
+  gateway.start();
+  const abort = new AbortController();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: abort.signal, onListen: () => {} },
+    h.app.fetch,
+  );
+  return {
+    ...h,
+    gateway,
+    base: `http://127.0.0.1:${server.addr.port}`,
+    async stop() {
+      gateway.stop();
+      abort.abort();
+      await server.finished;
+      await h.close();
+    },
+  };
+}
+
+export class FakeAgent {
+  received: ServerFrame[] = [];
+  #socket!: WebSocket;
+  #seq = { data: 0, sys: 0 };
+
+  static async connect(base: string, token: string): Promise<FakeAgent> {
+    const agent = new FakeAgent();
+    await agent.open(base, token);
+    return agent;
+  }
+
+  async open(base: string, token: string): Promise<void> {
+    const socket = new WebSocket(`${base.replace("http", "ws")}/api/agent/ws`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    socket.onmessage = (e) => this.received.push(JSON.parse(e.data));
+    await new Promise<void>((resolve, reject) => {
+      socket.onopen = () => resolve();
+      socket.onerror = (e) => reject(new Error(`WebSocket failed: ${(e as ErrorEvent).message}`));
+    });
+    this.#socket = socket;
+  }
+
+  send(frame: AgentFrame | Record<string, unknown>): void {
+    this.#socket.send(JSON.stringify(frame));
+  }
+
+  hello(overrides: Partial<HelloFrame> = {}): void {
+    this.send({
+      type: "hello",
+      node_id: "node-a",
+      hostname: "node-a.test",
+      agent_version: "test",
+      gpus: [0, 1].map((i) => ({
+        index: i,
+        uuid: `GPU-${i}`,
+        name: "Fake GPU",
+        memory_total_mb: 1000,
+        fake: true,
+      })),
+      fake_gpus: true,
+      cpu_count: 4,
+      memory_mb: 8000,
+      disk_free_mb: 100_000,
+      labels: {},
+      cpu_slots: 2,
+      avoid_foreign_gpus: false,
+      running: [],
+      ...overrides,
+    });
+  }
+
+  heartbeat(running: { job_id: string; attempt: number; run_id: string }[] = []): void {
+    this.send({
+      type: "heartbeat",
+      ts: Date.now() / 1000,
+      gpus: [],
+      cpu_pct: 1,
+      mem_used_mb: 100,
+      disk_free_mb: 100_000,
+      foreign: [],
+      running: running.map((r) => ({ ...r, pid: 1, state: "RUNNING" })),
+    });
+  }
+
+  /** Sends a data frame with the next seq of its stream; returns the seq. */
+  data(frame: Record<string, unknown>, stream: "data" | "sys" = "data", seq?: number): number {
+    const s = seq ?? ++this.#seq[stream];
+    this.send({ ...frame, stream, seq: s });
+    return s;
+  }
+
+  of<T extends ServerFrame["type"]>(type: T): Extract<ServerFrame, { type: T }>[] {
+    return this.received.filter((f) => f.type === type) as Extract<ServerFrame, { type: T }>[];
+  }
+
+  async until(predicate: (a: FakeAgent) => boolean, ms = 5000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!predicate(this)) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `condition not met in ${ms} ms; received ${JSON.stringify(this.received).slice(0, 2000)}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#socket.readyState === WebSocket.CLOSED) return;
+    const closed = new Promise((r) => this.#socket.addEventListener("close", r, { once: true }));
+    this.#socket.close();
+    await closed;
+  }
+}
+
+/** Polls until `fn` returns a truthy value. */
+export async function eventually<T>(fn: () => T | Promise<T>, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`not reached in ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

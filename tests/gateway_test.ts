@@ -1,0 +1,384 @@
+/** The agent gateway and the scheduler loop, driven by a scripted agent over a real WebSocket. */
+import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
+import { createGatewayHarness, eventually, FakeAgent, type GatewayHarness } from "./_fake_agent.ts";
+
+const gpuJob = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  command: ["python", "train.py"],
+  working_dir: "/w",
+  gpus: 1,
+  ...extra,
+});
+
+async function job(h: GatewayHarness, id: string) {
+  return (await h.call("GET", `/api/jobs/${id}`)).json;
+}
+
+async function connected(h: GatewayHarness): Promise<FakeAgent> {
+  const agent = await FakeAgent.connect(h.base, h.tokens.agent);
+  agent.hello();
+  await agent.until((a) => a.of("ack").length === 2);
+  return agent;
+}
+
+Deno.test("hello registers the node ONLINE and gets one ack per stream", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const agent = await connected(h);
+    assertEquals(agent.of("ack"), [{ type: "ack", stream: "data", seq: 0 }, {
+      type: "ack",
+      stream: "sys",
+      seq: 0,
+    }]);
+    const node = (await h.call("GET", "/api/nodes/node-a")).json;
+    assertEquals([node.status, node.gpus.length, node.fake_gpus], ["ONLINE", 2, true]);
+    const events = (await h.call("GET", "/api/events?type=NODE_ONLINE")).json.items;
+    assertEquals(events.length, 1);
+    await agent.close();
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("only agent tokens reach the agent socket", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const res = await fetch(`${h.base}/api/agent/ws`, {
+      headers: { authorization: `Bearer ${h.tokens.admin}`, upgrade: "websocket" },
+    });
+    assertEquals(res.status, 403);
+    await res.body?.cancel();
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("three 1-GPU jobs on 2 GPUs: two dispatched on distinct GPUs, the third after one ends", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const agent = await connected(h);
+    const ids: string[] = [];
+    for (const n of ["a", "b", "c"]) {
+      ids.push((await h.call("POST", "/api/jobs", { body: gpuJob(n) })).json.id);
+    }
+    await agent.until((a) => a.of("dispatch").length === 2);
+    const [d1, d2] = agent.of("dispatch").map((d) => d.job);
+    assertEquals([d1.job_id, d2.job_id], [ids[0], ids[1]]);
+    assertEquals(new Set([...d1.gpu_indices, ...d2.gpu_indices]), new Set([0, 1]));
+    assertEquals((await job(h, ids[2])).status, "QUEUED");
+    assertStringIncludes((await job(h, ids[2])).reason, "Cannot place");
+
+    for (const d of [d1, d2]) {
+      agent.data({
+        type: "job_state",
+        job_id: d.job_id,
+        attempt: 1,
+        run_id: d.run_id,
+        state: "RUNNING",
+        ts: Date.now() / 1000,
+        pid: 42,
+      });
+    }
+    await eventually(async () => (await job(h, ids[1])).status === "RUNNING");
+    agent.data({
+      type: "logs",
+      job_id: d1.job_id,
+      attempt: 1,
+      run_id: d1.run_id,
+      lines: [{ seq: 1, text: "epoch 1" }],
+    });
+    agent.data({
+      type: "job_state",
+      job_id: d1.job_id,
+      attempt: 1,
+      run_id: d1.run_id,
+      state: "EXITED",
+      ts: Date.now() / 1000,
+      exit_code: 0,
+    });
+    await agent.until((a) => a.of("dispatch").length === 3);
+    const d3 = agent.of("dispatch")[2].job;
+    assertEquals([d3.job_id, d3.gpu_indices], [ids[2], d1.gpu_indices]);
+    const first = await job(h, ids[0]);
+    assertEquals([first.status, first.exit_code, first.failure_class], ["SUCCEEDED", 0, null]);
+    const run = (await h.call("GET", `/api/runs/${d1.run_id}`)).json;
+    assertEquals([run.status, run.source, run.job_id], ["SUCCEEDED", "job", ids[0]]);
+    const logs = (await h.call("GET", `/api/runs/${d1.run_id}/logs`)).json.lines;
+    assertEquals(logs.map((l: { text: string }) => l.text), ["epoch 1"]);
+    await agent.close();
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("frames are applied once: a replay is acked and ignored", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const agent = await connected(h);
+    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
+    await agent.until((a) => a.of("dispatch").length === 1);
+    const d = agent.of("dispatch")[0].job;
+    const points = {
+      type: "metrics",
+      job_id: id,
+      attempt: 1,
+      run_id: d.run_id,
+      points: [{ key: "loss", step: 1, value: 2 }],
+    };
+    const seq = agent.data(points);
+    agent.data({ ...points, points: [{ key: "loss", step: 1, value: 99 }] }, "data", seq);
+    await agent.until((a) =>
+      a.of("ack").filter((x) => x.stream === "data" && x.seq === seq).length === 2
+    );
+    const q = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: [d.run_id], keys: ["loss"] },
+    });
+    assertEquals(q.json.series[0].values, [2]);
+    // After a reconnect, the hello's ack carries the cursor.
+    await agent.close();
+    const again = await FakeAgent.connect(h.base, h.tokens.agent);
+    again.hello({
+      running: [{ job_id: id, attempt: 1, run_id: d.run_id, pid: 1, state: "STARTING" }],
+    });
+    await again.until((a) => a.of("ack").length === 2);
+    assertEquals(again.of("ack")[0], { type: "ack", stream: "data", seq });
+    await again.close();
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("exit classes: EXIT_CODE and OOM are not retried, OOM raises an event, SIGNAL is", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const agent = await connected(h);
+    const cases = [
+      {
+        name: "exit1",
+        state: { exit_code: 1, failure_class: "EXIT_CODE" },
+        want: ["FAILED", "EXIT_CODE", 1],
+      },
+      { name: "oom", state: { exit_code: 1, failure_class: "OOM" }, want: ["FAILED", "OOM", 1] },
+      {
+        name: "sig",
+        state: { exit_code: null, signal: "SIGTERM", failure_class: "SIGNAL" },
+        want: ["DISPATCHED", "SIGNAL", 2],
+      },
+    ];
+    for (const c of cases) {
+      const id = (await h.call("POST", "/api/jobs", { body: gpuJob(c.name) })).json.id;
+      await agent.until((a) => a.of("dispatch").some((d) => d.job.job_id === id));
+      const d = agent.of("dispatch").find((x) => x.job.job_id === id)!.job;
+      agent.data({
+        type: "job_state",
+        job_id: id,
+        attempt: 1,
+        run_id: d.run_id,
+        state: "EXITED",
+        ts: Date.now() / 1000,
+        ...c.state,
+      });
+      // A requeued job is dispatched again at once: the GPU is free.
+      await eventually(async () => (await job(h, id)).status === c.want[0]);
+      const j = await job(h, id);
+      assertEquals([j.status, j.failure_class, j.attempt], c.want, c.name);
+    }
+    const oom = (await h.call("GET", "/api/events?type=OOM")).json.items;
+    assertEquals(oom.length, 1);
+    assertEquals(oom[0].severity, "critical");
+    await agent.close();
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("frames for an old attempt are refused and a stale process is told to die", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const agent = await connected(h);
+    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
+    await agent.until((a) => a.of("dispatch").length === 1);
+    const d = agent.of("dispatch")[0].job;
+    agent.data({
+      type: "job_state",
+      job_id: id,
+      attempt: 1,
+      run_id: d.run_id,
+      state: "EXITED",
+      ts: Date.now() / 1000,
+      exit_code: 1,
+    });
+    await eventually(async () => (await job(h, id)).status === "FAILED");
+    await h.call("POST", `/api/jobs/${id}/retry`);
+    await agent.until((a) => a.of("dispatch").length === 2);
+    // A late RUNNING for attempt 1 (a stale copy): refused, and killed.
+    agent.data({
+      type: "job_state",
+      job_id: id,
+      attempt: 1,
+      run_id: d.run_id,
+      state: "RUNNING",
+      ts: Date.now() / 1000,
+    });
+    await agent.until((a) => a.of("cancel").length === 1);
+    assertEquals(agent.of("cancel")[0].grace_s, 0);
+    assertEquals(agent.of("cancel")[0].attempt, 1);
+    assert(agent.of("error").some((e) => e.message.includes("is at attempt 2")));
+    assertEquals((await job(h, id)).attempt, 2);
+    await agent.close();
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("cancel reaches the agent, and the job ends CANCELLED when the agent says so", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const agent = await connected(h);
+    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a", { grace_s: 7 }) })).json.id;
+    await agent.until((a) => a.of("dispatch").length === 1);
+    const d = agent.of("dispatch")[0].job;
+    agent.data({
+      type: "job_state",
+      job_id: id,
+      attempt: 1,
+      run_id: d.run_id,
+      state: "RUNNING",
+      ts: Date.now() / 1000,
+    });
+    await eventually(async () => (await job(h, id)).status === "RUNNING");
+    await h.call("POST", `/api/jobs/${id}/cancel`);
+    await agent.until((a) => a.of("cancel").length === 1);
+    assertEquals(agent.of("cancel")[0].grace_s, 7);
+    agent.data({
+      type: "job_state",
+      job_id: id,
+      attempt: 1,
+      run_id: d.run_id,
+      state: "CANCELLED",
+      ts: Date.now() / 1000,
+      signal: "SIGTERM",
+    });
+    await eventually(async () => (await job(h, id)).status === "CANCELLED");
+    assertEquals((await h.call("GET", `/api/runs/${d.run_id}`)).json.status, "CANCELLED");
+    await agent.close();
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("a silent node goes OFFLINE, its job is LOST and requeued; the agent coming back reattaches", async () => {
+  let clock = 0;
+  const h = await createGatewayHarness({
+    nodeTimeoutMs: 1000,
+    livenessIntervalMs: 50,
+    monotonic: () => clock,
+  });
+  try {
+    const agent = await connected(h);
+    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
+    await agent.until((a) => a.of("dispatch").length === 1);
+    const d = agent.of("dispatch")[0].job;
+    agent.data({
+      type: "job_state",
+      job_id: id,
+      attempt: 1,
+      run_id: d.run_id,
+      state: "RUNNING",
+      ts: Date.now() / 1000,
+    });
+    await eventually(async () => (await job(h, id)).status === "RUNNING");
+    clock += 2000;
+    await eventually(async () =>
+      (await h.call("GET", "/api/nodes/node-a")).json.status === "OFFLINE"
+    );
+    const lost = await job(h, id);
+    assertEquals([lost.status, lost.attempt, lost.failure_class], ["QUEUED", 2, "NODE_LOST"]);
+    assertEquals((await h.call("GET", `/api/runs/${d.run_id}`)).json.status, "LOST");
+    const types = (await h.call("GET", `/api/events?job_id=${id}`)).json.items.map((
+      e: { type: string },
+    ) => e.type);
+    assert(types.includes("RUN_LOST") && types.includes("JOB_RETRIED"), types.join());
+
+    // No other node: nothing placed it elsewhere, so the returning agent keeps its attempt.
+    const back = await FakeAgent.connect(h.base, h.tokens.agent);
+    back.hello({
+      running: [{ job_id: id, attempt: 1, run_id: d.run_id, pid: 42, state: "RUNNING" }],
+    });
+    await eventually(async () => (await job(h, id)).status === "RUNNING");
+    const j = await job(h, id);
+    assertEquals([j.attempt, j.run_id, j.gpu_indices], [1, d.run_id, d.gpu_indices]);
+    assertEquals(back.of("dispatch").length, 0);
+    assertEquals(back.of("cancel").length, 0);
+    await back.close();
+    await agent.close();
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("a dispatched job the agent's heartbeats never list is declared gone and requeued", async () => {
+  const h = await createGatewayHarness({ missedHeartbeats: 2 });
+  try {
+    const agent = await connected(h);
+    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
+    await agent.until((a) => a.of("dispatch").length === 1);
+    agent.heartbeat([]);
+    agent.heartbeat([]);
+    await eventually(async () => (await job(h, id)).attempt === 2);
+    const j = await job(h, id);
+    assertEquals(j.failure_class, "AGENT_RESTART");
+    // Requeued and dispatched again as attempt 2.
+    await agent.until((a) => a.of("dispatch").length === 2);
+    assertEquals(agent.of("dispatch")[1].job.attempt, 2);
+    await agent.close();
+  } finally {
+    await h.stop();
+  }
+});
+
+Deno.test("a job that runs after another starts only when it succeeded, and fails when it failed", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const agent = await connected(h);
+    const train = (await h.call("POST", "/api/jobs", { body: gpuJob("train") })).json.id;
+    const evalJob =
+      (await h.call("POST", "/api/jobs", { body: gpuJob("eval", { after: [train] }) })).json.id;
+    await agent.until((a) => a.of("dispatch").length === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    assertEquals(agent.of("dispatch").length, 1, "eval waits for train");
+    assertStringIncludes((await job(h, evalJob)).reason, "Waiting");
+    const d = agent.of("dispatch")[0].job;
+    agent.data({
+      type: "job_state",
+      job_id: train,
+      attempt: 1,
+      run_id: d.run_id,
+      state: "EXITED",
+      ts: Date.now() / 1000,
+      exit_code: 0,
+    });
+    await agent.until((a) => a.of("dispatch").length === 2);
+    assertEquals(agent.of("dispatch")[1].job.job_id, evalJob);
+
+    const bad = (await h.call("POST", "/api/jobs", { body: gpuJob("bad") })).json.id;
+    const after =
+      (await h.call("POST", "/api/jobs", { body: gpuJob("after-bad", { after: [bad] }) })).json.id;
+    await agent.until((a) => a.of("dispatch").some((x) => x.job.job_id === bad));
+    const db = agent.of("dispatch").find((x) => x.job.job_id === bad)!.job;
+    agent.data({
+      type: "job_state",
+      job_id: bad,
+      attempt: 1,
+      run_id: db.run_id,
+      state: "EXITED",
+      ts: Date.now() / 1000,
+      exit_code: 2,
+    });
+    await eventually(async () => (await job(h, after)).status === "FAILED");
+    assertStringIncludes((await job(h, after)).reason, `Dependency "${bad}" ended FAILED`);
+    await agent.close();
+  } finally {
+    await h.stop();
+  }
+});
