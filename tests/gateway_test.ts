@@ -179,7 +179,10 @@ Deno.test("exit classes: EXIT_CODE and OOM are not retried, OOM raises an event,
         ...c.state,
       });
       // A requeued job is dispatched again at once: the GPU is free.
-      await eventually(async () => (await job(h, id)).status === c.want[0]);
+      await eventually(async () => {
+        const j = await job(h, id);
+        return j.status === c.want[0] && j.attempt === c.want[2] && j.failure_class === c.want[1];
+      });
       const j = await job(h, id);
       assertEquals([j.status, j.failure_class, j.attempt], c.want, c.name);
     }
