@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { generateToken } from "./auth/tokens.ts";
+import { DEFAULT_RULES_CONFIG, type ResolvedRulesConfig, resolveRulesConfig } from "./rules/mod.ts";
 
 /** The port the server listens on unless told otherwise. */
 export const DEFAULT_PORT = 8600;
@@ -36,6 +37,7 @@ export interface ResolvedServerConfig {
   agentToken: string;
   /** True when this start created server.yaml (and so the tokens). */
   firstStart: boolean;
+  rules: ResolvedRulesConfig;
   raw: ServerYaml;
 }
 
@@ -102,8 +104,33 @@ export async function loadServerConfig(
     adminToken: raw.admin_token!,
     agentToken: raw.agent_token!,
     firstStart,
+    rules: rulesFromYaml(raw.rules ?? {}, configPath),
     raw,
   };
+}
+
+/**
+ * The `rules:` section, written in snake_case (`loss_spike_window: 50`), as the rules'
+ * config; an unknown or bad field is an error that names it.
+ */
+export function rulesFromYaml(section: Record<string, unknown>, path: string): ResolvedRulesConfig {
+  const camel: Record<string, unknown> = {};
+  const known = new Set(Object.keys(DEFAULT_RULES_CONFIG));
+  for (const [key, value] of Object.entries(section)) {
+    const name = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    if (!known.has(name)) {
+      const allowed = [...known].map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+      throw new Error(
+        `Cannot use "${path}": rules.${key}: unknown rule setting; known: ${allowed.join(", ")}`,
+      );
+    }
+    camel[name] = value;
+  }
+  try {
+    return resolveRulesConfig(camel);
+  } catch (err) {
+    throw new Error(`Cannot use "${path}": rules: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** Parses server.yaml text; errors name the file and the field. */

@@ -12,6 +12,7 @@ import { type Context, randomId } from "./context.ts";
 import { backupDatabase, openDatabase } from "./db/mod.ts";
 import { createApp } from "./http/app.ts";
 import { AgentGateway } from "./gateway/gateway.ts";
+import { RulesEngine } from "./rules/engine.ts";
 import { createLogger } from "./log.ts";
 
 const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADDR]
@@ -87,6 +88,8 @@ async function serve(config: ResolvedServerConfig): Promise<number> {
   const gateway = new AgentGateway(ctx);
   ctx.agents = gateway;
   gateway.start();
+  const rules = new RulesEngine(ctx, { config: config.rules });
+  rules.start();
   const app = createApp(ctx);
   const server = Deno.serve({
     hostname: config.host,
@@ -106,6 +109,7 @@ async function serve(config: ResolvedServerConfig): Promise<number> {
   Deno.addSignalListener("SIGTERM", stop);
   await server.finished;
   gateway.stop();
+  rules.stop();
   ctx.db.close();
   return 0;
 }

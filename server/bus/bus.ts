@@ -12,6 +12,10 @@ export const topics = {
   events: "events",
   metrics: (runId: string) => `metrics:${runId}`,
   logs: (runId: string) => `logs:${runId}`,
+  /** Every run's points, `{run_id, points}` (rules). */
+  allMetrics: "metrics",
+  /** Every run's log lines, `{run_id, lines}` (rules). */
+  allLogs: "logs",
   jobs: "jobs",
 } as const;
 

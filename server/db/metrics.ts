@@ -251,3 +251,23 @@ export function valueAtOrBefore(
   ).get(runId, key, step) as { step: number; value: number | null } | undefined;
   return row ? { step: row.step, value: fromSql(row.value) } : null;
 }
+
+/**
+ * A run's points written before `beforeSeq` whose key matches one of the LIKE patterns, in
+ * write order (rebuilding rule state after a restart).
+ */
+export function pointsBefore(
+  db: Database,
+  runId: string,
+  beforeSeq: number,
+  likePatterns: string[],
+): StoredPoint[] {
+  const keys = likePatterns.map(() => "key LIKE ?").join(" OR ");
+  const rows = db.prepare(
+    `SELECT key, step, value, wall_time, seq FROM metric_points
+     WHERE run_id = ? AND seq < ? AND (${keys}) ORDER BY seq`,
+  ).all(runId, beforeSeq, ...likePatterns) as unknown as (Omit<StoredPoint, "value"> & {
+    value: number | null;
+  })[];
+  return rows.map((r) => ({ ...r, value: fromSql(r.value) }));
+}

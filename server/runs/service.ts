@@ -218,9 +218,17 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
       const msg = {
         points: stored.map((p) => ({ ...p, value: encodeMetricValue(p.value) })),
       };
-      ctx.db.afterCommit(() => ctx.bus.publish(topics.metrics(runId), msg));
+      ctx.db.afterCommit(() => {
+        ctx.bus.publish(topics.metrics(runId), msg);
+        ctx.bus.publish(topics.allMetrics, { run_id: runId, points: stored });
+      });
     }
-    if (lines.length) ctx.db.afterCommit(() => ctx.bus.publish(topics.logs(runId), { lines }));
+    if (lines.length) {
+      ctx.db.afterCommit(() => {
+        ctx.bus.publish(topics.logs(runId), { lines });
+        ctx.bus.publish(topics.allLogs, { run_id: runId, lines });
+      });
+    }
     return { points: stored.length, checkpoints: newCheckpoints, logs: lines.length };
   });
 }
