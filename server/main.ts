@@ -16,8 +16,9 @@ import { RulesEngine } from "./rules/engine.ts";
 import { createLogger } from "./log.ts";
 
 const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADDR]
+                      [--fake-gpus N] [--no-local-agent]
 
-  start    run the control-plane server
+  start    run the control-plane server and a local agent (its own process)
   serve    run the server alone
   backup   write a consistent copy of the database to <data_dir>/backups and print its path
 
@@ -32,6 +33,8 @@ async function main(argv: string[]): Promise<number> {
       options: {
         port: { type: "string" },
         host: { type: "string" },
+        "fake-gpus": { type: "string" },
+        "no-local-agent": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -57,10 +60,16 @@ async function main(argv: string[]): Promise<number> {
     gpuctlHome({ GPUCTL_HOME: Deno.env.get("GPUCTL_HOME"), HOME: Deno.env.get("HOME") }),
     { port, host: parsed.values.host, userHome: Deno.env.get("HOME") },
   );
+  const fakeGpus = parsed.values["fake-gpus"];
+  if (fakeGpus !== undefined && !/^\d{1,2}$/.test(fakeGpus)) {
+    console.error(`Invalid --fake-gpus "${fakeGpus}": expected a whole number from 0 to 99`);
+    return 2;
+  }
   switch (command) {
     case "start":
+      return await serve(config, parsed.values["no-local-agent"] ? null : { fakeGpus });
     case "serve":
-      return await serve(config);
+      return await serve(config, null);
     case "backup":
       return await runBackup(config);
     default:
@@ -79,7 +88,47 @@ function openContext(config: ResolvedServerConfig): Context {
   return { db, bus, log, now: () => new Date(), newId: randomId, backupDir: config.backupDir };
 }
 
-async function serve(config: ResolvedServerConfig): Promise<number> {
+/** The permissions the agent runs with; the same list as `deno task agent`. */
+const AGENT_PERMISSIONS = [
+  "--allow-run",
+  "--allow-ffi",
+  "--allow-net",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-sys",
+];
+
+/** Starts the local agent as its own process, pointed at this server with the agent token. */
+function startLocalAgent(
+  config: ResolvedServerConfig,
+  port: number,
+  options: { fakeGpus?: string },
+): Deno.ChildProcess {
+  const args = [
+    "run",
+    ...AGENT_PERMISSIONS,
+    new URL("../agent.ts", import.meta.url).pathname,
+    "--server",
+    `http://127.0.0.1:${port}`,
+    "--token",
+    config.agentToken,
+  ];
+  if (options.fakeGpus !== undefined) args.push("--fake-gpus", options.fakeGpus);
+  console.log(
+    `local agent: ${options.fakeGpus ? `${options.fakeGpus} fake GPUs` : "real GPUs (NVML)"}`,
+  );
+  return new Deno.Command(Deno.execPath(), {
+    args,
+    env: { GPUCTL_HOME: config.home },
+    stdin: "null",
+  }).spawn();
+}
+
+async function serve(
+  config: ResolvedServerConfig,
+  localAgent: { fakeGpus?: string } | null,
+): Promise<number> {
   const ctx = openContext(config);
   ctx.db.tx(() => {
     installConfiguredToken(ctx, config.adminToken, "admin", "admin");
@@ -104,10 +153,20 @@ async function serve(config: ResolvedServerConfig): Promise<number> {
       }
     },
   }, app.fetch);
-  const stop = () => server.shutdown();
+  const agent = localAgent ? startLocalAgent(config, server.addr.port, localAgent) : null;
+  const stop = () => {
+    // The agent saves its state and leaves running jobs running; the next one reattaches.
+    try {
+      agent?.kill("SIGTERM");
+    } catch {
+      // already gone
+    }
+    server.shutdown();
+  };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
   await server.finished;
+  await agent?.status;
   gateway.stop();
   rules.stop();
   ctx.db.close();

@@ -1,0 +1,103 @@
+// `gpuctl sync [--force] [--json]`
+
+import { join, relative } from "node:path";
+import { z } from "zod";
+import { GpuctlClient } from "../client.ts";
+import {
+  type Command,
+  type CommandContext,
+  EXIT_FAILURE,
+  EXIT_OK,
+  UsageError,
+} from "../command.ts";
+import { gpuctlHome, resolveConnection } from "../config.ts";
+import { CONNECTION_OPTIONS, connectionFlags, parseFlags } from "../flags.ts";
+import { listSpoolFiles, type SyncResult, syncSpool } from "../sync_spool.ts";
+
+const HELP = `usage: gpuctl sync [--force] [--json]
+
+Uploads the runs that the Python SDK spooled while no server was reachable:
+$GPUCTL_HOME/spool/<run id>.jsonl. Each file's run is registered and its batches are sent
+in order; a file sent whole moves to spool/synced/. A file that fails stays where it is;
+running sync again resumes it, and nothing is stored twice.
+
+A file changed in the last 5 s is skipped: its training process may still be writing it.
+
+options:
+  --force          sync recently changed files too
+  --json           print the results as JSON
+  --server URL     the gpuctl server (else GPUCTL_SERVER_URL, cli.yaml, server.yaml)
+  --token TOKEN    a write-scope token (else GPUCTL_TOKEN, cli.yaml, server.yaml)
+  -h, --help       this help`;
+
+const OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  force: { type: "boolean" },
+  json: { type: "boolean" },
+} as const;
+
+const flagsSchema = z.object({
+  ...connectionFlags,
+  force: z.boolean().optional(),
+  json: z.boolean().optional(),
+});
+
+/** `gpuctl sync`. */
+export const syncCommand: Command = {
+  name: "sync",
+  summary: "upload runs the Python SDK spooled while the server was away",
+  help: HELP,
+  async run(args: string[], ctx: CommandContext): Promise<number> {
+    const { flags, positionals } = parseFlags(args, OPTIONS, flagsSchema);
+    if (positionals.length) {
+      throw new UsageError(`sync takes no arguments, got: ${positionals.join(" ")}`);
+    }
+    const spoolDir = join(gpuctlHome(ctx.env), "spool");
+    if ((await listSpoolFiles(spoolDir)).length === 0) {
+      if (flags.json) ctx.io.out(JSON.stringify({ spool_dir: spoolDir, results: [] }));
+      else ctx.io.out(`Nothing to sync: no spool files in ${spoolDir}`);
+      return EXIT_OK;
+    }
+    const connection = await resolveConnection(flags, ctx.env);
+    const client = new GpuctlClient({ ...connection, fetch: ctx.fetch });
+    const results = await syncSpool(client, {
+      spoolDir,
+      force: flags.force,
+      now: ctx.now,
+      onResult: flags.json ? undefined : (r) => ctx.io.out(describe(r, spoolDir)),
+    });
+    const failed = results.filter((r) => r.status === "failed").length;
+    if (flags.json) {
+      ctx.io.out(JSON.stringify({ spool_dir: spoolDir, results }));
+    } else {
+      const synced = results.filter((r) => r.status === "synced").length;
+      const skipped = results.length - synced - failed;
+      ctx.io.out(
+        `Synced ${synced} of ${results.length} spool file${results.length === 1 ? "" : "s"} ` +
+          `to ${connection.serverUrl}` +
+          (skipped ? `, skipped ${skipped}` : "") + (failed ? `, ${failed} failed` : ""),
+      );
+    }
+    return failed ? EXIT_FAILURE : EXIT_OK;
+  },
+};
+
+function describe(r: SyncResult, spoolDir: string): string {
+  switch (r.status) {
+    case "synced":
+      return `${r.file}: synced run ${r.run_id}` +
+        (r.registered ? "" : " (log lines only; the run was registered before)") +
+        `: ${count(r.batches, "batch", "batches")}, ${count(r.points, "point")}, ` +
+        `${count(r.checkpoints, "checkpoint")}; moved to ${relative(spoolDir, r.moved_to)}` +
+        (r.torn_last_line ? " (a torn last line was left out)" : "");
+    case "skipped":
+      return `${r.file}: skipped: ${r.reason}`;
+    case "failed":
+      return `${r.file}: FAILED` + (r.run_id ? ` (run ${r.run_id})` : "") +
+        `: ${r.error}; the file stays in the spool`;
+  }
+}
+
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

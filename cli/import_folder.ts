@@ -1,0 +1,201 @@
+// Turning an old experiment folder into an IMPORTED run: every TensorBoard scalar under it
+// (subfolders become tag prefixes, the newer event file wins) and every checkpoint, sent in
+// batches. The run is found again by the folder's real path, and the server keeps one point
+// per (key, step) and one checkpoint per path, so importing a folder twice changes nothing.
+
+import { basename } from "node:path";
+import { type FoundCheckpoint, scanCheckpoints } from "../agent/checkpoints/mod.ts";
+import { readEventDir } from "../agent/tensorboard/mod.ts";
+import { encodeMetricValue } from "../protocol/objects.ts";
+import type {
+  Accepted,
+  ImportRequest,
+  ImportResponse,
+  LogBatch,
+  WireCheckpoint,
+  WirePoint,
+} from "./client.ts";
+
+/** Points per log batch (well below the server's 10 MB body limit). */
+export const POINTS_PER_BATCH = 5000;
+/** Checkpoints per log batch (the server accepts at most 1000). */
+export const CHECKPOINTS_PER_BATCH = 1000;
+/** The longest import key the server accepts. */
+export const MAX_IMPORT_KEY_LENGTH = 200;
+/** The longest metric key or run name the server accepts; longer tags are left out. */
+const MAX_NAME_LENGTH = 200;
+
+/** The two calls an import makes; `GpuctlClient` is one, tests may bring another. */
+export interface ImportClient {
+  createImport(body: ImportRequest): Promise<ImportResponse>;
+  logBatch(runId: string, body: LogBatch): Promise<Accepted>;
+}
+
+/** What was read from a folder, ready to send. */
+export interface ImportSource {
+  /** The folder's real path (symbolic links resolved). */
+  dir: string;
+  importKey: string;
+  points: WirePoint[];
+  keys: string[];
+  checkpoints: FoundCheckpoint[];
+  /** Scalars the server would refuse (negative step, key over 200 characters). */
+  skipped: number;
+}
+
+/** What an import did. */
+export interface ImportSummary {
+  run_id: string;
+  /** False when the folder had been imported before (its run was reused). */
+  created: boolean;
+  dir: string;
+  import_key: string;
+  project: string;
+  experiment: string | null;
+  name: string;
+  points: number;
+  keys: string[];
+  checkpoints: number;
+  /** Checkpoints the server did not have yet. */
+  new_checkpoints: number;
+  skipped_points: number;
+  batches: number;
+}
+
+/**
+ * The import key of a folder: `dir:` and its real path, so the same folder reached through
+ * a symbolic link or a relative path is the same import. Paths too long for the server's
+ * 200 characters keep their end and a hash of the whole.
+ */
+export async function importKeyOf(realDir: string): Promise<string> {
+  const key = `dir:${realDir}`;
+  if (key.length <= MAX_IMPORT_KEY_LENGTH) return key;
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(realDir)),
+  );
+  const hex = [...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const tail = realDir.slice(-(MAX_IMPORT_KEY_LENGTH - "dir:sha256::…".length - hex.length));
+  return `dir:sha256:${hex}:…${tail}`;
+}
+
+/** Reads every scalar and checkpoint under `dir`; an error when it is not a folder. */
+export async function readImportSource(dir: string): Promise<ImportSource> {
+  let realDir: string;
+  try {
+    realDir = await Deno.realPath(dir);
+  } catch (err) {
+    throw new Error(`Cannot import "${dir}": ${(err as Error).message}`, { cause: err });
+  }
+  const info = await Deno.stat(realDir);
+  if (!info.isDirectory) throw new Error(`Cannot import "${dir}": it is not a folder`);
+  const scalars = await readEventDir(realDir);
+  const points: WirePoint[] = [];
+  let skipped = 0;
+  for (const s of scalars) {
+    if (!Number.isSafeInteger(s.step) || s.step < 0 || s.tag.length > MAX_NAME_LENGTH) {
+      skipped++;
+      continue;
+    }
+    const point: WirePoint = {
+      key: s.tag,
+      step: s.step,
+      value: encodeMetricValue(s.value) as WirePoint["value"],
+    };
+    if (Number.isFinite(s.wall_time) && s.wall_time >= 0) point.wall_time = s.wall_time;
+    points.push(point);
+  }
+  return {
+    dir: realDir,
+    importKey: await importKeyOf(realDir),
+    points,
+    keys: [...new Set(points.map((p) => p.key))].sort(),
+    checkpoints: await scanCheckpoints(realDir),
+    skipped,
+  };
+}
+
+/**
+ * The log batches of an import, in sending order: every point first, then the checkpoints,
+ * so the server finds the metrics at each checkpoint's step among the points already stored.
+ */
+export function importBatches(source: ImportSource): LogBatch[] {
+  const batches: LogBatch[] = [];
+  for (let i = 0; i < source.points.length; i += POINTS_PER_BATCH) {
+    batches.push({ points: source.points.slice(i, i + POINTS_PER_BATCH) });
+  }
+  const checkpoints = source.checkpoints.map(wireCheckpoint);
+  const epochs = source.checkpoints.map((c) => c.epoch).filter((e) => e !== null);
+  for (let i = 0; i < checkpoints.length; i += CHECKPOINTS_PER_BATCH) {
+    const batch: LogBatch = { checkpoints: checkpoints.slice(i, i + CHECKPOINTS_PER_BATCH) };
+    if (epochs.length && i + CHECKPOINTS_PER_BATCH >= checkpoints.length) {
+      batch.epoch = Math.max(...epochs);
+    }
+    batches.push(batch);
+  }
+  return batches;
+}
+
+function wireCheckpoint(c: FoundCheckpoint): WireCheckpoint {
+  const wire: WireCheckpoint = { path: c.path, size_bytes: c.size_bytes };
+  if (c.step !== null) wire.step = c.step;
+  if (c.epoch !== null) wire.epoch = c.epoch;
+  return wire;
+}
+
+/** Options of `importFolder`. */
+export interface ImportOptions {
+  project: string;
+  experiment?: string;
+  /** @default the folder's name */
+  name?: string;
+}
+
+/** Creates (or finds) the folder's run and sends everything read from it. */
+export async function importFolder(
+  client: ImportClient,
+  source: ImportSource,
+  options: ImportOptions,
+): Promise<ImportSummary> {
+  if (source.points.length === 0 && source.checkpoints.length === 0) {
+    throw new Error(
+      `Nothing to import from "${source.dir}": no TensorBoard scalars and no checkpoints ` +
+        "under it (searched event files and checkpoint names 4 folders deep)",
+    );
+  }
+  const name = options.name ?? (basename(source.dir) || source.dir).slice(0, MAX_NAME_LENGTH);
+  const request: ImportRequest = {
+    import_key: source.importKey,
+    project: options.project,
+    name,
+  };
+  if (options.experiment !== undefined) request.experiment = options.experiment;
+  const { run, created } = await client.createImport(request);
+  const batches = importBatches(source);
+  let newCheckpoints = 0;
+  for (const [i, batch] of batches.entries()) {
+    try {
+      newCheckpoints += (await client.logBatch(run.id, batch)).checkpoints;
+    } catch (err) {
+      throw new Error(
+        `Cannot finish importing "${source.dir}" into run ${run.id}: batch ${i + 1} of ` +
+          `${batches.length} failed: ${(err as Error).message}; run the import again to resume`,
+        { cause: err },
+      );
+    }
+  }
+  return {
+    run_id: run.id,
+    created,
+    dir: source.dir,
+    import_key: source.importKey,
+    project: options.project,
+    experiment: options.experiment ?? null,
+    name,
+    points: source.points.length,
+    keys: source.keys,
+    checkpoints: source.checkpoints.length,
+    new_checkpoints: newCheckpoints,
+    skipped_points: source.skipped,
+    batches: batches.length,
+  };
+}
