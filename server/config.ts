@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { generateToken } from "./auth/tokens.ts";
 import { DEFAULT_RULES_CONFIG, type ResolvedRulesConfig, resolveRulesConfig } from "./rules/mod.ts";
+import { type ResolvedWebhook, resolveWebhooks } from "./webhooks/mod.ts";
 
 /** The port the server listens on unless told otherwise. */
 export const DEFAULT_PORT = 8600;
@@ -21,6 +22,8 @@ export const serverYaml = z.strictObject({
   /** Event rule thresholds and webhooks are read by the parts that use them. */
   rules: z.record(z.string(), z.unknown()).optional(),
   webhooks: z.array(z.unknown()).optional(),
+  /** The console's address as people reach it (links in notifications). */
+  console_url: z.url().optional(),
 });
 export type ServerYaml = z.infer<typeof serverYaml>;
 
@@ -38,6 +41,8 @@ export interface ResolvedServerConfig {
   /** True when this start created server.yaml (and so the tokens). */
   firstStart: boolean;
   rules: ResolvedRulesConfig;
+  webhooks: ResolvedWebhook[];
+  consoleUrl: string | null;
   raw: ServerYaml;
 }
 
@@ -105,6 +110,8 @@ export async function loadServerConfig(
     agentToken: raw.agent_token!,
     firstStart,
     rules: rulesFromYaml(raw.rules ?? {}, configPath),
+    webhooks: webhooksFromYaml(raw.webhooks, configPath),
+    consoleUrl: raw.console_url ?? null,
     raw,
   };
 }
@@ -154,4 +161,12 @@ export function parseConfig(text: string, path: string): ServerYaml {
 function expandHome(path: string, home: string, userHome: string | undefined): string {
   if ((path === "~" || path.startsWith("~/")) && userHome) return userHome + path.slice(1);
   return path.startsWith("/") ? path : `${home}/${path}`;
+}
+
+function webhooksFromYaml(section: unknown, path: string): ResolvedWebhook[] {
+  try {
+    return resolveWebhooks(section);
+  } catch (err) {
+    throw new Error(`Cannot use "${path}": ${(err as Error).message}`, { cause: err });
+  }
 }

@@ -13,6 +13,7 @@ import { backupDatabase, openDatabase } from "./db/mod.ts";
 import { createApp } from "./http/app.ts";
 import { AgentGateway } from "./gateway/gateway.ts";
 import { RulesEngine } from "./rules/engine.ts";
+import { WebhookDispatcher } from "./webhooks/mod.ts";
 import { createLogger } from "./log.ts";
 
 const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADDR]
@@ -134,6 +135,13 @@ async function serve(
     installConfiguredToken(ctx, config.adminToken, "admin", "admin");
     installConfiguredToken(ctx, config.agentToken, "agent", "agent");
   });
+  const webhooks = new WebhookDispatcher({
+    hooks: config.webhooks,
+    bus: ctx.bus,
+    log: ctx.log,
+    consoleUrl: config.consoleUrl ?? undefined,
+  });
+  webhooks.start();
   const gateway = new AgentGateway(ctx);
   ctx.agents = gateway;
   gateway.start();
@@ -169,6 +177,7 @@ async function serve(
   await agent?.status;
   gateway.stop();
   rules.stop();
+  await webhooks.stop();
   ctx.db.close();
   return 0;
 }
