@@ -1,0 +1,281 @@
+// One running (or reattached) attempt: follows its wrapper, tails its output, classifies
+// its end and cancels it. What differs between the process and the Docker runner sits
+// behind `AttemptControl`.
+
+import { classifyExit } from "./classify_exit.ts";
+import { type OomCounter, oomKilledSince } from "./_oom_counter.ts";
+import { OutputTail } from "./output_tail.ts";
+import { isSameProcess, ProcessTree, readStat } from "./_proc.ts";
+import { exists, readExitStatus, readJsonOrNull, runFile, writeJsonAtomic } from "./run_dir.ts";
+import { decodeExitStatus } from "./signals.ts";
+import type { ExitInfo, HandleState, RunHandle } from "./types.ts";
+
+/** How often a cancel checks whether processes remain, in ms. */
+const CANCEL_POLL_MS = 50;
+/** How long to wait for our child's exit event when the wrapper left no status, in ms. */
+const CHILD_EXIT_WAIT_MS = 1000;
+/** Docker main pid lookups at every scan; later ones (an image pull is slow) every 10th. */
+const MAIN_PID_QUICK_LOOKUPS = 20;
+const MAIN_PID_SLOW_EVERY = 10;
+
+/** What the process and Docker runners do differently once an attempt runs. */
+export interface AttemptControl {
+  readonly kind: "process" | "docker";
+  /** Fields of `state()` besides the common ones (e.g. the container name). */
+  stateFields(): Record<string, unknown>;
+  /** Cancel, first step: ask every process of the attempt to stop. */
+  terminate(tree: ProcessTree): Promise<void>;
+  /** Cancel, after the grace period: kill whatever is left. */
+  kill(tree: ProcessTree): Promise<void>;
+  /** The job's main process when it is not the wrapper (Docker: the container's), or null. */
+  findMainPid?(): Promise<number | null>;
+}
+
+/** Everything an attempt is made of. */
+export interface AttemptInit {
+  runId: string;
+  runDir: string;
+  control: AttemptControl;
+  tail: OutputTail;
+  /** The wrapper; null when it is already gone (a reattach after it ended). */
+  wrapper: { pid: number; startTime: number } | null;
+  /** Recorded in state; a wrapper pid from another boot is void. */
+  bootId: string;
+  oomCounter: OomCounter | null;
+  /** How the wrapper ended, when it is this agent's child. */
+  childEnded: Promise<{ code: number | null; signal: string | null }> | null;
+  /** The state a reattach started from (its wrapper pid and start time are kept). */
+  previous: { pid: number | null; startTime: number } | null;
+  cancelled: boolean;
+  pollMs: number;
+  scanMs: number;
+}
+
+/** A started or reattached attempt. */
+export class Attempt implements RunHandle {
+  readonly run_id: string;
+  readonly exited: Promise<ExitInfo>;
+  readonly #init: AttemptInit;
+  readonly #tree: ProcessTree;
+  readonly #wrapperPid: number | null;
+  readonly #wrapperStart: number;
+  #pid: number | null;
+  #resolveExit: (info: ExitInfo) => void = () => {};
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #stopped = false;
+  #detached = false;
+  #finished = false;
+  #cancelled: boolean;
+  #cancelling: Promise<void> | null = null;
+  #lastScan = 0;
+  #mainPidLookups = 0;
+  #childEnd: { code: number | null; signal: string | null } | null = null;
+
+  constructor(init: AttemptInit) {
+    this.#init = init;
+    this.run_id = init.runId;
+    this.#cancelled = init.cancelled;
+    this.exited = new Promise((resolve) => this.#resolveExit = resolve);
+    this.#wrapperPid = init.wrapper?.pid ?? init.previous?.pid ?? null;
+    this.#wrapperStart = init.wrapper?.startTime ?? init.previous?.startTime ?? -1;
+    this.#tree = new ProcessTree(init.wrapper?.pid ?? null);
+    if (init.wrapper) this.#tree.addRoot(init.wrapper.pid, init.wrapper.startTime);
+    this.#pid = init.control.findMainPid ? null : this.#wrapperPid;
+    init.childEnded?.then((end) => {
+      this.#childEnd = end;
+      // Look now rather than at the next poll (a pending timer means no tick is running).
+      if (this.#timer !== undefined) {
+        clearTimeout(this.#timer);
+        this.#schedule(0);
+      }
+    });
+    this.#schedule(0);
+  }
+
+  /** The job's main process: the wrapper (group leader), or the container's for Docker. */
+  get pid(): number | null {
+    return this.#pid;
+  }
+
+  state(): HandleState {
+    return {
+      run_id: this.run_id,
+      runner: this.#init.control.kind,
+      run_dir: this.#init.runDir,
+      wrapper_pid: this.#wrapperPid,
+      wrapper_start_time: this.#wrapperStart,
+      boot_id: this.#init.bootId,
+      oom_counter: this.#init.oomCounter,
+      ...this.#init.control.stateFields(),
+    };
+  }
+
+  pids(): number[] {
+    this.#tree.scan();
+    return this.#tree.alive();
+  }
+
+  cancel(grace_s: number): Promise<void> {
+    this.#cancelling ??= this.#cancel(grace_s);
+    return this.#cancelling;
+  }
+
+  /**
+   * Stops following the attempt without touching its processes (the agent is shutting
+   * down; a later agent reattaches). `exited` then never resolves.
+   */
+  detach(): void {
+    this.#detached = true;
+    this.#stopped = true;
+    this.#init.tail.mute();
+    clearTimeout(this.#timer);
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => this.#tick(), ms);
+  }
+
+  #wrapperAlive(): boolean {
+    return this.#init.wrapper !== null &&
+      isSameProcess(this.#init.wrapper.pid, this.#init.wrapper.startTime);
+  }
+
+  async #tick(): Promise<void> {
+    this.#timer = undefined;
+    if (this.#stopped) return;
+    try {
+      // Checked before reading: once the wrapper is gone, all the job wrote is on disk.
+      const alive = this.#wrapperAlive();
+      if (alive && Date.now() - this.#lastScan >= this.#init.scanMs) {
+        this.#lastScan = Date.now();
+        this.#tree.scan();
+        await this.#lookForMainPid();
+      }
+      await this.#init.tail.poll(false);
+      if (!alive) return await this.#finish();
+    } catch {
+      // A failed read or write (a full disk, say) is retried on the next tick.
+    }
+    this.#schedule(this.#init.pollMs);
+  }
+
+  async #lookForMainPid(): Promise<void> {
+    const find = this.#init.control.findMainPid;
+    if (!find || this.#pid !== null) return;
+    const n = this.#mainPidLookups++;
+    if (n >= MAIN_PID_QUICK_LOOKUPS && n % MAIN_PID_SLOW_EVERY !== 0) return;
+    const pid = await find.call(this.#init.control);
+    const stat = pid === null ? null : readStat(pid);
+    if (pid === null || stat === null) return;
+    this.#tree.addRoot(pid, stat.startTime);
+    this.#tree.scan();
+    this.#pid = pid;
+  }
+
+  async #finish(): Promise<void> {
+    const { runDir, tail } = this.#init;
+    await tail.poll(true);
+    if (this.#detached) return;
+    const saved = await readJsonOrNull(runFile(runDir, "exit"));
+    if (this.#init.previous && isExitInfo(saved)) return this.#end(saved);
+
+    const status = await readExitStatus(runDir);
+    if (status === null && this.#init.childEnded && this.#childEnd === null) {
+      await waitAtMost(this.#init.childEnded, CHILD_EXIT_WAIT_MS);
+    }
+    const end = status !== null
+      ? decodeExitStatus(status)
+      : { exit_code: this.#childEnd?.code ?? null, signal: this.#childEnd?.signal ?? null };
+    const cancelled = this.#cancelled || await exists(runFile(runDir, "cancel"));
+    const oomKilled = end.signal === "SIGKILL" && !cancelled
+      ? oomKilledSince(this.#init.oomCounter)
+      : null;
+    const log_tail = tail.recentLines();
+    const verdict = classifyExit({
+      ...end,
+      cancelled,
+      log_tail,
+      oomKilled,
+      runner: this.#init.control.kind,
+    });
+    const info: ExitInfo = { ...end, ...verdict, log_tail };
+    await writeJsonAtomic(runFile(runDir, "exit"), info).catch(() => {});
+    this.#end(info);
+  }
+
+  #end(info: ExitInfo): void {
+    if (this.#detached) return;
+    this.#finished = true;
+    this.#stopped = true;
+    this.#resolveExit(info);
+  }
+
+  async #cancel(grace_s: number): Promise<void> {
+    const { control, runDir } = this.#init;
+    if (!this.#finished) {
+      this.#cancelled = true;
+      await Deno.writeTextFile(runFile(runDir, "cancel"), new Date().toISOString()).catch(() => {});
+    }
+    this.#tree.scan();
+    await control.terminate(this.#tree);
+    const deadline = Date.now() + Math.max(0, grace_s) * 1000;
+    let forced = false;
+    for (;;) {
+      this.#tree.scan();
+      if (this.#tree.alive().length === 0 && !this.#wrapperAlive()) break;
+      if (!forced && Date.now() >= deadline) {
+        forced = true;
+        await control.kill(this.#tree);
+      } else if (forced) {
+        // Anything forked since the last signal, or slow to die, gets it again.
+        this.#tree.signalAll("SIGKILL");
+      }
+      await sleep(CANCEL_POLL_MS);
+    }
+    if (!this.#stopped) await this.exited;
+  }
+}
+
+/** A handle for an attempt that never started (DISPATCH_FAILED). */
+export async function failedAttempt(
+  runId: string,
+  kind: "process" | "docker",
+  runDir: string,
+  reason: string,
+): Promise<RunHandle> {
+  const info: ExitInfo = {
+    exit_code: null,
+    signal: null,
+    failure_class: "DISPATCH_FAILED",
+    reason,
+    log_tail: [],
+  };
+  await writeJsonAtomic(runFile(runDir, "exit"), info).catch(() => {});
+  return {
+    run_id: runId,
+    pid: null,
+    exited: Promise.resolve(info),
+    state: () => ({ run_id: runId, runner: kind, run_dir: runDir, dispatch_failed: reason }),
+    cancel: () => Promise.resolve(),
+    pids: () => [],
+    detach: () => {},
+  };
+}
+
+function isExitInfo(value: unknown): value is ExitInfo {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.reason === "string" && Array.isArray(v.log_tail) && "failure_class" in v;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Waits for `promise`, but no longer than `ms` (and leaves no timer behind). */
+async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise((resolve) => timer = setTimeout(resolve, ms))]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,169 @@
+// Reads /proc to follow the processes of one attempt: the wrapper, its process group and
+// every descendant ever seen, even one that left the group with setsid(). A pid is only
+// trusted while its start time (field 22 of /proc/<pid>/stat) matches what was recorded,
+// so a pid reused by an unrelated process is never signalled.
+
+/** The fields of `/proc/<pid>/stat` the runner uses. */
+export interface ProcStat {
+  pid: number;
+  state: string;
+  ppid: number;
+  pgrp: number;
+  session: number;
+  /** Clock ticks after boot (field 22); with the pid, it names one process for good. */
+  startTime: number;
+}
+
+/** Parses one `/proc/<pid>/stat` line; null when it does not look like one. */
+export function parseStat(text: string): ProcStat | null {
+  // comm (field 2) may hold spaces and parentheses: the fields resume after the last ")".
+  const close = text.lastIndexOf(")");
+  if (close < 0) return null;
+  const pid = Number.parseInt(text, 10);
+  const rest = text.slice(close + 2).split(" ");
+  if (!Number.isInteger(pid) || rest.length < 20) return null;
+  return {
+    pid,
+    state: rest[0],
+    ppid: Number(rest[1]),
+    pgrp: Number(rest[2]),
+    session: Number(rest[3]),
+    startTime: Number(rest[19]),
+  };
+}
+
+/** The stat of one process, or null when there is none (or only a zombie). */
+export function readStat(pid: number): ProcStat | null {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  } catch {
+    return null;
+  }
+  const stat = parseStat(text);
+  // A zombie (Z) or dead (X) entry has finished running; only its parent can reap it.
+  if (!stat || stat.state === "Z" || stat.state === "X") return null;
+  return stat;
+}
+
+/** Whether `pid` is running and is still the process that started at `startTime`. */
+export function isSameProcess(pid: number, startTime: number): boolean {
+  const stat = readStat(pid);
+  return stat !== null && stat.startTime === startTime;
+}
+
+/** Every running process on the host. */
+export function listProcesses(): ProcStat[] {
+  const out: ProcStat[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    const pid = Number(entry.name);
+    if (!Number.isInteger(pid)) continue;
+    const stat = readStat(pid);
+    if (stat) out.push(stat);
+  }
+  return out;
+}
+
+/** This boot's id: start times count from boot, so a pid recorded before a reboot is void. */
+export function bootId(): string {
+  try {
+    return Deno.readTextFileSync("/proc/sys/kernel/random/boot_id").trim();
+  } catch {
+    return "";
+  }
+}
+
+/** Sends `signal` to one pid or (negative) one group; false when nothing received it. */
+export function sendSignal(target: number, signal: Deno.Signal): boolean {
+  try {
+    Deno.kill(target, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The set of processes that belong to one attempt: its roots (the wrapper, a container's
+ * main process), their process group, and every descendant seen by a `scan()`.
+ */
+export class ProcessTree {
+  /** pid → start time of every process ever seen as part of the attempt. */
+  readonly #known = new Map<number, number>();
+  readonly #pgid: number | null;
+
+  /** `pgid`: the attempt's own process group (its wrapper's pid), if it has one. */
+  constructor(pgid: number | null) {
+    this.#pgid = pgid;
+  }
+
+  /** Adds a root process (it and its descendants belong to the attempt). */
+  addRoot(pid: number, startTime: number): void {
+    this.#known.set(pid, startTime);
+  }
+
+  /** Walks /proc once and adds the new descendants and group members of known processes. */
+  scan(): void {
+    const all = listProcesses();
+    const children = new Map<number, ProcStat[]>();
+    for (const p of all) {
+      const list = children.get(p.ppid);
+      if (list) list.push(p);
+      else children.set(p.ppid, [p]);
+    }
+    const groupTrusted = this.groupIsOurs();
+    const queue: number[] = [];
+    for (const p of all) {
+      if (this.#known.get(p.pid) === p.startTime) queue.push(p.pid);
+      else if (groupTrusted && p.pgrp === this.#pgid) {
+        this.#known.set(p.pid, p.startTime);
+        queue.push(p.pid);
+      }
+    }
+    while (queue.length > 0) {
+      const pid = queue.pop()!;
+      for (const child of children.get(pid) ?? []) {
+        if (this.#known.get(child.pid) === child.startTime) continue;
+        this.#known.set(child.pid, child.startTime);
+        queue.push(child.pid);
+      }
+    }
+  }
+
+  /** Known processes still running (each checked against its start time). */
+  alive(): number[] {
+    const out: number[] = [];
+    for (const [pid, startTime] of this.#known) {
+      if (isSameProcess(pid, startTime)) out.push(pid);
+    }
+    return out.sort((a, b) => a - b);
+  }
+
+  /**
+   * True while a known, running process is in the attempt's group. Only then can the group
+   * id not have been reused, so only then may the whole group be signalled.
+   */
+  groupIsOurs(): boolean {
+    if (this.#pgid === null) return false;
+    for (const [pid, startTime] of this.#known) {
+      const stat = readStat(pid);
+      if (stat && stat.startTime === startTime && stat.pgrp === this.#pgid) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Signals the group (when it is still ours) and then each known running process outside
+   * it, so that no process gets the signal twice (a second SIGTERM makes some launchers
+   * skip their clean shutdown).
+   */
+  signalAll(signal: Deno.Signal): void {
+    const group = this.#pgid !== null && this.groupIsOurs() ? this.#pgid : null;
+    if (group !== null) sendSignal(-group, signal);
+    for (const [pid, startTime] of this.#known) {
+      const stat = readStat(pid);
+      if (!stat || stat.startTime !== startTime) continue;
+      if (group === null || stat.pgrp !== group) sendSignal(pid, signal);
+    }
+  }
+}

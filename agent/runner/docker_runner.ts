@@ -1,0 +1,153 @@
+// The Docker runner: the job runs in a container started by `docker run` under the same
+// wrapper as a process job, so output capture, exit status and reattach work the same way.
+
+import { type AttemptControl, failedAttempt } from "./_attempt.ts";
+import { resolveProgram } from "./_launch.ts";
+import { parseHandleState, reattachAttempt, startAttempt } from "./_lifecycle.ts";
+import { prepareRunDir, resolveRunnerOptions, type RunnerOptions } from "./_options.ts";
+import type { ProcessTree } from "./_proc.ts";
+import type { HandleState, RunHandle, RunHooks, Runner, RunSpec } from "./types.ts";
+
+/** Options of {@linkcode createDockerRunner}; every field is optional. */
+export interface DockerRunnerOptions extends RunnerOptions {
+  /** The docker CLI: a path, or a name looked up on the job's PATH. @default "docker" */
+  docker?: string;
+}
+
+/** The container's name for a run: `gpuctl-<run_id>` (characters Docker refuses become "-"). */
+export function containerName(runId: string): string {
+  return `gpuctl-${runId.replace(/[^a-zA-Z0-9_.-]/g, "-")}`;
+}
+
+/**
+ * The arguments of `docker run` for an attempt. Each is one argv item: nothing passes
+ * through a shell. A job's CUDA_VISIBLE_DEVICES that names its host GPUs is renumbered
+ * 0…n-1, because inside a container started with `--gpus` the granted GPUs are the only
+ * ones CUDA sees, numbered from 0.
+ */
+export function dockerRunArgs(spec: RunSpec): string[] {
+  const dir = spec.working_dir;
+  const args = ["run", "--rm", "--name", containerName(spec.run_id)];
+  if (spec.gpu_indices.length > 0) {
+    // Docker reads the --gpus value as CSV: unquoted, "device=0,1" would grant only GPU 0.
+    args.push("--gpus", `"device=${spec.gpu_indices.join(",")}"`);
+  }
+  args.push("-v", `${dir}:${dir}`, "-w", dir);
+  const hostDevices = spec.gpu_indices.join(",");
+  for (const [name, value] of Object.entries(spec.env)) {
+    const inContainer = name === "CUDA_VISIBLE_DEVICES" && value === hostDevices
+      ? spec.gpu_indices.map((_, i) => i).join(",")
+      : value;
+    args.push("--env", `${name}=${inContainer}`);
+  }
+  args.push(spec.image ?? "");
+  if (typeof spec.command === "string") args.push("bash", "-lc", spec.command);
+  else if (spec.shell) args.push("bash", "-lc", spec.command.join(" "));
+  else args.push(...spec.command);
+  return args;
+}
+
+/** Why `spec` cannot run in a container, or null. */
+function checkDockerSpec(spec: RunSpec): string | null {
+  if (!spec.image) return "no image was given for a docker job";
+  if (spec.image.startsWith("-")) return `image "${spec.image}" is not an image name`;
+  if (spec.working_dir.includes(":")) {
+    return `working directory "${spec.working_dir}" contains ":", which docker -v cannot mount`;
+  }
+  const argv = typeof spec.command === "string" ? [spec.command] : spec.command;
+  return argv.length === 0 || argv[0] === "" ? "the command is empty" : null;
+}
+
+/** Runs the docker CLI; its exit status and stdout (never throws). */
+async function runDocker(
+  docker: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ ok: boolean; stdout: string }> {
+  try {
+    const out = await new Deno.Command(docker, {
+      args,
+      env,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return { ok: out.success, stdout: new TextDecoder().decode(out.stdout) };
+  } catch {
+    return { ok: false, stdout: "" };
+  }
+}
+
+/**
+ * Cancel of a container: `docker kill --signal TERM`, then `docker kill` after the grace
+ * period. Processes of the attempt still alive on this host after that are killed too.
+ */
+function dockerControl(
+  docker: string,
+  name: string,
+  env: Record<string, string>,
+): AttemptControl {
+  return {
+    kind: "docker",
+    stateFields: () => ({ container: name, docker }),
+    async terminate(tree: ProcessTree): Promise<void> {
+      const killed = await runDocker(docker, ["kill", "--signal", "TERM", name], env);
+      // No container (yet): the `docker run` client is told instead; it stops the pull or
+      // forwards the signal.
+      if (!killed.ok) tree.signalAll("SIGTERM");
+    },
+    async kill(tree: ProcessTree): Promise<void> {
+      await runDocker(docker, ["kill", name], env);
+      tree.signalAll("SIGKILL");
+    },
+    async findMainPid(): Promise<number | null> {
+      const out = await runDocker(docker, ["inspect", "--format", "{{.State.Pid}}", name], env);
+      const pid = Number.parseInt(out.stdout.trim(), 10);
+      return out.ok && pid > 0 ? pid : null;
+    },
+  };
+}
+
+/** A runner that starts each attempt as `docker run --rm --name gpuctl-<run_id> …`. */
+export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
+  const resolved = resolveRunnerOptions(options);
+  const dockerName = options.docker ?? "docker";
+  return {
+    kind: "docker",
+    async start(spec: RunSpec, hooks: RunHooks): Promise<RunHandle> {
+      const path = spec.env.PATH ?? resolved.baseEnv.PATH ?? "";
+      const docker = await resolveProgram(dockerName, path, spec.working_dir);
+      const problem = await prepareRunDir(spec) ?? checkDockerSpec(spec) ??
+        (docker === null
+          ? `the docker CLI "${dockerName}" was not found on PATH ("${path}")`
+          : null);
+      if (problem !== null || docker === null) {
+        return failedAttempt(spec.run_id, "docker", spec.run_dir, problem ?? "");
+      }
+      const name = containerName(spec.run_id);
+      return startAttempt({
+        spec,
+        hooks,
+        bash: await resolved.bash(),
+        argv: [docker, ...dockerRunArgs(spec)],
+        env: resolved.baseEnv,
+        control: dockerControl(docker, name, resolved.baseEnv),
+        trackOom: false,
+      }, resolved);
+    },
+    async reattach(
+      state: HandleState,
+      hooks: RunHooks,
+      lastDeliveredSeq: number,
+    ): Promise<RunHandle> {
+      const parsed = parseHandleState(state, "docker");
+      const name = typeof state.container === "string"
+        ? state.container
+        : containerName(parsed.run_id);
+      const docker = typeof state.docker === "string" ? state.docker : dockerName;
+      const control = dockerControl(docker, name, resolved.baseEnv);
+      return await reattachAttempt(parsed, hooks, lastDeliveredSeq, control, resolved);
+    },
+  };
+}

@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { containerName, createDockerRunner, dockerRunArgs } from "./docker_runner.ts";
+import { runnerConformance } from "./runner_conformance.ts";
+import type { RunSpec } from "./types.ts";
+
+// No Docker engine here: a `docker` shim runs testdata/fake_docker.py, which runs the
+// "container" as a local process and keeps its state in this temp dir.
+const stateDir = Deno.makeTempDirSync({ prefix: "gpuctl_fake_docker_" });
+const fakeDocker = new URL("./testdata/fake_docker.py", import.meta.url).pathname;
+const shim = `${stateDir}/docker`;
+// The interpreter itself, not a version manager's `python3` shim (which costs ~200 ms a call).
+const python = new TextDecoder().decode(
+  new Deno.Command("python3", { args: ["-c", "import sys; print(sys.executable)"] }).outputSync()
+    .stdout,
+).trim();
+Deno.writeTextFileSync(shim, `#!/bin/sh\nexec "${python}" "${fakeDocker}" "${stateDir}" "$@"\n`);
+Deno.chmodSync(shim, 0o755);
+globalThis.addEventListener("unload", () => Deno.removeSync(stateDir, { recursive: true }));
+
+const makeRunner = () => createDockerRunner({ docker: shim });
+
+runnerConformance({ kind: "docker", makeRunner, image: "pytorch/pytorch:latest" });
+
+function spec(dir: string, extra: Partial<RunSpec> = {}): RunSpec {
+  const runId = `d${crypto.randomUUID().slice(0, 8)}`;
+  return {
+    run_id: runId,
+    job_id: "j-1",
+    attempt: 1,
+    command: ["python3", "-c", "print('hi')"],
+    shell: false,
+    working_dir: dir,
+    env: {},
+    gpu_indices: [],
+    runner: "docker",
+    image: "img:1",
+    run_dir: `${dir}/runs/${runId}`,
+    grace_s: 1,
+    ...extra,
+  };
+}
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "gpuctl_docker_" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function calls(): string[][] {
+  return Deno.readTextFileSync(`${stateDir}/calls.jsonl`).trim().split("\n").map((l) =>
+    JSON.parse(l)
+  );
+}
+
+Deno.test("dockerRunArgs() builds docker run with GPUs, mount, workdir, env and argv as items", () => {
+  const s = spec("/data/exp", {
+    run_id: "r-42",
+    gpu_indices: [2, 3],
+    env: { CUDA_VISIBLE_DEVICES: "2,3", GPUCTL_RUN_ID: "r-42", ODD: "a b;$(x)" },
+  });
+  assert.deepEqual(dockerRunArgs(s), [
+    "run",
+    "--rm",
+    "--name",
+    "gpuctl-r-42",
+    "--gpus",
+    '"device=2,3"',
+    "-v",
+    "/data/exp:/data/exp",
+    "-w",
+    "/data/exp",
+    "--env",
+    "CUDA_VISIBLE_DEVICES=0,1",
+    "--env",
+    "GPUCTL_RUN_ID=r-42",
+    "--env",
+    "ODD=a b;$(x)",
+    "img:1",
+    "python3",
+    "-c",
+    "print('hi')",
+  ]);
+});
+
+Deno.test("dockerRunArgs() leaves out --gpus for CPU jobs and runs a shell string with bash -lc", () => {
+  const args = dockerRunArgs(spec("/w", { command: "echo $HOME && ls", shell: true }));
+  assert.equal(args.includes("--gpus"), false);
+  assert.deepEqual(args.slice(-4), ["img:1", "bash", "-lc", "echo $HOME && ls"]);
+});
+
+Deno.test("containerName() replaces characters docker refuses", () => {
+  assert.equal(containerName("run/1 x"), "gpuctl-run-1-x");
+});
+
+Deno.test("docker runner: the docker CLI receives the run arguments unchanged", async () => {
+  await withDir(async (dir) => {
+    const s = spec(dir, { gpu_indices: [1], env: { CUDA_VISIBLE_DEVICES: "1", K: "v" } });
+    const handle = await makeRunner().start(s, { onLine: () => {} });
+    assert.equal((await handle.exited).failure_class, null);
+    const argv = JSON.parse(
+      await Deno.readTextFile(`${stateDir}/${containerName(s.run_id)}.argv.json`),
+    );
+    assert.deepEqual(argv, ["docker", ...dockerRunArgs(s)]);
+  });
+});
+
+Deno.test("docker runner: cancel is docker kill --signal TERM, then docker kill after grace_s", async () => {
+  await withDir(async (dir) => {
+    const s = spec(dir, { command: ["bash", "-c", "trap '' TERM; echo up; sleep 300 & wait"] });
+    const lines: string[] = [];
+    const handle = await makeRunner().start(s, { onLine: (l) => void lines.push(l.text) });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (lines.length === 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await handle.cancel(0.3);
+      const exit = await handle.exited;
+      assert.equal(exit.failure_class, "CANCELLED");
+      const name = containerName(s.run_id);
+      const kills = calls().filter((c) => c[0] === "kill" && c.at(-1) === name);
+      assert.deepEqual(kills, [["kill", "--signal", "TERM", name], ["kill", name]]);
+    } finally {
+      for (const pid of handle.pids()) Deno.kill(pid, "SIGKILL");
+    }
+  });
+});
+
+Deno.test("docker runner: no docker CLI or no image is DISPATCH_FAILED", async () => {
+  await withDir(async (dir) => {
+    const noCli = createDockerRunner({ docker: `${dir}/missing-docker` });
+    const a = await (await noCli.start(spec(dir), { onLine: () => {} })).exited;
+    assert.equal(a.failure_class, "DISPATCH_FAILED");
+    assert.match(a.reason, /docker CLI/);
+    const b = await (await makeRunner().start(spec(dir, { image: null }), { onLine: () => {} }))
+      .exited;
+    assert.deepEqual([b.failure_class, b.reason], [
+      "DISPATCH_FAILED",
+      "no image was given for a docker job",
+    ]);
+  });
+});

@@ -1,0 +1,243 @@
+// Tails the job's raw stdout/stderr files into numbered lines: appends them to output.log,
+// saves how far it got in tail.json, then hands them to the agent.
+//
+// Crash safety. Each poll does, in order: append the new lines to output.log, write
+// tail.json (seq, output.log size, the start of each stream's unfinished line), call
+// onLine. So after a kill -9 at any point:
+//  - before tail.json was written, nothing of the poll was delivered: output.log is cut
+//    back to the size tail.json names and the bytes are read again (same lines, same seqs);
+//  - after it, the lines are in output.log: those above the caller's last delivered seq are
+//    delivered from there, and reading resumes at the saved offsets.
+
+import { LineSplitter } from "./line_splitter.ts";
+import { readJsonOrNull, runFile, writeJsonAtomic } from "./run_dir.ts";
+import type { OutputLine, RunHooks } from "./types.ts";
+
+/** Lines kept for `ExitInfo.log_tail`. */
+export const LOG_TAIL_LINES = 100;
+/** Most bytes read from one stream in one poll (the rest waits for the next poll). */
+const MAX_READ_BYTES = 4 * 1024 * 1024;
+
+type Stream = OutputLine["stream"];
+const STREAMS: readonly Stream[] = ["stdout", "stderr"];
+
+/** Contents of tail.json. */
+interface TailFile {
+  version: 1;
+  /** Seq of the last line written to output.log (and delivered, or about to be). */
+  seq: number;
+  /** Size of output.log after that line. */
+  log_bytes: number;
+  /** Per stream: where its first unfinished line starts in the raw file. */
+  offsets: Record<Stream, number>;
+}
+
+/** Options of {@linkcode OutputTail}. */
+export interface OutputTailOptions {
+  runDir: string;
+  hooks: RunHooks;
+  now: () => Date;
+}
+
+/** Reads a run dir's raw output files and delivers their lines exactly once. */
+export class OutputTail {
+  readonly #runDir: string;
+  readonly #hooks: RunHooks;
+  readonly #now: () => Date;
+  readonly #splitters: Record<Stream, LineSplitter>;
+  #seq: number;
+  #logBytes: number;
+  readonly #recent: string[];
+  readonly #encoder = new TextEncoder();
+  #muted = false;
+
+  private constructor(options: OutputTailOptions, file: TailFile, recent: string[]) {
+    this.#runDir = options.runDir;
+    this.#hooks = options.hooks;
+    this.#now = options.now;
+    this.#seq = file.seq;
+    this.#logBytes = file.log_bytes;
+    this.#splitters = {
+      stdout: new LineSplitter(file.offsets.stdout),
+      stderr: new LineSplitter(file.offsets.stderr),
+    };
+    this.#recent = recent;
+  }
+
+  /** A fresh attempt: creates empty raw files, output.log and tail.json. */
+  static async create(options: OutputTailOptions): Promise<OutputTail> {
+    const file: TailFile = { version: 1, seq: 0, log_bytes: 0, offsets: { stdout: 0, stderr: 0 } };
+    for (const name of ["stdout", "stderr", "outputLog"] as const) {
+      await Deno.writeFile(runFile(options.runDir, name), new Uint8Array());
+    }
+    await writeJsonAtomic(runFile(options.runDir, "tail"), file);
+    return new OutputTail(options, file, []);
+  }
+
+  /**
+   * Resumes after an agent restart: delivers the lines of output.log above
+   * `lastDeliveredSeq`, then continues from where the raw files were last read.
+   */
+  static async resume(options: OutputTailOptions, lastDeliveredSeq: number): Promise<OutputTail> {
+    const file = parseTailFile(await readJsonOrNull(runFile(options.runDir, "tail")));
+    const logPath = runFile(options.runDir, "outputLog");
+    const size = await fileSize(logPath);
+    if (size > file.log_bytes) await Deno.truncate(logPath, file.log_bytes);
+    else if (size < file.log_bytes) file.log_bytes = size;
+    const lines = await readLastLogLines(
+      logPath,
+      file.log_bytes,
+      (found) => found.length >= LOG_TAIL_LINES && found[0].seq <= lastDeliveredSeq,
+    );
+    // Lines delivered again below join the recent ones as they are delivered.
+    const recent = lines.filter((line) => line.seq <= lastDeliveredSeq).slice(-LOG_TAIL_LINES)
+      .map((line) => line.text);
+    const tail = new OutputTail(options, file, recent);
+    for (const line of lines) {
+      if (line.seq > lastDeliveredSeq) tail.#deliver(line);
+    }
+    return tail;
+  }
+
+  /**
+   * Stops calling `onLine` (the handle was detached); a poll already running still records
+   * its lines in output.log, from where a reattach delivers them.
+   */
+  mute(): void {
+    this.#muted = true;
+  }
+
+  /** Seq of the last line delivered. */
+  get seq(): number {
+    return this.#seq;
+  }
+
+  /** The last lines (at most 100), oldest first. */
+  recentLines(): string[] {
+    return [...this.#recent];
+  }
+
+  /**
+   * Reads what the raw files gained and delivers the complete lines. With `final` (the
+   * job has ended) it reads to the end and also delivers unfinished last lines.
+   */
+  async poll(final: boolean): Promise<number> {
+    const batch: OutputLine[] = [];
+    const before = STREAMS.map((s) => this.#splitters[s].offset);
+    for (const stream of STREAMS) {
+      const splitter = this.#splitters[stream];
+      const path = runFile(this.#runDir, stream);
+      for (;;) {
+        const chunk = await readFrom(path, splitter.position, MAX_READ_BYTES);
+        const texts = splitter.push(chunk);
+        if (final && chunk.length < MAX_READ_BYTES) texts.push(...splitter.flush());
+        const ts = this.#now().toISOString();
+        for (const text of texts) {
+          batch.push({ seq: this.#seq + batch.length + 1, ts, stream, text });
+        }
+        if (!final || chunk.length < MAX_READ_BYTES) break;
+      }
+    }
+    const moved = STREAMS.some((s, i) => this.#splitters[s].offset !== before[i]);
+    if (batch.length === 0 && !moved) return 0;
+
+    if (batch.length > 0) {
+      const bytes = this.#encoder.encode(batch.map((line) => JSON.stringify(line) + "\n").join(""));
+      await Deno.writeFile(runFile(this.#runDir, "outputLog"), bytes, { append: true });
+      this.#logBytes += bytes.length;
+      this.#seq += batch.length;
+    }
+    const file: TailFile = {
+      version: 1,
+      seq: this.#seq,
+      log_bytes: this.#logBytes,
+      offsets: { stdout: this.#splitters.stdout.offset, stderr: this.#splitters.stderr.offset },
+    };
+    await writeJsonAtomic(runFile(this.#runDir, "tail"), file);
+    for (const line of batch) this.#deliver(line);
+    return batch.length;
+  }
+
+  #deliver(line: OutputLine): void {
+    this.#recent.push(line.text);
+    if (this.#recent.length > LOG_TAIL_LINES) this.#recent.shift();
+    if (this.#muted) return;
+    try {
+      this.#hooks.onLine(line);
+    } catch {
+      // The agent's hook failing must not stop the tail; the line stays in output.log.
+    }
+  }
+}
+
+function parseTailFile(value: unknown): TailFile {
+  const empty: TailFile = { version: 1, seq: 0, log_bytes: 0, offsets: { stdout: 0, stderr: 0 } };
+  if (typeof value !== "object" || value === null) return empty;
+  const v = value as Partial<TailFile>;
+  const offsets = v.offsets ?? { stdout: 0, stderr: 0 };
+  const ok = [v.seq, v.log_bytes, offsets.stdout, offsets.stderr].every((n) =>
+    Number.isSafeInteger(n) && (n as number) >= 0
+  );
+  return ok ? { version: 1, seq: v.seq!, log_bytes: v.log_bytes!, offsets } : empty;
+}
+
+async function fileSize(path: string): Promise<number> {
+  try {
+    return (await Deno.stat(path)).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Up to `max` bytes of `path` from `offset`; empty when there are none or no file. */
+async function readFrom(path: string, offset: number, max: number): Promise<Uint8Array> {
+  if (await fileSize(path) <= offset) return new Uint8Array();
+  using file = await Deno.open(path, { read: true });
+  await file.seek(offset, Deno.SeekMode.Start);
+  const buffer = new Uint8Array(max);
+  let filled = 0;
+  while (filled < max) {
+    const n = await file.read(buffer.subarray(filled));
+    if (n === null || n === 0) break;
+    filled += n;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/**
+ * The last lines of output.log (within its first `size` bytes), read backwards in growing
+ * chunks until `enough(lines)` holds or the file's start is reached.
+ */
+export async function readLastLogLines(
+  path: string,
+  size: number,
+  enough: (lines: OutputLine[]) => boolean,
+): Promise<OutputLine[]> {
+  if (size === 0) return [];
+  using file = await Deno.open(path, { read: true });
+  let chunk = 256 * 1024;
+  for (;;) {
+    const start = Math.max(0, size - chunk);
+    await file.seek(start, Deno.SeekMode.Start);
+    const buffer = new Uint8Array(size - start);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const n = await file.read(buffer.subarray(filled));
+      if (n === null || n === 0) break;
+      filled += n;
+    }
+    const rows = new TextDecoder().decode(buffer.subarray(0, filled)).split("\n");
+    if (start > 0) rows.shift(); // begins mid-record
+    const lines: OutputLine[] = [];
+    for (const row of rows) {
+      if (row === "") continue;
+      try {
+        lines.push(JSON.parse(row) as OutputLine);
+      } catch {
+        // A torn record cannot be delivered; skip it.
+      }
+    }
+    if (start === 0 || (lines.length > 0 && enough(lines))) return lines;
+    chunk *= 4;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * What the agent asks of a runner (process or Docker), and what a runner gives back.
+ * Both runners implement this one interface and pass one conformance suite.
+ */
+import type { FailureClass } from "../../protocol/rest.ts";
+
+/** One attempt of a job, as the runner needs it. */
+export interface RunSpec {
+  run_id: string;
+  job_id: string;
+  attempt: number;
+  /** argv, or a shell string when `shell` is true (run with `bash -lc`). */
+  command: string[] | string;
+  shell: boolean;
+  /** Interpreted on this host; checked before start (missing → DISPATCH_FAILED). */
+  working_dir: string;
+  /** The complete environment additions for the job (the caller adds CUDA_VISIBLE_DEVICES, GPUCTL_*, PYTHONPATH …). */
+  env: Record<string, string>;
+  gpu_indices: number[];
+  runner: "process" | "docker";
+  image: string | null;
+  /** `<agent_data>/runs/<run_id>`: the runner keeps its files here (output.log, exit status, pids). */
+  run_dir: string;
+  /** Seconds between SIGTERM and SIGKILL on cancel. */
+  grace_s: number;
+}
+
+/** One line of the job's output. `seq` counts lines from 1 across both streams. */
+export interface OutputLine {
+  seq: number;
+  /** ISO 8601 time the agent read the line. */
+  ts: string;
+  stream: "stdout" | "stderr";
+  text: string;
+}
+
+/** How an attempt ended. `failure_class` is null when it succeeded (exit code 0). */
+export interface ExitInfo {
+  exit_code: number | null;
+  signal: string | null;
+  failure_class: FailureClass | null;
+  reason: string;
+  /** The last lines of output (at most 100), for diagnosis. */
+  log_tail: string[];
+}
+
+/** A JSON-serialisable description of a running attempt, kept in the agent's state file. */
+export type HandleState = Record<string, unknown> & {
+  run_id: string;
+  runner: "process" | "docker";
+};
+
+export interface RunHooks {
+  /** Called for every output line, in order, exactly once per line across reattaches. */
+  onLine(line: OutputLine): void;
+}
+
+/** A started (or reattached) attempt. */
+export interface RunHandle {
+  readonly run_id: string;
+  /** The job's main process (the process group leader), or null for Docker before it started. */
+  readonly pid: number | null;
+  /** What the agent must persist to reattach after its own restart. */
+  state(): HandleState;
+  /** Resolves once the attempt ended and all its output lines were delivered. */
+  readonly exited: Promise<ExitInfo>;
+  /**
+   * SIGTERM to the whole process group (and to descendants that left it), SIGKILL after
+   * `grace_s`; resolves when no process of the attempt remains. The exit is then CANCELLED.
+   */
+  cancel(grace_s: number): Promise<void>;
+  /** Pids of every live process of the attempt (for telling owned GPU processes from foreign ones). */
+  pids(): number[];
+  /**
+   * Stops following the attempt and leaves its processes running (the agent is shutting
+   * down; the next agent reattaches from `state()`). `exited` then never resolves.
+   */
+  detach(): void;
+}
+
+export interface Runner {
+  readonly kind: "process" | "docker";
+  /** Starts an attempt; a missing working dir or program ends it at once with DISPATCH_FAILED. */
+  start(spec: RunSpec, hooks: RunHooks): Promise<RunHandle>;
+  /**
+   * Reattaches to an attempt that outlived the agent (from `state()`), resuming its output
+   * after the last delivered line. When the process is gone, the handle's `exited` resolves
+   * with whatever exit information the run dir holds (failure class AGENT_RESTART when none).
+   */
+  reattach(state: HandleState, hooks: RunHooks, lastDeliveredSeq: number): Promise<RunHandle>;
+}
