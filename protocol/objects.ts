@@ -178,3 +178,221 @@ export function encodeMetricValue(v: number): number | string {
   if (Number.isNaN(v)) return "NaN";
   return v > 0 ? "Infinity" : "-Infinity";
 }
+
+/** An evaluation of a checkpoint with a suite: the EVALUATE job that runs it and its results. */
+export interface Evaluation {
+  id: string;
+  checkpoint_id: string;
+  job_id: string | null;
+  suite: string;
+  /** RUNNING while its job runs; COMPLETED once results arrived; FAILED when its job ended without. */
+  status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
+  /** The results, as the evaluation reported them (NaN and ±Infinity as strings). */
+  metrics: Record<string, unknown>;
+  duration_s: number | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+/** A checkpoint with the evaluations of it. */
+export interface CheckpointWithEvaluations extends Checkpoint {
+  evaluations: Evaluation[];
+}
+
+/** The tools an agent is pointed to in `next_actions`; the MCP tools carry exactly these names. */
+export type SemanticTool =
+  | "diagnose_run"
+  | "compare_runs"
+  | "compare_checkpoints"
+  | "get_best_checkpoint"
+  | "explain_failure"
+  | "evaluate_checkpoint"
+  | "retry_job"
+  | "cancel_job"
+  | "get_logs"
+  | "watch_run";
+
+/** What to do next, so an agent need not poll or guess: a tool, its arguments, and why. */
+export interface NextAction {
+  tool: SemanticTool;
+  args: Record<string, unknown>;
+  why: string;
+}
+
+/** A metric value in a semantic answer: a number, or "NaN"/"Infinity"/"-Infinity". */
+export type MetricNumber = number | string;
+
+/** Which way a metric moved over the recent window, with the numbers behind the verdict. */
+export interface MetricTrend {
+  verdict: "improving" | "flat" | "worsening" | "unknown";
+  /** The finite points compared: the earlier half of the window against the later half. */
+  window: { from_step: number; to_step: number; points: number } | null;
+  earlier_mean: number | null;
+  later_mean: number | null;
+  /** later_mean − earlier_mean. */
+  change: number | null;
+  /** change / |earlier_mean|. */
+  relative_change: number | null;
+  explanation: string;
+}
+
+/** An anomaly of a run: raised as an event, or seen in the data by the diagnosis itself. */
+export interface RunAnomaly {
+  type: string;
+  severity: Severity;
+  count: number;
+  last_at: string | null;
+  message: string;
+  source: "event" | "observed";
+}
+
+/** `GET /api/runs/{id}/diagnosis`: the health of a run in one answer. */
+export interface RunDiagnosis {
+  run_id: string;
+  name: string;
+  project: string;
+  experiment: string | null;
+  job_id: string | null;
+  status: RunStatus;
+  progress: {
+    step: number | null;
+    epoch: number | null;
+    max_steps: number | null;
+    /** step / max_steps, 0..1. */
+    fraction: number | null;
+  };
+  rate: { steps_per_s: number; key: string; window_points: number } | null;
+  eta: { remaining_steps: number; seconds: number; at: string } | null;
+  last_activity: { at: string; seconds_ago: number } | null;
+  primary_metric:
+    | {
+      key: string;
+      direction: "min" | "max";
+      latest: MetricNumber | null;
+      best: number | null;
+      best_step: number | null;
+      trend: MetricTrend;
+    }
+    | null;
+  anomalies: RunAnomaly[];
+  recent_events: { id: number; ts: string; type: string; severity: Severity; message: string }[];
+  gpu: { mean_util: number; gpus: { index: number; latest: number | null; mean: number }[] } | null;
+  failure:
+    | { likely_cause: string; confidence: number; cause_id: string; retry_advice: string }
+    | null;
+  summary: string;
+  next_actions: NextAction[];
+}
+
+/** One run in `GET /api/runs/compare`. */
+export interface ComparedRun {
+  run_id: string;
+  name: string;
+  status: RunStatus;
+  project: string;
+  experiment: string | null;
+  /** The key compared for this run (its primary metric when none was asked for). */
+  metric_key: string | null;
+  best: number | null;
+  best_step: number | null;
+  latest: MetricNumber | null;
+  latest_step: number | null;
+  steps: number | null;
+  duration_s: number | null;
+  /** 1 is best; null when the run has no value of the metric or the runs are not comparable. */
+  rank: number | null;
+}
+
+/** `GET /api/runs/compare`: runs side by side on one metric, with what differs in their configs. */
+export interface RunComparison {
+  metric: { key: string; direction: "min" | "max" } | null;
+  comparable: boolean;
+  /** Why the runs cannot be ranked, when they cannot. */
+  reason: string | null;
+  /** Metric keys (not `sys/`) every run has: candidates for `metric`. */
+  common_keys: string[];
+  runs: ComparedRun[];
+  /** Run ids, best first. */
+  ranking: string[];
+  /** Config keys (flattened with dots) whose values differ; a run without the key shows null. */
+  config_diff: { key: string; values: Record<string, unknown> }[];
+  identical_config_keys: number;
+  summary: string;
+  next_actions: NextAction[];
+}
+
+/** How a checkpoint scores: on a held-out evaluation, or on the training-time metric. */
+export interface CheckpointScore {
+  basis: "evaluation" | "training_metric";
+  key: string;
+  direction: "min" | "max";
+  suite: string | null;
+  value: MetricNumber;
+}
+
+/** One checkpoint in a comparison or recommendation. */
+export interface RankedCheckpoint {
+  checkpoint_id: string;
+  run_id: string;
+  step: number | null;
+  epoch: number | null;
+  path: string;
+  created_at: string;
+  /** The run's primary metric at the checkpoint's step (training time). */
+  train_metric: { key: string; value: MetricNumber } | null;
+  evaluations: Evaluation[];
+  score: CheckpointScore | null;
+  /** 1 is best; null when the checkpoint has nothing to rank it by. */
+  rank: number | null;
+}
+
+/** `GET /api/runs/{id}/checkpoints:compare`. */
+export interface CheckpointComparison {
+  run_id: string;
+  /** What ranks the checkpoints: evaluation results when any exist, else the training metric. */
+  basis: "evaluation" | "training_metric" | "none";
+  metric: { key: string; direction: "min" | "max"; suite: string | null } | null;
+  checkpoints: RankedCheckpoint[];
+  summary: string;
+  next_actions: NextAction[];
+}
+
+/** `GET /api/checkpoints:recommend`: the checkpoint to use, and why. */
+export interface CheckpointRecommendation {
+  scope: { run_id: string } | { experiment: string };
+  checkpoint: RankedCheckpoint | null;
+  basis: "evaluation" | "training_metric" | null;
+  metric: string | null;
+  direction: "min" | "max" | null;
+  suite: string | null;
+  value: MetricNumber | null;
+  reason: string;
+  alternatives: {
+    checkpoint_id: string;
+    run_id: string;
+    step: number | null;
+    rank: number | null;
+    score: CheckpointScore | null;
+    note: string;
+  }[];
+  considered: { checkpoints: number; evaluated: number };
+  next_actions: NextAction[];
+}
+
+/** `GET /api/runs/{id}/failure`: why a run failed, what to change, and what to do next. */
+export interface FailureExplanation {
+  run_id: string;
+  job_id: string | null;
+  status: RunStatus;
+  likely_cause: string;
+  confidence: number;
+  cause_id: string;
+  evidence: { kind: string; detail: string; line_no?: number }[];
+  suggested_fixes: string[];
+  retry_advice: string;
+  /** fails_again, may_help, not_a_failure or unknown. */
+  retry: string;
+  last_checkpoint: { checkpoint_id: string; step: number | null; path: string } | null;
+  summary: string;
+  next_actions: NextAction[];
+}

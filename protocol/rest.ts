@@ -230,3 +230,53 @@ export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
   cursor: z.string().regex(/^[0-9]{1,18}$/, "must be a cursor returned by this list").optional(),
 });
+
+/**
+ * `POST /api/checkpoints/{id}/evaluations`. The job inherits the training job's settings;
+ * `working_dir` (and `command`, unless the project has an `eval_command`) are needed for a run
+ * that no job produced.
+ */
+export const evaluationRequest = z.strictObject({
+  suite: name,
+  command: z.union([
+    z.array(text).min(1, "must name a program").max(4096),
+    text.min(1, "must not be empty"),
+  ]).optional(),
+  working_dir: text.min(1, "must not be empty").optional(),
+  gpus: z.number().int().min(0).max(64).optional(),
+  node: name.optional(),
+  priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+});
+export type EvaluationRequest = z.infer<typeof evaluationRequest>;
+
+const idList = z.string().max(20_000).transform((s) =>
+  s.split(",").map((x) => x.trim()).filter(Boolean)
+);
+
+/** `GET /api/runs/compare?runs=a,b,c&metric=`. */
+export const compareRunsQuery = z.object({
+  runs: idList.pipe(
+    z.array(id).min(2, "must name at least 2 runs, comma-separated").max(
+      50,
+      "names more than 50 runs",
+    ),
+  ),
+  metric: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(),
+});
+
+/** `GET /api/checkpoints:recommend?run=` or `?experiment=<project>/<experiment>`. */
+export const recommendQuery = z.object({
+  run: id.optional(),
+  experiment: z.string().max(2 * MAX_NAME_LENGTH + 1).regex(
+    /^[^/]+\/.+$/,
+    'must be "<project>/<experiment>"',
+  ).optional(),
+}).superRefine((q, ctx) => {
+  if ((q.run === undefined) === (q.experiment === undefined)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["run"],
+      message: 'name exactly one of run or experiment ("<project>/<experiment>")',
+    });
+  }
+});

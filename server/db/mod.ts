@@ -14,5 +14,6 @@ export * as metrics from "./metrics.ts";
 export * as logs from "./logs.ts";
 export * as events from "./events.ts";
 export * as checkpoints from "./checkpoints.ts";
+export * as evaluations from "./evaluations.ts";
 export * as nodes from "./nodes.ts";
 export * as cursors from "./cursors.ts";

@@ -6,6 +6,7 @@ import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
 import { DEFAULT_MAX_ATTEMPTS } from "../scheduler/mod.ts";
+import { failEvaluationsOfJob } from "../evaluations/record_results.ts";
 import { conflict, HttpError, notFound } from "../http/errors.ts";
 
 /** The project a submission lands in when it names none. */
@@ -112,6 +113,7 @@ export function cancelJob(ctx: Context, id: string, by: string): Job {
         message: `Job "${job.name}" (${id}) cancelled by ${by} before it started`,
         data: { by },
       });
+      if (job.kind === "EVALUATE") failEvaluationsOfJob(ctx, id, `cancelled by ${by} while queued`);
     } else {
       jobsDb.updateJob(
         ctx.db,

@@ -10,6 +10,7 @@ import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
 import { isInfrastructureFailure, retryDecision } from "../scheduler/mod.ts";
+import { failEvaluationsOfJob } from "../evaluations/record_results.ts";
 
 /** The grace period between SIGTERM and SIGKILL when a job does not set one. */
 export const DEFAULT_GRACE_S = 5;
@@ -187,6 +188,9 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
       finished_at: iso,
       reason: decision.reason ? `${end.reason}; ${decision.reason}` : end.reason,
     }, iso);
+    if (job.kind === "EVALUATE" && outcome !== "SUCCEEDED") {
+      failEvaluationsOfJob(ctx, job.id, end.reason);
+    }
   }
   changed(ctx, job.id, "ended");
   return decision.requeue;

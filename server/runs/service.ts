@@ -14,6 +14,7 @@ import { emitEvent } from "../events/emit.ts";
 import { notFound } from "../http/errors.ts";
 import { primaryMetricOf, resolvePrimaryKey } from "../metrics/primary_metric.ts";
 import { DEFAULT_PROJECT } from "../jobs/service.ts";
+import { recordEvaluationResults } from "../evaluations/mod.ts";
 import { encodeMetricValue } from "../../protocol/objects.ts";
 
 /** A run object with its primary metric resolved. */
@@ -193,6 +194,8 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
         });
       }
     }
+    // An evaluation job's results (`run.log_evaluation()` or its output file, via the agent).
+    if (b.evaluation) recordEvaluationResults(ctx, run, b.evaluation);
     const lines = logsDb.appendLogs(
       ctx.db,
       runId,

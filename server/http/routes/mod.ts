@@ -8,6 +8,7 @@ import { nodeRoutes } from "./nodes.ts";
 import { projectRoutes } from "./projects.ts";
 import { runRoutes } from "./runs.ts";
 import { sdkRoutes } from "./sdk.ts";
+import { semanticRoutes } from "./semantic.ts";
 import { tokenRoutes } from "./tokens.ts";
 
 /** Every API route with its scope; the app registers nothing else under /api. */
@@ -16,6 +17,8 @@ export const apiRoutes: RouteDef[] = [
   ...tokenRoutes,
   ...nodeRoutes,
   ...jobRoutes,
+  // Before the run routes: `/api/runs/compare` must not be taken for `/api/runs/:id`.
+  ...semanticRoutes,
   ...runRoutes,
   ...eventRoutes,
   ...projectRoutes,

@@ -1,15 +1,11 @@
 import { z } from "zod";
 import { metricsQuery, RUN_STATUSES } from "../../../protocol/rest.ts";
-import {
-  checkpoints as checkpointsDb,
-  logs as logsDb,
-  metrics as metricsDb,
-  runs as runsDb,
-} from "../../db/mod.ts";
+import { logs as logsDb, metrics as metricsDb, runs as runsDb } from "../../db/mod.ts";
 import { topics } from "../../bus/bus.ts";
 import type { Context } from "../../context.ts";
 import { getRun, withPrimaryMetric } from "../../runs/service.ts";
 import { queryMetrics } from "../../metrics/query.ts";
+import { checkpointsWithEvaluations } from "../../evaluations/mod.ts";
 import { encodeMetricValue, type LogLine, type StreamedPoint } from "../../../protocol/objects.ts";
 import { readJson, readQuery } from "../body.ts";
 import { notFound } from "../errors.ts";
@@ -164,7 +160,7 @@ export const runRoutes: RouteDef[] = [
     handler: (c, ctx) => {
       const id = idParam(c);
       requireRun(ctx, id);
-      return c.json({ items: checkpointsDb.listCheckpoints(ctx.db, id), next_cursor: null });
+      return c.json({ items: checkpointsWithEvaluations(ctx, id), next_cursor: null });
     },
   },
 ];

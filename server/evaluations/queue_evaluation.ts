@@ -1,0 +1,53 @@
+import type { Evaluation, Job } from "../../protocol/objects.ts";
+import type { EvaluationRequest } from "../../protocol/rest.ts";
+import {
+  checkpoints as checkpointsDb,
+  evaluations as evaluationsDb,
+  jobs as jobsDb,
+  projects as projectsDb,
+  runs as runsDb,
+} from "../db/mod.ts";
+import { publicJob } from "../db/jobs.ts";
+import type { Context } from "../context.ts";
+import { notFound } from "../http/errors.ts";
+import { submitJob } from "../jobs/service.ts";
+import { buildEvaluationSubmission } from "./build_submission.ts";
+import { evaluationView } from "./list_evaluations.ts";
+
+/**
+ * Queues the evaluation of a checkpoint with a suite: an EVALUATE job (see
+ * `buildEvaluationSubmission`) and a QUEUED evaluation record linked to both, in one
+ * transaction.
+ */
+export function queueEvaluation(
+  ctx: Context,
+  checkpointId: string,
+  request: EvaluationRequest,
+): { evaluation: Evaluation; job: Job } {
+  return ctx.db.tx(() => {
+    const checkpoint = checkpointsDb.getCheckpoint(ctx.db, checkpointId);
+    if (!checkpoint) throw notFound("Checkpoint", checkpointId);
+    const run = runsDb.getRun(ctx.db, checkpoint.run_id);
+    if (!run) throw notFound("Run", checkpoint.run_id);
+    const trainingJob = run.job_id ? jobsDb.getJob(ctx.db, run.job_id) : null;
+    const evaluationId = ctx.newId("ev");
+    const submission = buildEvaluationSubmission({
+      evaluation_id: evaluationId,
+      checkpoint,
+      run,
+      training_job: trainingJob ? publicJob(trainingJob) : null,
+      eval_command: projectsDb.getProject(ctx.db, run.project)?.eval_command ?? null,
+      request,
+    });
+    const job = submitJob(ctx, submission, "EVALUATE");
+    evaluationsDb.insertEvaluation(ctx.db, {
+      id: evaluationId,
+      checkpoint_id: checkpoint.id,
+      job_id: job.id,
+      suite: request.suite,
+      created_at: ctx.now().toISOString(),
+    });
+    const stored = evaluationsDb.getEvaluation(ctx.db, evaluationId)!;
+    return { evaluation: evaluationView(stored, job.status), job };
+  });
+}

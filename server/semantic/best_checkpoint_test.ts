@@ -1,0 +1,74 @@
+import { assertEquals, assertStringIncludes } from "../../tests/assert.ts";
+import { aCheckpoint, anEvaluation } from "./_fixtures.ts";
+import { getBestCheckpoint } from "./best_checkpoint.ts";
+import type { CheckpointCandidate } from "./rank_checkpoints.ts";
+
+const loss = { key: "train/loss", direction: "min" as const };
+const dirs = { accuracy: "max" as const };
+const cand = (
+  id: string,
+  step: number,
+  train: number | null,
+  evaluations: CheckpointCandidate["evaluations"] = [],
+): CheckpointCandidate => ({ checkpoint: aCheckpoint(id, step), train_value: train, evaluations });
+
+Deno.test("getBestCheckpoint() prefers an evaluated checkpoint over a better training-time one", () => {
+  const rec = getBestCheckpoint({
+    scope: { run_id: "r-1" },
+    candidates: [
+      cand("c-early", 100, 0.8, [anEvaluation("c-early", "heldout", { accuracy: 0.71 })]),
+      cand("c-late", 900, 0.1),
+    ],
+    primary: loss,
+    eval_directions: dirs,
+  });
+  assertEquals(rec.checkpoint?.checkpoint_id, "c-early");
+  assertEquals([rec.basis, rec.metric, rec.direction, rec.suite, rec.value], [
+    "evaluation",
+    "accuracy",
+    "max",
+    "heldout",
+    0.71,
+  ]);
+  assertStringIncludes(rec.reason, "Held-out evaluation results are preferred");
+  assertStringIncludes(rec.reason, "c-late (run r-1, step 900) would have been chosen");
+  assertEquals(rec.considered, { checkpoints: 2, evaluated: 1 });
+  assertEquals(rec.alternatives.map((a) => [a.checkpoint_id, a.rank]), [["c-late", 2]]);
+  assertEquals(rec.next_actions[0], {
+    tool: "evaluate_checkpoint",
+    args: { checkpoint_id: "c-late", suite: "heldout" },
+    why: 'Its training metric is the best; evaluate it on "heldout" too so it can compete on ' +
+      "held-out data",
+  });
+});
+
+Deno.test("getBestCheckpoint() falls back to the training metric and asks for an evaluation", () => {
+  const rec = getBestCheckpoint({
+    scope: { experiment: "p/e" },
+    candidates: [cand("c1", 100, 0.4), cand("c2", 200, 0.3)],
+    primary: loss,
+    eval_directions: dirs,
+  });
+  assertEquals([rec.checkpoint?.checkpoint_id, rec.basis, rec.value], [
+    "c2",
+    "training_metric",
+    0.3,
+  ]);
+  assertStringIncludes(rec.reason, "No checkpoint of experiment p/e has a held-out evaluation");
+  assertEquals(rec.next_actions.map((a) => [a.tool, a.args]), [
+    ["evaluate_checkpoint", { checkpoint_id: "c2", suite: "default" }],
+    ["compare_checkpoints", { run_id: "r-1" }],
+  ]);
+});
+
+Deno.test("getBestCheckpoint() without checkpoints says why and chooses nothing", () => {
+  const rec = getBestCheckpoint({
+    scope: { run_id: "r-1" },
+    candidates: [],
+    primary: loss,
+    eval_directions: dirs,
+  });
+  assertEquals([rec.checkpoint, rec.basis, rec.value], [null, null, null]);
+  assertStringIncludes(rec.reason, "run r-1 has none");
+  assertEquals(rec.next_actions.map((a) => a.tool), ["diagnose_run"]);
+});

@@ -1,0 +1,173 @@
+import type {
+  Checkpoint,
+  CheckpointScore,
+  Evaluation,
+  RankedCheckpoint,
+} from "../../protocol/objects.ts";
+import { chooseEvaluationKey, metricNumber } from "../evaluations/mod.ts";
+import { isBetter, jsonMetric } from "./_format.ts";
+
+/** One checkpoint to rank, with what is known about it. */
+export interface CheckpointCandidate {
+  checkpoint: Checkpoint;
+  /** The run's primary metric at the checkpoint's step (training time); null when unknown. */
+  train_value: number | null;
+  evaluations: Evaluation[];
+}
+
+/** What `rankCheckpoints` ranks and by which metrics. */
+export interface RankingInput {
+  candidates: CheckpointCandidate[];
+  /** The primary metric of the run (or experiment) the checkpoints belong to. */
+  primary: { key: string; direction: "min" | "max" } | null;
+  /** Directions of evaluation result keys that have one (definitions, then the name). */
+  eval_directions: Readonly<Record<string, "min" | "max">>;
+}
+
+/** Checkpoints ranked, and by what. */
+export interface Ranking {
+  basis: "evaluation" | "training_metric" | "none";
+  /** The suite and key held-out results are ranked by, when any. */
+  evaluation_metric: { suite: string; key: string; direction: "min" | "max" } | null;
+  /** Best first: evaluated, then by training metric, then unranked (newest step first). */
+  ranked: RankedCheckpoint[];
+  /** The checkpoint the training metric alone would pick. */
+  train_best: RankedCheckpoint | null;
+  /** Suites of completed evaluations, most used first. */
+  suites: string[];
+}
+
+/**
+ * Ranks checkpoints, held-out evaluations first: the suite that evaluated the most checkpoints,
+ * by its key that fits the primary metric best (`chooseEvaluationKey`); the checkpoints it did
+ * not evaluate follow, by the training-time primary metric at their step; checkpoints with
+ * neither (or with a NaN) come last, unranked.
+ */
+export function rankCheckpoints(input: RankingInput): Ranking {
+  const suites = suitesByUse(input.candidates);
+  const evalMetric = evaluationMetric(input, suites);
+  const rows = input.candidates.map((c) => row(c, input.primary, evalMetric));
+  const tier = (r: RankedCheckpoint) => {
+    if (!r.score || typeof r.score.value !== "number") return 2;
+    return r.score.basis === "evaluation" ? 0 : 1;
+  };
+  rows.sort((a, b) => {
+    const ta = tier(a);
+    const tb = tier(b);
+    if (ta !== tb) return ta - tb;
+    if (ta < 2) {
+      const va = a.score!.value as number;
+      const vb = b.score!.value as number;
+      if (va !== vb) return isBetter(va, vb, a.score!.direction) ? -1 : 1;
+    }
+    return (b.step ?? -1) - (a.step ?? -1);
+  });
+  rows.forEach((r, i) => r.rank = tier(r) < 2 ? i + 1 : null);
+  const tiers = new Set(rows.map(tier));
+  return {
+    basis: tiers.has(0) ? "evaluation" : tiers.has(1) ? "training_metric" : "none",
+    evaluation_metric: evalMetric,
+    ranked: rows,
+    train_best: trainBest(rows, input.primary),
+    suites,
+  };
+}
+
+const completed = (e: Evaluation) => e.status === "COMPLETED";
+
+/** Suites with completed evaluations: most checkpoints first, then the most recent. */
+function suitesByUse(candidates: CheckpointCandidate[]): string[] {
+  const use = new Map<string, { checkpoints: Set<string>; last: string }>();
+  for (const c of candidates) {
+    for (const e of c.evaluations.filter(completed)) {
+      const u = use.get(e.suite) ?? { checkpoints: new Set(), last: "" };
+      u.checkpoints.add(c.checkpoint.id);
+      const at = e.finished_at ?? e.created_at;
+      if (at > u.last) u.last = at;
+      use.set(e.suite, u);
+    }
+  }
+  return [...use.entries()]
+    .sort(([, a], [, b]) =>
+      b.checkpoints.size - a.checkpoints.size || (a.last < b.last ? 1 : a.last > b.last ? -1 : 0)
+    )
+    .map(([suite]) => suite);
+}
+
+/** The newest completed evaluation of a checkpoint with a suite. */
+function latestOf(c: CheckpointCandidate, suite: string): Evaluation | undefined {
+  return c.evaluations.filter((e) => completed(e) && e.suite === suite).at(-1);
+}
+
+function evaluationMetric(input: RankingInput, suites: string[]): Ranking["evaluation_metric"] {
+  for (const suite of suites) {
+    const results = input.candidates.flatMap((c) => {
+      const e = latestOf(c, suite);
+      return e ? [e.metrics] : [];
+    });
+    const chosen = chooseEvaluationKey(
+      results,
+      input.primary?.key ?? null,
+      input.eval_directions,
+    );
+    if (chosen) return { suite, ...chosen };
+  }
+  return null;
+}
+
+function row(
+  c: CheckpointCandidate,
+  primary: RankingInput["primary"],
+  evalMetric: Ranking["evaluation_metric"],
+): RankedCheckpoint {
+  const train = primary && c.train_value !== null
+    ? { key: primary.key, value: jsonMetric(c.train_value) }
+    : null;
+  let score: CheckpointScore | null = null;
+  const evaluated = evalMetric ? latestOf(c, evalMetric.suite) : undefined;
+  const evalValue = evaluated ? metricNumber(evaluated.metrics[evalMetric!.key]) : null;
+  if (evalMetric && evalValue !== null) {
+    score = {
+      basis: "evaluation",
+      key: evalMetric.key,
+      direction: evalMetric.direction,
+      suite: evalMetric.suite,
+      value: jsonMetric(evalValue),
+    };
+  } else if (primary && c.train_value !== null) {
+    score = {
+      basis: "training_metric",
+      key: primary.key,
+      direction: primary.direction,
+      suite: null,
+      value: jsonMetric(c.train_value),
+    };
+  }
+  return {
+    checkpoint_id: c.checkpoint.id,
+    run_id: c.checkpoint.run_id,
+    step: c.checkpoint.step,
+    epoch: c.checkpoint.epoch,
+    path: c.checkpoint.path,
+    created_at: c.checkpoint.created_at,
+    train_metric: train,
+    evaluations: c.evaluations,
+    score,
+    rank: null,
+  };
+}
+
+function trainBest(
+  rows: RankedCheckpoint[],
+  primary: RankingInput["primary"],
+): RankedCheckpoint | null {
+  if (!primary) return null;
+  let best: RankedCheckpoint | null = null;
+  for (const r of rows) {
+    const v = r.train_metric?.value;
+    if (typeof v !== "number") continue;
+    const bv = best?.train_metric?.value as number | undefined;
+    if (bv === undefined || isBetter(v, bv, primary.direction)) best = r;
+  }
+  return best;
+}
