@@ -4,6 +4,7 @@
 
 import { spawn } from "node:child_process";
 import { readStat } from "./_proc.ts";
+import { readKernelFile } from "./_kernel_files.ts";
 import { RUN_FILES } from "./run_dir.ts";
 
 /**
@@ -66,13 +67,10 @@ export function launchWrapper(options: LaunchOptions): Promise<LaunchedWrapper> 
 
 /** A child that has already exited is a zombie until reaped; its stat still has the time. */
 function startTimeOfZombie(pid: number): number {
-  try {
-    const text = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return Number(rest[19]);
-  } catch {
-    return -1;
-  }
+  const text = readKernelFile(`/proc/${pid}/stat`);
+  if (text === null) return -1;
+  const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return Number(rest[19]);
 }
 
 /** Why the working directory cannot be used, or null when it can. */

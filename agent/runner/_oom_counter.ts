@@ -1,6 +1,8 @@
 // Reads the kernel's OOM-kill counter of the memory cgroup a process runs in, to tell
 // "killed by SIGKILL from the OOM killer" from any other SIGKILL.
 
+import { readKernelFile } from "./_kernel_files.ts";
+
 /** Where a cgroup's counter is and what it read when the attempt started. */
 export interface OomCounter {
   /** `memory.events` (cgroup v2) or `memory.oom_control` (v1); both have `oom_kill N`. */
@@ -26,22 +28,15 @@ export function counterFiles(cgroupText: string, root = "/sys/fs/cgroup"): strin
 }
 
 function readOomKills(file: string): number | null {
-  try {
-    const match = /^oom_kill (\d+)$/m.exec(Deno.readTextFileSync(file));
-    return match ? Number(match[1]) : null;
-  } catch {
-    return null;
-  }
+  const text = readKernelFile(file);
+  const match = text === null ? null : /^oom_kill (\d+)$/m.exec(text);
+  return match ? Number(match[1]) : null;
 }
 
 /** The counter of `pid`'s memory cgroup now, or null when the kernel does not expose it. */
 export function openOomCounter(pid: number): OomCounter | null {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(`/proc/${pid}/cgroup`);
-  } catch {
-    return null;
-  }
+  const text = readKernelFile(`/proc/${pid}/cgroup`);
+  if (text === null) return null;
   for (const file of counterFiles(text)) {
     const base = readOomKills(file);
     if (base !== null) return { file, base };

@@ -3,6 +3,8 @@
 // trusted while its start time (field 22 of /proc/<pid>/stat) matches what was recorded,
 // so a pid reused by an unrelated process is never signalled.
 
+import { readAllStats, readKernelFile } from "./_kernel_files.ts";
+
 /** The fields of `/proc/<pid>/stat` the runner uses. */
 export interface ProcStat {
   pid: number;
@@ -34,12 +36,8 @@ export function parseStat(text: string): ProcStat | null {
 
 /** The stat of one process, or null when there is none (or only a zombie). */
 export function readStat(pid: number): ProcStat | null {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  } catch {
-    return null;
-  }
+  const text = readKernelFile(`/proc/${pid}/stat`);
+  if (text === null) return null;
   const stat = parseStat(text);
   // A zombie (Z) or dead (X) entry has finished running; only its parent can reap it.
   if (!stat || stat.state === "Z" || stat.state === "X") return null;
@@ -55,22 +53,16 @@ export function isSameProcess(pid: number, startTime: number): boolean {
 /** Every running process on the host. */
 export function listProcesses(): ProcStat[] {
   const out: ProcStat[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    const pid = Number(entry.name);
-    if (!Number.isInteger(pid)) continue;
-    const stat = readStat(pid);
-    if (stat) out.push(stat);
+  for (const line of readAllStats()) {
+    const stat = parseStat(line);
+    if (stat && stat.state !== "Z" && stat.state !== "X") out.push(stat);
   }
   return out;
 }
 
 /** This boot's id: start times count from boot, so a pid recorded before a reboot is void. */
 export function bootId(): string {
-  try {
-    return Deno.readTextFileSync("/proc/sys/kernel/random/boot_id").trim();
-  } catch {
-    return "";
-  }
+  return readKernelFile("/proc/sys/kernel/random/boot_id")?.trim() ?? "";
 }
 
 /** Sends `signal` to one pid or (negative) one group; false when nothing received it. */

@@ -1,0 +1,329 @@
+/**
+ * One attempt of a job on this agent, from dispatch (or reattach) to its last frame: starts
+ * it with the runner, batches its output into `logs` frames, follows its TensorBoard and
+ * checkpoint folders, and reports its start and end as `job_state` frames.
+ */
+import type { DispatchSpec, OwnedProcess } from "../protocol/agent.ts";
+import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
+import { type AttemptRef, metricsFrames, type NewDataFrame, wireValue } from "./frames.ts";
+import { endFrame, lostExit, runningFrame } from "./job_state.ts";
+import { LogBatcher } from "./log_batcher.ts";
+import type { Logger } from "./log.ts";
+import { RunWatchers, type WatcherStates, type WatchResult } from "./run_watchers.ts";
+import type { ExitInfo, OutputLine, RunHandle, Runner, RunSpec } from "./runner/types.ts";
+import type { PersistedAttempt } from "./state_file.ts";
+
+/** What an attempt needs from the agent. */
+export interface AttemptDeps {
+  runner: Runner | null;
+  /** Spools a frame (resolves once written). */
+  emit(frame: NewDataFrame): Promise<unknown>;
+  /** Saves the state file soon. */
+  persist(): void;
+  /** The environment additions of the job's process. */
+  jobEnv(spec: DispatchSpec): Record<string, string>;
+  /** `<data_dir>/runs`. */
+  runsDir: string;
+  log: Logger;
+  /** Unix ms. */
+  now(): number;
+  /** Milliseconds between log flushes. */
+  logFlushMs?: number;
+}
+
+/** An attempt this agent runs. */
+export class ManagedAttempt {
+  readonly spec: DispatchSpec;
+  readonly ref: AttemptRef;
+  #deps: AttemptDeps;
+  #record: Omit<PersistedAttempt, "spec" | "tensorboard" | "checkpoints">;
+  #saved: WatcherStates | null;
+  /** Watcher progress whose frames are spooled: what the state file may claim. */
+  #watcherStates: WatcherStates;
+  #handle: RunHandle | null = null;
+  #watchers: RunWatchers | null = null;
+  #watching: Promise<unknown> = Promise.resolve();
+  #batcher: LogBatcher;
+  #cancel: number | null = null;
+  #detached = false;
+  #pidsFailed = false;
+  #detach!: () => void;
+  #detachedSignal: Promise<null>;
+
+  /** `persisted` when reattaching after an agent restart. */
+  constructor(spec: DispatchSpec, deps: AttemptDeps, persisted: PersistedAttempt | null = null) {
+    this.spec = spec;
+    this.ref = { job_id: spec.job_id, attempt: spec.attempt, run_id: spec.run_id };
+    this.#deps = deps;
+    this.#record = persisted
+      ? {
+        handle: persisted.handle,
+        state: persisted.state,
+        running_sent: persisted.running_sent,
+        last_line_seq: persisted.last_line_seq,
+        sys_step: persisted.sys_step,
+        cancel_grace_s: persisted.cancel_grace_s,
+      }
+      : {
+        handle: null,
+        state: "STARTING",
+        running_sent: false,
+        last_line_seq: 0,
+        sys_step: 0,
+        cancel_grace_s: null,
+      };
+    // A cancel the previous agent had begun is carried out again once reattached.
+    this.#cancel = this.#record.cancel_grace_s;
+    this.#saved = persisted
+      ? { tensorboard: persisted.tensorboard, checkpoints: persisted.checkpoints }
+      : null;
+    this.#watcherStates = this.#saved ?? { tensorboard: null, checkpoints: null };
+    this.#batcher = new LogBatcher({
+      send: (lines) => this.#sendLines(lines),
+      flushMs: deps.logFlushMs,
+    });
+    this.#detachedSignal = new Promise((resolve) => this.#detach = () => resolve(null));
+  }
+
+  /** What the state file keeps. */
+  persisted(): PersistedAttempt {
+    // Asked anew each time: a runner may learn more after start (a container's main pid).
+    const handle = this.#handle?.state() ?? this.#record.handle;
+    return { spec: this.spec, ...this.#record, handle, ...this.#watcherStates };
+  }
+
+  /** As hello and heartbeats report it. */
+  owned(): OwnedProcess {
+    return { ...this.ref, pid: this.#handle?.pid ?? null, state: this.#record.state };
+  }
+
+  /** Every live pid of the attempt (none when the runner cannot tell: telemetry is best effort). */
+  pids(): number[] {
+    try {
+      return this.#handle?.pids() ?? [];
+    } catch (err) {
+      if (!this.#pidsFailed) {
+        this.#pidsFailed = true;
+        this.#deps.log.warn("cannot list the attempt's processes", {
+          ...this.ref,
+          error: String(err),
+        });
+      }
+      return [];
+    }
+  }
+
+  /** The step of the next system-metrics sample. */
+  nextSysStep(): number {
+    return this.#record.sys_step++;
+  }
+
+  /**
+   * Starts (or reattaches to) the attempt and follows it to its end; resolves true after its
+   * last frame was spooled, or false when the agent detached from it.
+   */
+  async run(): Promise<boolean> {
+    const exit = await this.#startOrReattach();
+    if (exit === null) return false; // detached: the next agent carries on
+    await this.#finish(exit);
+    return true;
+  }
+
+  /** Stops the attempt: SIGTERM to its processes, SIGKILL after `graceS`. */
+  cancel(graceS: number): void {
+    this.#record.state = "STOPPING";
+    this.#record.cancel_grace_s = graceS;
+    this.#deps.persist();
+    if (this.#handle) {
+      this.#handle.cancel(graceS).catch((err) =>
+        this.#deps.log.error("cannot cancel", { ...this.ref, error: String(err) })
+      );
+    } else {
+      this.#cancel = graceS; // applied once the runner returns the handle
+    }
+  }
+
+  /** Polls the TensorBoard and checkpoint folders once and spools what is new. */
+  pollWatchers(): Promise<void> {
+    return this.#watch(false);
+  }
+
+  /**
+   * Leaves the attempt's processes running for the next agent: stops following it, sends
+   * the pending output lines to the spool. `run()` then resolves.
+   */
+  async detach(): Promise<void> {
+    this.#detached = true;
+    this.#handle?.detach();
+    this.#detach();
+    await this.#batcher.flush();
+    await this.#watching;
+  }
+
+  async #startOrReattach(): Promise<ExitInfo | null> {
+    const { log } = this.#deps;
+    const runner = this.#deps.runner;
+    const reattaching = this.#saved !== null;
+    try {
+      this.#watchers = await RunWatchers.create(this.spec, this.#saved);
+      this.#watcherStates = this.#watchers.state();
+    } catch (err) {
+      log.warn("cannot watch the TensorBoard and checkpoint folders", {
+        ...this.ref,
+        error: String(err),
+      });
+    }
+    if (runner === null) {
+      const reason = `the ${this.spec.runner} runner is not available on this agent`;
+      return { ...lostExit(reason), failure_class: "DISPATCH_FAILED" };
+    }
+    const hooks = { onLine: (line: OutputLine) => this.#onLine(line) };
+    let handle: RunHandle;
+    try {
+      if (reattaching) {
+        if (this.#record.handle === null) {
+          return lostExit("the agent restarted while it was starting the attempt");
+        }
+        handle = await runner.reattach(this.#record.handle, hooks, this.#record.last_line_seq);
+      } else {
+        this.#deps.persist();
+        handle = await runner.start(this.#runSpec(), hooks);
+      }
+    } catch (err) {
+      const reason = `Cannot ${reattaching ? "reattach to" : "start"} run "${this.spec.run_id}": ${
+        (err as Error).message
+      }`;
+      return reattaching
+        ? lostExit(reason)
+        : { ...lostExit(reason), failure_class: "DISPATCH_FAILED" };
+    }
+    this.#handle = handle;
+    this.#record.handle = handle.state();
+    if (this.#detached) {
+      handle.detach();
+      return null;
+    }
+    // A handle whose exit is already settled never ran (DISPATCH_FAILED): no RUNNING then.
+    const settled = await Promise.race([handle.exited, Promise.resolve(null)]);
+    if (settled === null) {
+      if (this.#record.state === "STARTING") this.#record.state = "RUNNING";
+      if (!this.#record.running_sent) {
+        await this.#emit(runningFrame(this.ref, handle.pid, this.#deps.now()));
+        this.#record.running_sent = true;
+      }
+    }
+    this.#deps.persist();
+    if (this.#cancel !== null) this.cancel(this.#cancel);
+    return await Promise.race([handle.exited, this.#detachedSignal]);
+  }
+
+  async #finish(exit: ExitInfo): Promise<void> {
+    this.#record.state = "STOPPING";
+    await this.#batcher.flush();
+    await this.#watch(true);
+    await this.#emit(endFrame(this.ref, exit, this.#deps.now()));
+    const level = exit.failure_class === null ? "info" : "warn";
+    this.#deps.log[level]("attempt ended", {
+      ...this.ref,
+      exit_code: exit.exit_code,
+      failure_class: exit.failure_class,
+      reason: exit.reason,
+    });
+  }
+
+  #runSpec(): RunSpec {
+    const spec = this.spec;
+    return {
+      run_id: spec.run_id,
+      job_id: spec.job_id,
+      attempt: spec.attempt,
+      command: spec.command,
+      shell: spec.shell,
+      working_dir: spec.working_dir,
+      env: this.#deps.jobEnv(spec),
+      gpu_indices: spec.gpu_indices,
+      runner: spec.runner,
+      image: spec.image,
+      run_dir: `${this.#deps.runsDir}/${spec.run_id}`,
+      grace_s: spec.grace_s,
+    };
+  }
+
+  #onLine(line: OutputLine): void {
+    if (!this.#detached) this.#batcher.add(line);
+  }
+
+  async #sendLines(lines: OutputLine[]): Promise<void> {
+    const frame: NewDataFrame = {
+      type: "logs",
+      stream: "data",
+      ...this.ref,
+      lines: lines.map((l) => ({ seq: l.seq, ts: l.ts, stream: l.stream, text: l.text })),
+    };
+    if (await this.#emit(frame)) {
+      this.#record.last_line_seq = Math.max(this.#record.last_line_seq, lines.at(-1)!.seq);
+      this.#deps.persist();
+    }
+  }
+
+  /** One watcher poll at a time; `final` also takes checkpoints still settling. */
+  #watch(final: boolean): Promise<void> {
+    const run = async () => {
+      const watchers = this.#watchers;
+      if (!watchers || (this.#detached && !final)) return;
+      let found: WatchResult;
+      try {
+        found = final ? await watchers.finalPoll() : await watchers.poll();
+      } catch (err) {
+        this.#deps.log.warn("cannot poll the run's folders", { ...this.ref, error: String(err) });
+        return;
+      }
+      const points = found.points
+        .filter((p) =>
+          p.tag.length <= MAX_NAME_LENGTH && Number.isSafeInteger(p.step) && p.step >= 0
+        )
+        .map((p) => ({
+          key: p.tag,
+          step: p.step,
+          value: wireValue(p.value),
+          wall_time: Math.max(0, p.wall_time),
+        }));
+      for (const frame of metricsFrames(this.ref, "data", points)) await this.#emit(frame);
+      for (const c of found.checkpoints) {
+        await this.#emit({
+          type: "checkpoint",
+          stream: "data",
+          ...this.ref,
+          checkpoint: {
+            path: c.path,
+            size_bytes: c.size_bytes,
+            ...(c.step !== null ? { step: c.step } : {}),
+            ...(c.epoch !== null ? { epoch: c.epoch } : {}),
+          },
+        });
+      }
+      if (points.length > 0 || found.checkpoints.length > 0) {
+        this.#watcherStates = watchers.state();
+        this.#deps.persist();
+      }
+    };
+    const next = this.#watching.then(run, run);
+    this.#watching = next;
+    return next;
+  }
+
+  /** Spools a frame; false (logged) when the spool refused it. */
+  async #emit(frame: NewDataFrame): Promise<boolean> {
+    try {
+      await this.#deps.emit(frame);
+      return true;
+    } catch (err) {
+      this.#deps.log.error("cannot spool a frame", {
+        ...this.ref,
+        type: frame.type,
+        error: String(err),
+      });
+      return false;
+    }
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * The agent's configuration: `$GPUCTL_HOME/agent.yaml`, overridden by flags, resolved once
+ * (in `main.ts`) into a {@linkcode ResolvedAgentConfig}. Errors name the field.
+ */
+import { z } from "zod";
+import { parse as parseYaml } from "yaml";
+import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
+
+/** CPU-only jobs this node runs at once. */
+export const DEFAULT_CPU_SLOTS = 2;
+/** Seconds between heartbeats. */
+export const DEFAULT_HEARTBEAT_S = 10;
+/** Seconds between telemetry samples. */
+export const DEFAULT_SAMPLE_S = 10;
+/** Spool size cap; system metrics are dropped first when it is reached. */
+export const DEFAULT_SPOOL_MAX_MB = 512;
+/** Where the agent connects on the server. */
+export const AGENT_WS_PATH = "/api/agent/ws";
+
+const positiveSeconds = z.number().positive().max(3600);
+
+/** `agent.yaml`: every field optional here; `server_url` and `token` must come from somewhere. */
+export const agentYaml = z.strictObject({
+  /** `http(s)://host:port` of the server (a `ws(s)://` URL is accepted too). */
+  server_url: z.string().min(1).optional(),
+  /** An agent-scope token. */
+  token: z.string().min(1).optional(),
+  /** @default the hostname */
+  node_id: z.string().min(1).max(MAX_NAME_LENGTH).optional(),
+  /** @default `$GPUCTL_HOME/agent` */
+  data_dir: z.string().min(1).optional(),
+  /** @default 2 */
+  cpu_slots: z.number().int().min(0).max(256).optional(),
+  /** Free-form node labels, shown by the server and usable as constraints. */
+  labels: z.record(z.string().min(1).max(100), z.string().max(200)).optional(),
+  /** Ask the scheduler to keep off GPUs that hold processes gpuctl does not own. @default false */
+  avoid_foreign_gpus: z.boolean().optional(),
+  /** @default 10 */
+  heartbeat_s: positiveSeconds.optional(),
+  /** @default 10 */
+  sample_s: positiveSeconds.optional(),
+  /** @default 512 */
+  spool_max_mb: z.number().positive().max(1_048_576).optional(),
+  /** Path or name of libnvidia-ml. @default "libnvidia-ml.so.1" */
+  nvml_library: z.string().min(1).optional(),
+});
+export type AgentYaml = z.infer<typeof agentYaml>;
+
+/** Command-line flags (already parsed from strings); they win over `agent.yaml`. */
+export const agentFlags = z.strictObject({
+  server: z.string().min(1).optional(),
+  token: z.string().min(1).optional(),
+  "node-id": z.string().min(1).max(MAX_NAME_LENGTH).optional(),
+  "fake-gpus": z.coerce.number().int().min(0).max(64).optional(),
+  "data-dir": z.string().min(1).optional(),
+  "heartbeat-s": z.coerce.number().positive().max(3600).optional(),
+  "sample-s": z.coerce.number().positive().max(3600).optional(),
+});
+export type AgentFlags = z.input<typeof agentFlags>;
+
+/** Everything the agent needs, fully resolved. */
+export interface ResolvedAgentConfig {
+  /** The gpuctl home folder. */
+  home: string;
+  /** `<home>/agent.yaml` (it need not exist). */
+  configPath: string;
+  /** The server's base URL as `http(s)://…`, without a trailing slash (jobs get it as GPUCTL_SERVER_URL). */
+  serverUrl: string;
+  /** `ws(s)://…/api/agent/ws`. */
+  wsUrl: string;
+  token: string;
+  nodeId: string;
+  hostname: string;
+  dataDir: string;
+  cpuSlots: number;
+  labels: Record<string, string>;
+  avoidForeignGpus: boolean;
+  heartbeatMs: number;
+  sampleMs: number;
+  spoolMaxBytes: number;
+  /** Path or name of libnvidia-ml; null means the binding's default. */
+  nvmlLibrary: string | null;
+  /** Simulated GPUs instead of NVML (`--fake-gpus N`); null for real ones. */
+  fakeGpus: number | null;
+  /** The agent's own PYTHONPATH, kept after the SDK folder in jobs; null when unset. */
+  pythonPath: string | null;
+}
+
+/** What the entry point read from its surroundings, passed in so nothing else reads `Deno.env`. */
+export interface ConfigSurroundings {
+  /** `GPUCTL_NVML_LIBRARY`. */
+  nvmlLibrary?: string;
+  /** `PYTHONPATH`. */
+  pythonPath?: string;
+  /** `Deno.hostname()`. */
+  hostname: string;
+}
+
+/** The gpuctl home: GPUCTL_HOME, else `~/.gpuctl`. */
+export function gpuctlHome(env: { GPUCTL_HOME?: string; HOME?: string }): string {
+  if (env.GPUCTL_HOME) return env.GPUCTL_HOME;
+  if (!env.HOME) {
+    throw new Error("Cannot find the gpuctl home: neither GPUCTL_HOME nor HOME is set");
+  }
+  return `${env.HOME}/.gpuctl`;
+}
+
+/** Reads `<home>/agent.yaml` (a missing file is an empty one) and resolves it with the flags. */
+export async function loadAgentConfig(
+  home: string,
+  flags: AgentFlags,
+  surroundings: ConfigSurroundings,
+): Promise<ResolvedAgentConfig> {
+  const configPath = `${home}/agent.yaml`;
+  let text = "";
+  try {
+    text = await Deno.readTextFile(configPath);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) {
+      throw new Error(`Cannot read ${configPath}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  return resolveAgentConfig(parseAgentYaml(text, configPath), flags, surroundings, home);
+}
+
+/** Parses and validates the text of `agent.yaml`. */
+export function parseAgentYaml(text: string, path = "agent.yaml"): AgentYaml {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new Error(`Cannot parse ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  const result = agentYaml.safeParse(raw);
+  if (!result.success) throw new Error(`Invalid ${path}: ${describeIssues(result.error)}`);
+  return result.data;
+}
+
+/** Merges file, flags and surroundings into the resolved config; throws naming the field. */
+export function resolveAgentConfig(
+  file: AgentYaml,
+  rawFlags: AgentFlags,
+  surroundings: ConfigSurroundings,
+  home: string,
+): ResolvedAgentConfig {
+  const parsedFlags = agentFlags.safeParse(rawFlags);
+  if (!parsedFlags.success) {
+    throw new Error(`Invalid flags: ${describeIssues(parsedFlags.error, "--", rawFlags)}`);
+  }
+  const flags = parsedFlags.data;
+  const serverText = flags.server ?? file.server_url;
+  if (!serverText) {
+    throw new Error(
+      `Missing server_url: pass --server URL or set server_url in ${home}/agent.yaml`,
+    );
+  }
+  const token = flags.token ?? file.token;
+  if (!token) {
+    throw new Error(`Missing token: pass --token TOKEN or set token in ${home}/agent.yaml`);
+  }
+  const { serverUrl, wsUrl } = serverUrls(serverText);
+  const nodeId = flags["node-id"] ?? file.node_id ?? surroundings.hostname;
+  if (!nodeId || nodeId.length > MAX_NAME_LENGTH) {
+    throw new Error(`Invalid node_id "${nodeId}": must be 1 to ${MAX_NAME_LENGTH} characters`);
+  }
+  return {
+    home,
+    configPath: `${home}/agent.yaml`,
+    serverUrl,
+    wsUrl,
+    token,
+    nodeId,
+    hostname: surroundings.hostname || nodeId,
+    dataDir: flags["data-dir"] ?? file.data_dir ?? `${home}/agent`,
+    cpuSlots: file.cpu_slots ?? DEFAULT_CPU_SLOTS,
+    labels: file.labels ?? {},
+    avoidForeignGpus: file.avoid_foreign_gpus ?? false,
+    heartbeatMs: (flags["heartbeat-s"] ?? file.heartbeat_s ?? DEFAULT_HEARTBEAT_S) * 1000,
+    sampleMs: (flags["sample-s"] ?? file.sample_s ?? DEFAULT_SAMPLE_S) * 1000,
+    spoolMaxBytes: Math.round((file.spool_max_mb ?? DEFAULT_SPOOL_MAX_MB) * 1024 * 1024),
+    nvmlLibrary: surroundings.nvmlLibrary || file.nvml_library || null,
+    fakeGpus: flags["fake-gpus"] ?? null,
+    pythonPath: surroundings.pythonPath || null,
+  };
+}
+
+/** `http://h:p/` or `ws://h:p` → the HTTP base URL and the agent WebSocket URL. */
+export function serverUrls(text: string): { serverUrl: string; wsUrl: string } {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`Invalid server_url "${text}": expected a URL like http://gpu-server:8600`);
+  }
+  const httpProtocol = { "http:": "http:", "https:": "https:", "ws:": "http:", "wss:": "https:" }[
+    url.protocol
+  ];
+  if (!httpProtocol) {
+    throw new Error(`Invalid server_url "${text}": the scheme must be http, https, ws or wss`);
+  }
+  const base = url.pathname.replace(/\/+$/, "");
+  const serverUrl = `${httpProtocol}//${url.host}${base}`;
+  const wsProtocol = httpProtocol === "https:" ? "wss:" : "ws:";
+  return { serverUrl, wsUrl: `${wsProtocol}//${url.host}${base}${AGENT_WS_PATH}` };
+}
+
+function describeIssues(error: z.ZodError, prefix = "", input?: Record<string, unknown>): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path.length > 0 ? `${prefix}${issue.path.join(".")}` : "(root)";
+      const given = input?.[String(issue.path[0])];
+      return `${path}: ${issue.message}${given === undefined ? "" : ` (got "${given}")`}`;
+    })
+    .join("; ");
+}

@@ -1,0 +1,279 @@
+/**
+ * The agent's one outbound WebSocket to the server: connect (with backoff), `hello`, replay
+ * what the server has not acknowledged, then send live frames and heartbeats. The spool is
+ * the source of every data frame sent, so a dropped socket loses nothing.
+ */
+import {
+  type HeartbeatFrame,
+  type HelloFrame,
+  type ServerFrame,
+  serverFrame,
+  type StreamName,
+} from "../protocol/agent.ts";
+import type { WireDataFrame } from "./frames.ts";
+import type { Logger } from "./log.ts";
+import type { Spool } from "./spool.ts";
+
+/** First reconnect delay. */
+export const MIN_BACKOFF_MS = 1000;
+/** Longest reconnect delay. */
+export const MAX_BACKOFF_MS = 30_000;
+/** Frames read from the spool per replay step. */
+const REPLAY_BATCH = 500;
+/** Replay pauses while the socket holds more than this many unsent bytes. */
+const REPLAY_HIGH_WATER = 4 * 1024 * 1024;
+
+/**
+ * Delay before reconnect attempt `attempt` (0-based): exponential from 1 s, capped at 30 s,
+ * with jitter in the upper half so that agents restarted together do not reconnect together.
+ */
+export function backoffDelay(attempt: number, random: () => number): number {
+  const ceiling = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS * 2 ** Math.max(0, attempt));
+  const jittered = ceiling * (0.5 + 0.5 * random());
+  return Math.round(Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, jittered)));
+}
+
+/** Commands the server sends that the job manager handles. */
+export type ServerCommand = Extract<ServerFrame, { type: "dispatch" | "cancel" }>;
+
+/** Options of {@linkcode Connection}. */
+export interface ConnectionOptions {
+  /** `ws(s)://…/api/agent/ws`. */
+  url: string;
+  token: string;
+  spool: Spool;
+  log: Logger;
+  /** Builds the hello frame for each new connection. */
+  hello(): HelloFrame | Promise<HelloFrame>;
+  /** Builds a heartbeat frame. */
+  heartbeat(): HeartbeatFrame | Promise<HeartbeatFrame>;
+  /** Receives dispatch and cancel commands. */
+  onCommand(command: ServerCommand): void;
+  heartbeatMs: number;
+  /** Reconnect delay for a 0-based attempt. @default backoffDelay with Math.random */
+  backoff?: (attempt: number) => number;
+}
+
+interface Session {
+  socket: WebSocket;
+  /** Streams whose replay finished: their new frames are sent as they are spooled. */
+  live: Set<StreamName>;
+  /** Streams whose first ack (the server's cursor) arrived. */
+  acked: Set<StreamName>;
+  heartbeat: ReturnType<typeof setInterval> | null;
+  closed: Promise<void>;
+}
+
+/** Keeps one WebSocket to the server open while started. */
+export class Connection {
+  #options: ConnectionOptions;
+  #session: Session | null = null;
+  #stopped = true;
+  #loop: Promise<void> | null = null;
+  #wake: (() => void) | null = null;
+  #failures = 0;
+
+  constructor(options: ConnectionOptions) {
+    this.#options = options;
+    options.spool.onAppend((frame) => this.#sendLive(frame));
+  }
+
+  /** True while a socket to the server is open. */
+  get connected(): boolean {
+    return this.#session?.socket.readyState === WebSocket.OPEN;
+  }
+
+  /** Starts connecting; idempotent. */
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#loop = this.#run();
+  }
+
+  /** Closes the socket and stops reconnecting; idempotent. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wake?.();
+    const session = this.#session;
+    if (session && session.socket.readyState <= WebSocket.OPEN) session.socket.close(1000);
+    // A server that never answers the close handshake must not hold the agent's shutdown.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.#loop, new Promise((resolve) => timer = setTimeout(resolve, 2000))]);
+    clearTimeout(timer);
+  }
+
+  async #run(): Promise<void> {
+    const backoff = this.#options.backoff ?? ((n: number) => backoffDelay(n, Math.random));
+    while (!this.#stopped) {
+      const opened = await this.#connectOnce();
+      if (this.#stopped) break;
+      this.#failures = opened ? 0 : this.#failures + 1;
+      const delay = backoff(this.#failures);
+      this.#options.log.warn(opened ? "disconnected from the server" : "cannot connect", {
+        url: this.#options.url,
+        retry_in_s: delay / 1000,
+      });
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = null;
+    }
+  }
+
+  /** One socket's life; resolves when it closes, with whether the server acknowledged us. */
+  async #connectOnce(): Promise<boolean> {
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(this.#options.url, {
+        headers: { Authorization: `Bearer ${this.#options.token}` },
+      });
+    } catch (err) {
+      this.#options.log.error("cannot open a WebSocket", { error: String(err) });
+      return false;
+    }
+    let closedResolve!: () => void;
+    const session: Session = {
+      socket,
+      live: new Set(),
+      acked: new Set(),
+      heartbeat: null,
+      closed: new Promise((resolve) => closedResolve = resolve),
+    };
+    this.#session = session;
+    socket.onopen = () => this.#onOpen(session);
+    socket.onmessage = (event) => this.#onMessage(session, event.data);
+    socket.onerror = () => {}; // the close that follows says enough
+    socket.onclose = () => {
+      if (session.heartbeat !== null) clearInterval(session.heartbeat);
+      session.live.clear();
+      closedResolve();
+    };
+    if (this.#stopped) socket.close(1000);
+    await session.closed;
+    if (this.#session === session) this.#session = null;
+    return session.acked.size > 0;
+  }
+
+  async #onOpen(session: Session): Promise<void> {
+    try {
+      const hello = await this.#options.hello();
+      if (!this.#send(session, hello)) return;
+      this.#options.log.info("connected", {
+        url: this.#options.url,
+        running: hello.running.length,
+      });
+      session.heartbeat = setInterval(
+        () => this.#sendHeartbeat(session),
+        this.#options.heartbeatMs,
+      );
+    } catch (err) {
+      this.#options.log.error("cannot send hello", { error: String(err) });
+      session.socket.close(1011);
+    }
+  }
+
+  async #sendHeartbeat(session: Session): Promise<void> {
+    try {
+      this.#send(session, await this.#options.heartbeat());
+    } catch (err) {
+      this.#options.log.error("cannot build a heartbeat", { error: String(err) });
+    }
+  }
+
+  #onMessage(session: Session, data: unknown): void {
+    let frame: ServerFrame;
+    try {
+      const parsed = serverFrame.safeParse(JSON.parse(String(data)));
+      if (!parsed.success) {
+        this.#options.log.warn("ignoring an invalid frame from the server", {
+          error: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+          frame: String(data).slice(0, 200),
+        });
+        return;
+      }
+      frame = parsed.data;
+    } catch {
+      this.#options.log.warn("ignoring a frame from the server that is not JSON", {
+        frame: String(data).slice(0, 200),
+      });
+      return;
+    }
+    switch (frame.type) {
+      case "ack":
+        this.#onAck(session, frame.stream, frame.seq).catch((err) =>
+          this.#options.log.error("cannot apply an ack", {
+            stream: frame.stream,
+            seq: frame.seq,
+            error: String(err),
+          })
+        );
+        return;
+      case "error":
+        this.#options.log.warn("the server refused a frame", { message: frame.message });
+        return;
+      default:
+        this.#options.onCommand(frame);
+    }
+  }
+
+  async #onAck(session: Session, stream: StreamName, seq: number): Promise<void> {
+    const spool = this.#options.spool;
+    if (session.acked.has(stream)) {
+      await spool.ack(stream, seq);
+      return;
+    }
+    // The first ack of a connection is the server's cursor: replay what follows it.
+    session.acked.add(stream);
+    if (seq > spool.newest(stream)) await spool.rebase(stream, seq);
+    await spool.ack(stream, seq);
+    await this.#replay(session, stream, seq);
+  }
+
+  /** Sends the spooled frames after `after`, then marks the stream live, without gap or repeat. */
+  async #replay(session: Session, stream: StreamName, after: number): Promise<void> {
+    const spool = this.#options.spool;
+    let cursor = after;
+    let sent = 0;
+    while (session.socket.readyState === WebSocket.OPEN) {
+      // Checked and set with no await in between, so a frame spooled meanwhile is either
+      // read by this loop or sent live by #sendLive, never both.
+      if (cursor >= spool.newest(stream)) {
+        session.live.add(stream);
+        if (sent > 0) this.#options.log.info("replayed spooled frames", { stream, frames: sent });
+        return;
+      }
+      const { frames, upTo } = await spool.readAfter(stream, cursor, REPLAY_BATCH);
+      for (const frame of frames) {
+        if (!this.#send(session, frame)) return;
+      }
+      sent += frames.length;
+      cursor = upTo;
+      while (
+        session.socket.readyState === WebSocket.OPEN &&
+        session.socket.bufferedAmount > REPLAY_HIGH_WATER
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+  }
+
+  #sendLive(frame: WireDataFrame): void {
+    const session = this.#session;
+    if (session && session.live.has(frame.stream)) this.#send(session, frame);
+  }
+
+  #send(session: Session, frame: unknown): boolean {
+    if (session.socket.readyState !== WebSocket.OPEN) return false;
+    try {
+      session.socket.send(JSON.stringify(frame));
+      return true;
+    } catch (err) {
+      this.#options.log.warn("cannot send a frame", { error: String(err) });
+      return false;
+    }
+  }
+}

@@ -1,0 +1,52 @@
+/** The environment a job's process gets: its own variables plus what gpuctl injects. */
+import type { DispatchSpec } from "../protocol/agent.ts";
+
+/** What the environment depends on besides the job. */
+export interface JobEnvContext {
+  /** The server's base URL (GPUCTL_SERVER_URL). */
+  serverUrl: string;
+  /** Port of the agent's local ingest endpoint. */
+  ingestPort: number;
+  /** `<repo>/sdk/python`, so `from gpuctl import run` works without installing anything. */
+  sdkDir: string | null;
+  /** The agent's own PYTHONPATH, kept after the SDK folder when the job sets none. */
+  pythonPath: string | null;
+}
+
+/**
+ * The job's `env` plus the gpuctl variables. GPU assignment and the GPUCTL_* variables win
+ * over the job's own (the scheduler's slots are exclusive); PYTHONPATH is extended, not replaced.
+ */
+export function buildJobEnv(spec: DispatchSpec, ctx: JobEnvContext): Record<string, string> {
+  const env: Record<string, string> = { ...spec.env };
+  const basePath = spec.env.PYTHONPATH ?? ctx.pythonPath ?? "";
+  const pythonPath = [ctx.sdkDir ?? "", basePath].filter((part) => part !== "").join(":");
+  Object.assign(env, {
+    CUDA_VISIBLE_DEVICES: spec.gpu_indices.join(","),
+    CUDA_DEVICE_ORDER: "PCI_BUS_ID",
+    GPUCTL_SERVER_URL: ctx.serverUrl,
+    GPUCTL_RUN_ID: spec.run_id,
+    GPUCTL_JOB_ID: spec.job_id,
+    GPUCTL_ATTEMPT: String(spec.attempt),
+    GPUCTL_PROJECT: spec.project,
+    GPUCTL_EXPERIMENT: spec.experiment ?? "",
+    GPUCTL_INGEST_URL: ingestUrl(ctx.ingestPort, spec.run_id),
+    PYTHONUNBUFFERED: "1",
+  });
+  if (pythonPath !== "") env.PYTHONPATH = pythonPath;
+  return env;
+}
+
+/** Where a job's SDK posts its batches (it appends `/log`). */
+export function ingestUrl(port: number, runId: string): string {
+  return `http://127.0.0.1:${port}/runs/${encodeURIComponent(runId)}`;
+}
+
+/** `<repo>/sdk/python` from a module URL in `<repo>/agent/`; null when not on a file system. */
+export function sdkDirFrom(moduleUrl: string): string | null {
+  const url = new URL("../sdk/python", moduleUrl);
+  return url.protocol === "file:" ? decodeURIComponent(url.pathname) : null;
+}
+
+/** This checkout's SDK folder. */
+export const SDK_DIR: string | null = sdkDirFrom(import.meta.url);

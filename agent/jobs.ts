@@ -1,0 +1,198 @@
+/**
+ * The attempts this agent runs: dispatch and cancel from the server, reattach after an agent
+ * restart (from `<data_dir>/state.json`), one loop polling their TensorBoard and checkpoint
+ * folders, and the state file written after every change.
+ */
+import type { DispatchSpec, OwnedProcess } from "../protocol/agent.ts";
+import { type AttemptDeps, ManagedAttempt } from "./attempt.ts";
+import type { AttemptRef, NewDataFrame } from "./frames.ts";
+import type { Logger } from "./log.ts";
+import type { Runner } from "./runner/types.ts";
+import { loadState, StateWriter } from "./state_file.ts";
+import type { TelemetryJob } from "./telemetry.ts";
+
+/** How often the TensorBoard and checkpoint folders are polled (points reach the server within 2 s). */
+export const WATCH_POLL_MS = 1000;
+
+/** Options of {@linkcode JobManager}. */
+export interface JobManagerOptions {
+  dataDir: string;
+  runners: { process: Runner | null; docker: Runner | null };
+  emit(frame: NewDataFrame): Promise<unknown>;
+  jobEnv(spec: DispatchSpec): Record<string, string>;
+  log: Logger;
+  /** Unix ms. @default Date.now */
+  now?: () => number;
+  /** @default WATCH_POLL_MS */
+  watchPollMs?: number;
+  /** Milliseconds between log flushes. @default 250 */
+  logFlushMs?: number;
+}
+
+const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
+
+/** Runs, follows and persists this agent's attempts. */
+export class JobManager {
+  #options: JobManagerOptions;
+  #attempts = new Map<string, ManagedAttempt>();
+  #runs = new Map<string, Promise<unknown>>();
+  #writer: StateWriter;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #polling: Promise<void> = Promise.resolve();
+  #stopped = false;
+
+  constructor(options: JobManagerOptions) {
+    this.#options = options;
+    this.#writer = new StateWriter(
+      this.statePath,
+      () => ({ version: 1, attempts: [...this.#attempts.values()].map((a) => a.persisted()) }),
+      (err) => options.log.error("cannot write the state file", { error: String(err) }),
+    );
+  }
+
+  /** `<data_dir>/state.json`. */
+  get statePath(): string {
+    return `${this.#options.dataDir}/state.json`;
+  }
+
+  /**
+   * Reattaches to the attempts the state file lists (call before connecting, so that hello
+   * reports them). Attempts whose processes are gone end with what the runner knows.
+   */
+  async restore(): Promise<number> {
+    const { attempts, problems } = await loadState(this.statePath);
+    for (const problem of problems) this.#options.log.warn(problem);
+    for (const persisted of attempts) {
+      this.#launch(new ManagedAttempt(persisted.spec, this.#deps(persisted.spec), persisted));
+    }
+    if (attempts.length > 0) this.#options.log.info("reattaching", { attempts: attempts.length });
+    await this.#writer.save();
+    return attempts.length;
+  }
+
+  /** Starts the folder-polling loop; idempotent. */
+  start(): void {
+    if (this.#timer !== null || this.#stopped) return;
+    const tick = () => {
+      this.#polling = this.#pollAll().finally(() => {
+        if (!this.#stopped) {
+          this.#timer = setTimeout(tick, this.#options.watchPollMs ?? WATCH_POLL_MS);
+        }
+      });
+    };
+    this.#timer = setTimeout(tick, this.#options.watchPollMs ?? WATCH_POLL_MS);
+  }
+
+  /** Starts an attempt the server dispatched (a repeated dispatch of a running one is ignored). */
+  dispatch(spec: DispatchSpec): void {
+    const log = this.#options.log;
+    if (this.#stopped) {
+      log.warn("ignoring a dispatch: the agent is stopping", { job_id: spec.job_id });
+      return;
+    }
+    if (this.#attempts.has(key(spec.job_id, spec.attempt))) {
+      log.info("ignoring a repeated dispatch", { job_id: spec.job_id, attempt: spec.attempt });
+      return;
+    }
+    log.info("starting", { job_id: spec.job_id, attempt: spec.attempt, run_id: spec.run_id });
+    this.#launch(new ManagedAttempt(spec, this.#deps(spec)));
+  }
+
+  /** Cancels an attempt; unknown attempts are already gone from here. */
+  cancel(jobId: string, attempt: number, graceS: number, reason: string): void {
+    const managed = this.#attempts.get(key(jobId, attempt));
+    if (!managed) {
+      this.#options.log.info("cancel of an attempt not running here", { job_id: jobId, attempt });
+      return;
+    }
+    this.#options.log.info("cancelling", { job_id: jobId, attempt, grace_s: graceS, reason });
+    managed.cancel(graceS);
+  }
+
+  /** The attempts, as hello and heartbeats report them. */
+  running(): OwnedProcess[] {
+    return [...this.#attempts.values()].map((a) => a.owned());
+  }
+
+  /** The attempt of a run this agent runs, or null. */
+  findRun(runId: string): AttemptRef | null {
+    for (const a of this.#attempts.values()) if (a.ref.run_id === runId) return a.ref;
+    return null;
+  }
+
+  /** The attempts, as telemetry needs them. */
+  telemetryJobs(): TelemetryJob[] {
+    return [...this.#attempts.values()].map((a) => ({
+      ref: a.ref,
+      gpu_indices: a.spec.gpu_indices,
+      working_dir: a.spec.working_dir,
+      pids: () => a.pids(),
+      nextSysStep: () => {
+        const step = a.nextSysStep();
+        this.#writer.save();
+        return step;
+      },
+    }));
+  }
+
+  /** Resolves when every attempt now known has sent its last frame (for tests). */
+  async idle(): Promise<void> {
+    await Promise.all(this.#runs.values());
+  }
+
+  /**
+   * Stops following the attempts (their processes keep running, for the next agent), sends
+   * their pending output to the spool and writes the state file; idempotent.
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#polling;
+    await Promise.all([...this.#attempts.values()].map((a) => a.detach()));
+    await Promise.all(this.#runs.values());
+    await this.#writer.save();
+  }
+
+  #deps(spec: DispatchSpec): AttemptDeps {
+    const o = this.#options;
+    return {
+      runner: o.runners[spec.runner],
+      emit: o.emit,
+      persist: () => void this.#writer.save(),
+      jobEnv: o.jobEnv,
+      runsDir: `${o.dataDir}/runs`,
+      log: o.log,
+      now: o.now ?? Date.now,
+      logFlushMs: o.logFlushMs,
+    };
+  }
+
+  #launch(managed: ManagedAttempt): void {
+    const k = key(managed.ref.job_id, managed.ref.attempt);
+    this.#attempts.set(k, managed);
+    const run = managed.run()
+      .catch((err) => {
+        this.#options.log.error("attempt failed in the agent", {
+          ...managed.ref,
+          error: String(err),
+        });
+        return true;
+      })
+      .then(async (ended) => {
+        // Detached attempts stay in the state file for the next agent.
+        if (!ended) return;
+        this.#attempts.delete(k);
+        this.#runs.delete(k);
+        await this.#writer.save();
+      });
+    this.#runs.set(k, run);
+  }
+
+  async #pollAll(): Promise<void> {
+    for (const managed of [...this.#attempts.values()]) {
+      if (this.#stopped) return;
+      await managed.pollWatchers();
+    }
+  }
+}

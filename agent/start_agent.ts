@@ -1,0 +1,194 @@
+/**
+ * The agent as a function: {@linkcode startAgent} wires GPUs, spool, jobs, local ingest,
+ * telemetry and the server connection together and returns a handle to stop it. `main.ts`
+ * calls it with the resolved config; tests call it in-process against a fake server.
+ */
+import type { GpuInfoFrame, HeartbeatFrame, HelloFrame } from "../protocol/agent.ts";
+import type { ResolvedAgentConfig } from "./config.ts";
+import { Connection, type ServerCommand } from "./connection.ts";
+import { clip } from "./frames.ts";
+import { createFakeGpus, type GpuProbe, openNvml } from "./gpu/mod.ts";
+import { diskUsage, HostReader, toMb } from "./host_stats.ts";
+import { startIngestServer } from "./ingest_server.ts";
+import { buildJobEnv, SDK_DIR } from "./job_env.ts";
+import { JobManager } from "./jobs.ts";
+import type { Logger } from "./log.ts";
+import { createDockerRunner, createProcessRunner } from "./runner/mod.ts";
+import type { Runner } from "./runner/types.ts";
+import { Spool } from "./spool.ts";
+import { spoolEmitter } from "./spool_emitter.ts";
+import { Telemetry } from "./telemetry.ts";
+import { AGENT_VERSION } from "./version.ts";
+
+/** What the agent takes besides its config; everything but `log` has a default. */
+export interface AgentDeps {
+  log: Logger;
+  /** The environment jobs' processes start from. @default the runners' default (the agent's) */
+  baseEnv?: Record<string, string>;
+  /** Replaces the runners (tests). @default the process and Docker runners */
+  runners?: { process: Runner | null; docker: Runner | null };
+  /** Replaces the GPU probe (tests); null for a CPU-only node. @default from the config */
+  probe?: GpuProbe | null;
+  /** Unix ms. @default Date.now */
+  now?: () => number;
+  /** Reconnect delay for a 0-based attempt. @default backoffDelay with jitter */
+  backoff?: (attempt: number) => number;
+  /** How often TensorBoard and checkpoint folders are polled. @default 1000 */
+  watchPollMs?: number;
+}
+
+/** A running agent. */
+export interface RunningAgent {
+  readonly config: ResolvedAgentConfig;
+  /** Port of the local ingest endpoint on 127.0.0.1. */
+  readonly ingestPort: number;
+  readonly probe: GpuProbe | null;
+  readonly jobs: JobManager;
+  readonly spool: Spool;
+  readonly connection: Connection;
+  /**
+   * Stops loops, closes the socket, writes the state file; the jobs keep running (in their
+   * own process groups) for the next agent to reattach. Idempotent.
+   */
+  stop(): Promise<void>;
+}
+
+/** Starts the agent: reattaches to the jobs it ran, then connects to the server. */
+export async function startAgent(
+  config: ResolvedAgentConfig,
+  deps: AgentDeps,
+): Promise<RunningAgent> {
+  const { log } = deps;
+  const now = deps.now ?? Date.now;
+  await Deno.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const probe = deps.probe !== undefined ? deps.probe : openProbe(config, log);
+  const spool = await Spool.open(`${config.dataDir}/spool`, {
+    maxBytes: config.spoolMaxBytes,
+    log,
+  });
+  const host = new HostReader();
+
+  const emit = spoolEmitter(spool, { log, now });
+
+  const runners = deps.runners ?? {
+    process: createProcessRunner({ baseEnv: deps.baseEnv }),
+    docker: createDockerRunner({ baseEnv: deps.baseEnv }),
+  };
+  let ingestPort = 0;
+  const jobs = new JobManager({
+    dataDir: config.dataDir,
+    runners,
+    emit,
+    jobEnv: (spec) =>
+      buildJobEnv(spec, {
+        serverUrl: config.serverUrl,
+        ingestPort,
+        sdkDir: SDK_DIR,
+        pythonPath: config.pythonPath,
+      }),
+    log,
+    now,
+    watchPollMs: deps.watchPollMs,
+  });
+  const ingest = startIngestServer({ findRun: (runId) => jobs.findRun(runId), emit, log });
+  ingestPort = ingest.port;
+  await jobs.restore();
+
+  const telemetry = new Telemetry({
+    probe,
+    host,
+    dataDir: config.dataDir,
+    jobs: () => jobs.telemetryJobs(),
+    emit,
+    log,
+    sampleMs: config.sampleMs,
+    now,
+  });
+
+  const gpus: GpuInfoFrame[] = (probe?.devices() ?? []).slice(0, 64).map((gpu) => ({
+    index: gpu.index,
+    uuid: clip(gpu.uuid, 200),
+    name: clip(gpu.name, 200),
+    memory_total_mb: gpu.memory_total_mb,
+    fake: gpu.fake,
+    ...(gpu.error ? { error: clip(gpu.error, 200) } : {}),
+  }));
+  const hello = (): HelloFrame => {
+    const disk = diskUsage(config.dataDir);
+    return {
+      type: "hello",
+      node_id: config.nodeId,
+      hostname: clip(config.hostname, 200),
+      agent_version: AGENT_VERSION,
+      gpus,
+      fake_gpus: probe?.kind === "fake",
+      cpu_count: host.cpuCount(),
+      memory_mb: host.memory()?.totalMb ?? 0,
+      disk_free_mb: disk ? toMb(disk.freeBytes) : null,
+      labels: config.labels,
+      cpu_slots: config.cpuSlots,
+      avoid_foreign_gpus: config.avoidForeignGpus,
+      running: jobs.running(),
+    };
+  };
+  const heartbeat = (): HeartbeatFrame => ({
+    type: "heartbeat",
+    ts: now() / 1000,
+    ...telemetry.latest(),
+    running: jobs.running(),
+  });
+  const onCommand = (command: ServerCommand) => {
+    if (command.type === "dispatch") jobs.dispatch(command.job);
+    else jobs.cancel(command.job_id, command.attempt, command.grace_s, command.reason);
+  };
+  const connection = new Connection({
+    url: config.wsUrl,
+    token: config.token,
+    spool,
+    log,
+    hello,
+    heartbeat,
+    onCommand,
+    heartbeatMs: config.heartbeatMs,
+    backoff: deps.backoff,
+  });
+
+  telemetry.start();
+  jobs.start();
+  connection.start();
+  log.info("agent started", {
+    node_id: config.nodeId,
+    server: config.serverUrl,
+    gpus: gpus.length,
+    fake_gpus: probe?.kind === "fake",
+    data_dir: config.dataDir,
+    ingest_port: ingestPort,
+  });
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    stopping ??= (async () => {
+      await telemetry.stop();
+      await ingest.stop();
+      await jobs.stop();
+      await connection.stop();
+      await spool.close();
+      probe?.close();
+      log.info("agent stopped; jobs keep running", { running: jobs.running().length });
+    })();
+
+  return { config, ingestPort, probe, jobs, spool, connection, stop };
+}
+
+/** Fake GPUs when asked for, else NVML; no NVML makes a CPU-only node (said once). */
+function openProbe(config: ResolvedAgentConfig, log: Logger): GpuProbe | null {
+  if (config.fakeGpus !== null) return createFakeGpus(config.fakeGpus, { uuidSeed: config.nodeId });
+  const opened = openNvml({
+    libraryPath: config.nvmlLibrary ?? undefined,
+    log: (message) => log.warn(message),
+  });
+  if (opened.probe === null) {
+    log.info("no usable NVML: this is a CPU-only node", { reason: opened.reason });
+  }
+  return opened.probe;
+}

@@ -1,0 +1,256 @@
+// The agent end to end, in-process, against a fake server that speaks the wire protocol,
+// with the real process runner running real `python3` jobs.
+import { assert, assertEquals } from "../tests/assert.ts";
+import type { DataFrame, DispatchSpec } from "../protocol/agent.ts";
+import { eventually, FakeServer } from "./_fake_server.ts";
+import { dispatchSpec } from "./_testing.ts";
+import { resolveAgentConfig } from "./config.ts";
+import { memoryLogger } from "./log.ts";
+import { type RunningAgent, startAgent } from "./start_agent.ts";
+import { mergeScalars } from "./tensorboard/mod.ts";
+
+const TORCH_LOGS = new URL("../../shared/fixtures/tfevents/torch-logs/", import.meta.url).pathname;
+
+interface World {
+  server: FakeServer;
+  /** Log lines of every agent started. */
+  logs: string[];
+  dir: string;
+  start(): Promise<RunningAgent>;
+  dispatch(spec: Partial<DispatchSpec> & { job_id: string }): DispatchSpec;
+}
+
+/** A fake server, a temp folder, and a way to start agents on it; all cleaned up after `fn`. */
+async function withWorld(fn: (world: World) => Promise<void>): Promise<void> {
+  const server = FakeServer.start();
+  const dir = await Deno.makeTempDir({ prefix: "gpuctl-agent-test-" });
+  const agents: RunningAgent[] = [];
+  const log = memoryLogger();
+  const config = resolveAgentConfig(
+    {},
+    {
+      server: server.url,
+      token: "agent-token",
+      "node-id": "node-test",
+      "fake-gpus": 2,
+      "data-dir": `${dir}/data`,
+      "heartbeat-s": 0.2,
+      "sample-s": 0.2,
+    },
+    { hostname: "test-host" },
+    `${dir}/home`,
+  );
+  const world: World = {
+    server,
+    logs: log.lines,
+    dir,
+    async start() {
+      const hellos = server.hellos.length;
+      const agent = await startAgent(config, {
+        log,
+        baseEnv: Deno.env.toObject(),
+        backoff: () => 100,
+        watchPollMs: 200,
+      });
+      agents.push(agent);
+      await eventually(
+        "the agent's hello",
+        () => server.hellos.length > hellos && server.connected,
+      );
+      return agent;
+    },
+    dispatch(overrides) {
+      const spec = dispatchSpec({
+        attempt: 1,
+        run_id: `r-${overrides.job_id}`,
+        working_dir: dir,
+        ...overrides,
+      });
+      server.send({ type: "dispatch", job: spec });
+      return spec;
+    },
+  };
+  try {
+    await fn(world);
+  } finally {
+    for (const agent of agents) await agent.stop();
+    await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const py = (code: string) => ["python3", "-c", code];
+
+function states(frames: DataFrame[], runId: string): string[] {
+  return frames.flatMap((f) => f.type === "job_state" && f.run_id === runId ? [f.state] : []);
+}
+
+function logTexts(server: FakeServer, runId: string): string[] {
+  return server.of("logs", runId).flatMap((f) => f.lines.map((l) => l.text));
+}
+
+function ended(server: FakeServer, runId: string): boolean {
+  return states(server.applied, runId).some((s) => s !== "RUNNING");
+}
+
+Deno.test("agent says hello with its fake GPUs and runs a CPU job to its end", async () => {
+  await withWorld(async ({ server, start, dispatch }) => {
+    await start();
+    const hello = server.hellos[0];
+    assertEquals(server.authorizations[0], "Bearer agent-token");
+    assertEquals([hello.node_id, hello.hostname, hello.fake_gpus], [
+      "node-test",
+      "test-host",
+      true,
+    ]);
+    assertEquals(hello.gpus.map((g) => [g.index, g.fake]), [[0, true], [1, true]]);
+    assert(hello.gpus[0].uuid.startsWith("GPU-fake-0-"));
+    assertEquals(hello.running, []);
+
+    dispatch({ job_id: "cpu", command: py("print(1); print(2)") });
+    await eventually("the end", () => ended(server, "r-cpu"));
+    assertEquals(states(server.applied, "r-cpu"), ["RUNNING", "EXITED"]);
+    assertEquals(logTexts(server, "r-cpu"), ["1", "2"]);
+    const end = server.of("job_state", "r-cpu").at(-1)!;
+    assertEquals([end.exit_code, end.failure_class], [0, null]);
+    const running = server.of("job_state", "r-cpu")[0];
+    assert(typeof running.pid === "number" && running.pid > 0);
+    await eventually("heartbeats", () => server.heartbeats.length >= 1);
+    assertEquals(server.heartbeats[0].gpus.length, 2);
+    assertEquals(server.invalid, []);
+  });
+});
+
+Deno.test("agent gives a job exactly its GPUs in CUDA_VISIBLE_DEVICES", async () => {
+  await withWorld(async ({ server, start, dispatch }) => {
+    await start();
+    dispatch({
+      job_id: "gpu",
+      gpu_indices: [1],
+      command: py(
+        "import os; print(os.environ['CUDA_VISIBLE_DEVICES']); print(os.environ['CUDA_DEVICE_ORDER'])",
+      ),
+    });
+    await eventually("the end", () => ended(server, "r-gpu"));
+    assertEquals(logTexts(server, "r-gpu"), ["1", "PCI_BUS_ID"]);
+    // The job holds GPU 1: its system metrics name that GPU and no other.
+    await eventually(
+      "sys metrics",
+      () => server.of("metrics", "r-gpu").some((f) => f.stream === "sys"),
+    );
+  });
+});
+
+Deno.test("agent replays exactly the frames the server lacks after the server dropped it", async () => {
+  await withWorld(async ({ server, logs, start, dispatch }) => {
+    await start();
+    dispatch({
+      job_id: "chatty",
+      command: py(
+        "import time\nfor i in range(40):\n    print(i, flush=True)\n    time.sleep(0.03)",
+      ),
+    });
+    await eventually("first lines", () => logTexts(server, "r-chatty").length > 0);
+    server.refuse = true;
+    await server.dropConnection();
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    server.refuse = false;
+    await eventually("the end", () => ended(server, "r-chatty"));
+    assert(server.hellos.length >= 2, "the agent reconnected");
+    assert(
+      logs.some((l) => l.includes("replayed spooled frames")),
+      "frames spooled meanwhile were replayed",
+    );
+    for (const stream of ["data", "sys"] as const) {
+      const seqs = server.applied.filter((f) => f.stream === stream).map((f) => f.seq);
+      assertEquals(
+        seqs,
+        Array.from({ length: seqs.length }, (_, i) => i + 1),
+        `${stream}: no gaps`,
+      );
+    }
+    assertEquals(server.ignored, [], "nothing the server already had was replayed");
+    assertEquals(logTexts(server, "r-chatty"), Array.from({ length: 40 }, (_, i) => String(i)));
+  });
+});
+
+Deno.test("agent forwards what a job logs with the Python SDK", async () => {
+  await withWorld(async ({ server, start, dispatch }) => {
+    await start();
+    dispatch({
+      job_id: "sdk",
+      command: py("from gpuctl import run; run.log({'loss': 1.0}, step=1)"),
+    });
+    await eventually("the end", () => ended(server, "r-sdk"));
+    const points = server.of("sdk", "r-sdk").flatMap((f) => f.batch.points ?? []);
+    assertEquals(points.map((p) => [p.key, p.step, p.value]), [["loss", 1, 1]]);
+    const order = server.applied.filter((f) => "run_id" in f && f.run_id === "r-sdk").map((f) =>
+      f.type
+    );
+    assert(order.indexOf("sdk") < order.lastIndexOf("job_state"), "SDK data comes before the end");
+  });
+});
+
+Deno.test("agent tails a job's TensorBoard folder while it runs", async () => {
+  await withWorld(async ({ server, start, dispatch }) => {
+    await start();
+    dispatch({
+      job_id: "tb",
+      env: { FIXTURES: TORCH_LOGS },
+      command: py([
+        "import os, shutil, time",
+        "src = os.environ['FIXTURES']",
+        "os.makedirs('runs-tb', exist_ok=True)",
+        "for name in sorted(os.listdir(src)): shutil.copy(os.path.join(src, name), 'runs-tb')",
+        "time.sleep(2.5)",
+      ].join("\n")),
+      tensorboard_dir: "runs-tb",
+    });
+    // Within 2 s of being written, while the job still runs.
+    const tensorboard = () => server.of("metrics", "r-tb").filter((f) => f.stream === "data");
+    await eventually("metrics", () => tensorboard().length > 0, 2400);
+    assertEquals(ended(server, "r-tb"), false);
+    await eventually("the end", () => ended(server, "r-tb"));
+    const points = tensorboard()
+      .flatMap((f) =>
+        f.points.map((p) => ({ tag: p.key, step: p.step, value: p.value, wall_time: 0 }))
+      );
+    const merged = mergeScalars(points);
+    assertEquals(
+      merged.map((p) => [p.tag, p.step, p.value]),
+      Array.from({ length: 100 }, (_, step) => ["y=x", step, 2 * step]),
+    );
+  });
+});
+
+Deno.test("agent cancels a job at the server's request", async () => {
+  await withWorld(async ({ server, start, dispatch }) => {
+    await start();
+    dispatch({ job_id: "sleepy", command: ["sleep", "30"] });
+    await eventually("RUNNING", () => states(server.applied, "r-sleepy").includes("RUNNING"));
+    server.send({ type: "cancel", job_id: "sleepy", attempt: 1, grace_s: 1, reason: "user" });
+    await eventually("the end", () => ended(server, "r-sleepy"));
+    assertEquals(states(server.applied, "r-sleepy"), ["RUNNING", "CANCELLED"]);
+  });
+});
+
+Deno.test("a restarted agent reattaches to the job the old one left running", async () => {
+  await withWorld(async ({ server, start, dispatch }) => {
+    const first = await start();
+    dispatch({
+      job_id: "long",
+      command: py(
+        "import time\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.05)",
+      ),
+    });
+    await eventually("first lines", () => logTexts(server, "r-long").length > 0);
+    await first.stop();
+    const second = await start();
+    assertEquals(server.hellos[1].running.map((r) => [r.job_id, r.run_id]), [["long", "r-long"]]);
+    await eventually("the end", () => ended(server, "r-long"));
+    assertEquals(states(server.applied, "r-long"), ["RUNNING", "EXITED"]);
+    assertEquals(logTexts(server, "r-long"), Array.from({ length: 30 }, (_, i) => String(i)));
+    assertEquals(server.of("job_state", "r-long").at(-1)!.exit_code, 0);
+    assertEquals(second.jobs.running(), []);
+  });
+});
