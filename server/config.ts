@@ -22,6 +22,8 @@ export const serverYaml = z.strictObject({
   /** Event rule thresholds and webhooks are read by the parts that use them. */
   rules: z.record(z.string(), z.unknown()).optional(),
   webhooks: z.array(z.unknown()).optional(),
+  /** Seconds without a heartbeat before a node is OFFLINE and its jobs LOST. @default 90 */
+  node_timeout_s: z.number().min(1).max(86_400).optional(),
   /** The console's address as people reach it (links in notifications). */
   console_url: z.url().optional(),
 });
@@ -43,6 +45,7 @@ export interface ResolvedServerConfig {
   rules: ResolvedRulesConfig;
   webhooks: ResolvedWebhook[];
   consoleUrl: string | null;
+  nodeTimeoutMs: number;
   raw: ServerYaml;
 }
 
@@ -112,6 +115,7 @@ export async function loadServerConfig(
     rules: rulesFromYaml(raw.rules ?? {}, configPath),
     webhooks: webhooksFromYaml(raw.webhooks, configPath),
     consoleUrl: raw.console_url ?? null,
+    nodeTimeoutMs: (raw.node_timeout_s ?? 90) * 1000,
     raw,
   };
 }

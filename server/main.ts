@@ -142,7 +142,10 @@ async function serve(
     consoleUrl: config.consoleUrl ?? undefined,
   });
   webhooks.start();
-  const gateway = new AgentGateway(ctx);
+  const gateway = new AgentGateway(ctx, {
+    nodeTimeoutMs: config.nodeTimeoutMs,
+    livenessIntervalMs: Math.min(5_000, config.nodeTimeoutMs / 4),
+  });
   ctx.agents = gateway;
   gateway.start();
   const rules = new RulesEngine(ctx, { config: config.rules });

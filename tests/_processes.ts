@@ -1,0 +1,138 @@
+/** Real server and agent processes for end-to-end and fault tests. */
+const ROOT = new URL("..", import.meta.url).pathname;
+
+export interface Proc {
+  child: Deno.ChildProcess;
+  output: () => string;
+  /** Waits until the output matches. */
+  waitFor(pattern: RegExp, ms?: number): Promise<RegExpExecArray>;
+  kill(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
+}
+
+function spawn(args: string[], env: Record<string, string>): Proc {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    env: { NO_COLOR: "1", ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  const decoder = new TextDecoder();
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) out += decoder.decode(chunk, { stream: true });
+  };
+  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  let status: Promise<Deno.CommandStatus> | null = null;
+  return {
+    child,
+    output: () => out,
+    async waitFor(pattern, ms = 30_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const m = pattern.exec(out);
+        if (m) return m;
+        if (Date.now() > deadline) {
+          throw new Error(`no ${pattern} in ${ms} ms; output:\n${out.slice(-4000)}`);
+        }
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async kill(signal: Deno.Signal = "SIGTERM") {
+      try {
+        child.kill(signal);
+      } catch {
+        // already gone
+      }
+      status ??= child.status;
+      const s = await status;
+      await pumps;
+      return s;
+    },
+  };
+}
+
+/** `deno task server` on a free port with its own GPUCTL_HOME; resolves once it listens. */
+export async function startServerProcess(home: string, port = 0) {
+  const proc = spawn(["task", "--quiet", "server", "--port", String(port)], { GPUCTL_HOME: home });
+  const m = await proc.waitFor(/console at (http:\/\/[0-9.]+:(\d+))\//);
+  const config = await Deno.readTextFile(`${home}/server.yaml`);
+  return {
+    proc,
+    url: m[1],
+    port: Number(m[2]),
+    adminToken: /admin_token: (\S+)/.exec(config)![1],
+    agentToken: /agent_token: (\S+)/.exec(config)![1],
+  };
+}
+
+/** `deno task agent` against a server, with fake GPUs and fast heartbeats. */
+export function startAgentProcess(
+  opts: { server: string; token: string; dataDir: string; fakeGpus?: number; nodeId?: string },
+): Proc {
+  const args = [
+    "task",
+    "--quiet",
+    "agent",
+    "--server",
+    opts.server,
+    "--token",
+    opts.token,
+    "--data-dir",
+    opts.dataDir,
+    "--node-id",
+    opts.nodeId ?? "e2e-node",
+    "--heartbeat-s",
+    "1",
+    "--sample-s",
+    "1",
+  ];
+  if (opts.fakeGpus !== undefined) args.push("--fake-gpus", String(opts.fakeGpus));
+  return spawn(args, { GPUCTL_HOME: `${opts.dataDir}-home` });
+}
+
+/** A small API client with the admin token. */
+export function api(base: string, token: string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    // deno-lint-ignore no-explicit-any -- tests read arbitrary JSON answers
+    let json: any = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // not JSON
+    }
+    return { status: res.status, json, text };
+  };
+}
+
+/** Polls until `fn` returns a truthy value. */
+export async function until<T>(
+  fn: () => Promise<T> | T,
+  ms = 20_000,
+  what = "condition",
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`${what} not reached in ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Whether a process with this pid is alive (for checking that nothing outlived a job). */
+export function alive(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * End to end with real processes: `deno task server`, `deno task agent --fake-gpus 2`, and
+ * real child processes as jobs.
+ */
+import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
+import { alive, api, startAgentProcess, startServerProcess, until } from "./_processes.ts";
+
+async function cluster(fakeGpus = 2) {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-e2e-" });
+  const server = await startServerProcess(`${home}/server`);
+  const agent = startAgentProcess({
+    server: server.url,
+    token: server.agentToken,
+    dataDir: `${home}/agent`,
+    fakeGpus,
+  });
+  const call = api(server.url, server.adminToken);
+  await until(
+    async () => (await call("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
+    30_000,
+    "node online",
+  );
+  return {
+    home,
+    call,
+    async stop() {
+      await agent.kill("SIGTERM");
+      await server.proc.kill("SIGTERM");
+      await Deno.remove(home, { recursive: true });
+    },
+  };
+}
+
+const py = (code: string) => ["python3", "-c", code];
+
+async function waitJob(call: ReturnType<typeof api>, id: string, statuses: string[], ms = 30_000) {
+  return await until(
+    async () => {
+      const j = (await call("GET", `/api/jobs/${id}`)).json;
+      return statuses.includes(j.status) ? j : null;
+    },
+    ms,
+    `job ${id} in ${statuses.join("/")}`,
+  );
+}
+
+async function logText(call: ReturnType<typeof api>, runId: string): Promise<string[]> {
+  const res = await call("GET", `/api/runs/${runId}/logs?after_seq=0&limit=2000`);
+  return res.json.lines.map((l: { text: string }) => l.text);
+}
+
+Deno.test("two GPU jobs run side by side on distinct fake GPUs, the third waits; a CPU job shows its log", async () => {
+  const c = await cluster();
+  try {
+    const code =
+      "import os, time; print('CVD=' + os.environ['CUDA_VISIBLE_DEVICES'], flush=True); time.sleep(2)";
+    const ids: string[] = [];
+    for (const n of ["g1", "g2", "g3"]) {
+      ids.push(
+        (await c.call("POST", "/api/jobs", {
+          name: n,
+          command: py(code),
+          working_dir: c.home,
+          gpus: 1,
+        })).json.id,
+      );
+    }
+    const cpu = (await c.call("POST", "/api/jobs", {
+      name: "cpu",
+      command: py(
+        "import os; print('hello from cpu, CVD=[' + os.environ['CUDA_VISIBLE_DEVICES'] + ']')",
+      ),
+      working_dir: c.home,
+      gpus: 0,
+    })).json.id;
+    const jobs = [];
+    for (const id of ids) jobs.push(await waitJob(c.call, id, ["SUCCEEDED", "FAILED"], 60_000));
+    assertEquals(jobs.map((j) => j.status), ["SUCCEEDED", "SUCCEEDED", "SUCCEEDED"]);
+    const devices = [];
+    for (const j of jobs) devices.push((await logText(c.call, j.run_id)).join("\n"));
+    assertEquals(new Set([devices[0], devices[1]]), new Set(["CVD=0", "CVD=1"]));
+    assertEquals(jobs.map((j) => j.gpu_indices.length), [1, 1, 1]);
+    // The first two overlapped; the third started only after one of them finished.
+    const t = (s: string) => Date.parse(s);
+    assert(
+      t(jobs[0].started_at) < t(jobs[1].finished_at) &&
+        t(jobs[1].started_at) < t(jobs[0].finished_at),
+    );
+    assert(t(jobs[2].started_at) >= Math.min(t(jobs[0].finished_at), t(jobs[1].finished_at)) - 50);
+
+    const cpuJob = await waitJob(c.call, cpu, ["SUCCEEDED", "FAILED"]);
+    assertEquals(cpuJob.status, "SUCCEEDED");
+    assertEquals(await logText(c.call, cpuJob.run_id), ["hello from cpu, CVD=[]"]);
+    const node = (await c.call("GET", "/api/nodes")).json.items[0];
+    assertEquals([node.fake_gpus, node.gpus.length], [true, 2]);
+  } finally {
+    await c.stop();
+  }
+});
+
+Deno.test("exit 1 fails with EXIT_CODE, a CUDA OOM fails with OOM and an event; neither is retried until asked", async () => {
+  const c = await cluster();
+  try {
+    const exit1 = (await c.call("POST", "/api/jobs", {
+      name: "exit1",
+      command: py("import sys; print('bad config'); sys.exit(1)"),
+      working_dir: c.home,
+      gpus: 1,
+    })).json.id;
+    const oom = (await c.call("POST", "/api/jobs", {
+      name: "oom",
+      command: py(
+        "import sys; print('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB', file=sys.stderr); sys.exit(1)",
+      ),
+      working_dir: c.home,
+      gpus: 1,
+    })).json.id;
+    const a = await waitJob(c.call, exit1, ["FAILED"]);
+    assertEquals([a.failure_class, a.exit_code, a.attempt], ["EXIT_CODE", 1, 1]);
+    const b = await waitJob(c.call, oom, ["FAILED"]);
+    assertEquals([b.failure_class, b.attempt], ["OOM", 1]);
+    const events = (await c.call("GET", `/api/events?job_id=${oom}&type=OOM`)).json.items;
+    assertEquals(events.length, 1);
+
+    const retried = await c.call("POST", `/api/jobs/${oom}/retry`);
+    assertEquals(retried.json.attempt, 2);
+    const again = await waitJob(c.call, oom, ["FAILED"]);
+    assertEquals(again.attempt, 2);
+    assert(again.run_id !== b.run_id, "a retry is a new run");
+    const runs = (await c.call("GET", `/api/runs?job_id=${oom}`)).json.items;
+    assertEquals(runs.map((r: { attempt: number }) => r.attempt).sort(), [1, 2]);
+    const failure = (await c.call("GET", `/api/runs/${again.run_id}/failure`)).json;
+    assertStringIncludes(failure.likely_cause.toLowerCase(), "out of memory");
+  } finally {
+    await c.stop();
+  }
+});
+
+Deno.test("cancelling a process tree leaves no process of it alive", async () => {
+  const c = await cluster();
+  try {
+    const pidFile = `${c.home}/pids`;
+    // A child that ignores SIGTERM, and a grandchild that escapes the group with setsid.
+    const script = `
+      echo $$ >> ${pidFile}
+      (trap '' TERM; while true; do sleep 0.2; done) & echo $! >> ${pidFile}
+      setsid bash -c 'echo $$ >> ${pidFile}; while true; do sleep 0.2; done' &
+      echo started
+      wait
+    `;
+    const id = (await c.call("POST", "/api/jobs", {
+      name: "tree",
+      command: script,
+      shell: true,
+      working_dir: c.home,
+      gpus: 0,
+      grace_s: 1,
+    })).json.id;
+    await waitJob(c.call, id, ["RUNNING"]);
+    const pids = (await until(
+      async () => {
+        try {
+          const list = (await Deno.readTextFile(pidFile)).trim().split("\n").map(Number);
+          return list.length >= 3 ? list : null;
+        } catch {
+          return null;
+        }
+      },
+      20_000,
+      "the tree started",
+    )) as number[];
+    assert(pids.every(alive));
+    await c.call("POST", `/api/jobs/${id}/cancel`);
+    const done = await waitJob(c.call, id, ["CANCELLED", "FAILED", "SUCCEEDED"]);
+    assertEquals([done.status, done.failure_class], ["CANCELLED", "CANCELLED"]);
+    await until(() => pids.every((p) => !alive(p)), 10_000, "every process of the tree gone");
+  } finally {
+    await c.stop();
+  }
+});
