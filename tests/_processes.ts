@@ -1,6 +1,20 @@
 /** Real server and agent processes for end-to-end and fault tests. */
 const ROOT = new URL("..", import.meta.url).pathname;
 
+/**
+ * The argv of a `deno task` from deno.json, run directly: a test that kills the process with
+ * SIGKILL must hit the program itself, not the task runner in front of it.
+ */
+function taskArgs(task: string): string[] {
+  const tasks = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks as Record<
+    string,
+    string
+  >;
+  const words = tasks[task].split(/\s+/);
+  if (words[0] !== "deno") throw new Error(`task ${task} does not start with deno`);
+  return words.slice(1);
+}
+
 export interface Proc {
   child: Deno.ChildProcess;
   output: () => string;
@@ -55,7 +69,7 @@ function spawn(args: string[], env: Record<string, string>): Proc {
 
 /** `deno task server` on a free port with its own GPUCTL_HOME; resolves once it listens. */
 export async function startServerProcess(home: string, port = 0) {
-  const proc = spawn(["task", "--quiet", "server", "--port", String(port)], { GPUCTL_HOME: home });
+  const proc = spawn([...taskArgs("server"), "--port", String(port)], { GPUCTL_HOME: home });
   const m = await proc.waitFor(/console at (http:\/\/[0-9.]+:(\d+))\//);
   const config = await Deno.readTextFile(`${home}/server.yaml`);
   return {
@@ -72,9 +86,7 @@ export function startAgentProcess(
   opts: { server: string; token: string; dataDir: string; fakeGpus?: number; nodeId?: string },
 ): Proc {
   const args = [
-    "task",
-    "--quiet",
-    "agent",
+    ...taskArgs("agent"),
     "--server",
     opts.server,
     "--token",

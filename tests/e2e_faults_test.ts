@@ -1,0 +1,192 @@
+/**
+ * Fault injection with real processes: the agent or the server killed with SIGKILL while a
+ * job runs. Nothing may be lost or duplicated, and no job may run twice at once.
+ */
+import { assert, assertEquals } from "./assert.ts";
+import { api, startAgentProcess, startServerProcess, until } from "./_processes.ts";
+
+/** A job that prints N numbered lines and logs N points through the SDK, slowly. */
+function streamingJob(n: number, sleepS: number, pidFile: string) {
+  return `
+import os, time
+from gpuctl import run
+with open(${JSON.stringify(pidFile)}, "a") as f:
+    f.write(str(os.getpid()) + "\\n")
+for i in range(1, ${n} + 1):
+    print(f"line {i}", flush=True)
+    run.log({"value": float(i)}, step=i)
+    time.sleep(${sleepS})
+run.finish()
+`;
+}
+
+async function logsOf(call: ReturnType<typeof api>, runId: string): Promise<string[]> {
+  const res = await call("GET", `/api/runs/${runId}/logs?after_seq=0&limit=2000`);
+  return res.json.lines.map((l: { text: string }) => l.text);
+}
+
+async function pointsOf(call: ReturnType<typeof api>, runId: string) {
+  const res = await call("POST", "/api/runs/metrics:query", { runs: [runId], keys: ["value"] });
+  return res.json.series[0] ?? { steps: [], values: [] };
+}
+
+const expectedLines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`);
+
+Deno.test("server killed with SIGKILL mid-job: after a restart every line and point arrives exactly once", async () => {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-fault-server-" });
+  let server = await startServerProcess(`${home}/server`);
+  const agent = startAgentProcess({
+    server: server.url,
+    token: server.agentToken,
+    dataDir: `${home}/agent`,
+  });
+  try {
+    const call = () => api(server.url, server.adminToken);
+    await until(
+      async () => (await call()("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
+      30_000,
+      "node online",
+    );
+    const n = 120;
+    const job = (await call()("POST", "/api/jobs", {
+      name: "stream",
+      command: ["python3", "-c", streamingJob(n, 0.04, `${home}/pids`)],
+      working_dir: home,
+      gpus: 0,
+    })).json;
+    const running = await until(
+      async () => {
+        const j = (await call()("GET", `/api/jobs/${job.id}`)).json;
+        return j.status === "RUNNING" && (await logsOf(call(), j.run_id)).length > 10 ? j : null;
+      },
+      30_000,
+      "job streaming",
+    );
+
+    const killed = await server.proc.kill("SIGKILL");
+    assertEquals(killed.signal, "SIGKILL");
+    await new Promise((r) => setTimeout(r, 1500)); // the job goes on; the agent spools
+    server = await startServerProcess(`${home}/server`, server.port);
+
+    const done = await until(
+      async () => {
+        const j = (await call()("GET", `/api/jobs/${job.id}`)).json;
+        return ["SUCCEEDED", "FAILED"].includes(j.status) ? j : null;
+      },
+      60_000,
+      "job finished",
+    );
+    assertEquals(done.status, "SUCCEEDED");
+    assertEquals(done.run_id, running.run_id);
+    const lines = await until(
+      async () => {
+        const l = await logsOf(call(), done.run_id);
+        return l.length >= n ? l : null;
+      },
+      20_000,
+      "all lines",
+    );
+    assertEquals(lines, expectedLines(n));
+    const s = await until(
+      async () => {
+        const p = await pointsOf(call(), done.run_id);
+        return p.steps.length >= n ? p : null;
+      },
+      20_000,
+      "all points",
+    );
+    assertEquals(s.steps, Array.from({ length: n }, (_, i) => i + 1));
+    assertEquals(s.values.reduce((a: number, b: number) => a + b, 0), (n * (n + 1)) / 2);
+    const started =
+      (await call()("GET", `/api/events?job_id=${job.id}&type=RUN_STARTED`)).json.items;
+    assertEquals(started.length, 1);
+  } finally {
+    await agent.kill("SIGTERM");
+    await server.proc.kill("SIGTERM");
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("agent killed with SIGKILL mid-job: node OFFLINE, job LOST and requeued; the restarted agent reattaches, never two copies", async () => {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-fault-agent-" });
+  await Deno.mkdir(`${home}/server`, { recursive: true });
+  await Deno.writeTextFile(`${home}/server/server.yaml`, "node_timeout_s: 3\n");
+  const server = await startServerProcess(`${home}/server`);
+  const agentOpts = {
+    server: server.url,
+    token: server.agentToken,
+    dataDir: `${home}/agent`,
+    fakeGpus: 1,
+  };
+  let agent = startAgentProcess(agentOpts);
+  const call = api(server.url, server.adminToken);
+  try {
+    await until(
+      async () => (await call("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
+      30_000,
+      "node online",
+    );
+    const n = 150;
+    const pidFile = `${home}/pids`;
+    const job = (await call("POST", "/api/jobs", {
+      name: "survivor",
+      command: ["python3", "-c", streamingJob(n, 0.05, pidFile)],
+      working_dir: home,
+      gpus: 1,
+    })).json;
+    const first = await until(
+      async () => {
+        const j = (await call("GET", `/api/jobs/${job.id}`)).json;
+        return j.status === "RUNNING" && (await logsOf(call, j.run_id)).length > 5 ? j : null;
+      },
+      30_000,
+      "job running",
+    );
+
+    await agent.kill("SIGKILL");
+    const lost = await until(
+      async () => {
+        const j = (await call("GET", `/api/jobs/${job.id}`)).json;
+        return j.failure_class === "NODE_LOST" ? j : null;
+      },
+      30_000,
+      "job lost",
+    );
+    assertEquals([lost.status, lost.attempt], ["QUEUED", 2]);
+    assertEquals((await call("GET", "/api/nodes")).json.items[0].status, "OFFLINE");
+    assertEquals((await call("GET", `/api/runs/${first.run_id}`)).json.status, "LOST");
+
+    agent = startAgentProcess(agentOpts);
+    const done = await until(
+      async () => {
+        const j = (await call("GET", `/api/jobs/${job.id}`)).json;
+        return ["SUCCEEDED", "FAILED"].includes(j.status) ? j : null;
+      },
+      60_000,
+      "job finished",
+    );
+    assertEquals([done.status, done.attempt, done.run_id], ["SUCCEEDED", 1, first.run_id]);
+    // The job's process started once: the reattached agent found it, no second copy ran.
+    const pids = (await Deno.readTextFile(pidFile)).trim().split("\n");
+    assertEquals(pids.length, 1);
+    const lines = await until(
+      async () => {
+        const l = await logsOf(call, done.run_id);
+        return l.length >= n ? l : null;
+      },
+      20_000,
+      "all lines",
+    );
+    assertEquals(lines, expectedLines(n));
+    const dispatched =
+      (await call("GET", `/api/events?job_id=${job.id}&type=JOB_DISPATCHED`)).json.items;
+    assertEquals(dispatched.length, 1);
+    const runs = (await call("GET", `/api/runs?job_id=${job.id}`)).json.items;
+    assertEquals(runs.length, 1);
+    assert(runs[0].status === "SUCCEEDED");
+  } finally {
+    await agent.kill("SIGTERM");
+    await server.proc.kill("SIGTERM");
+    await Deno.remove(home, { recursive: true });
+  }
+});
