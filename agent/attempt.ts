@@ -7,6 +7,7 @@ import type { DispatchSpec, OwnedProcess } from "../protocol/agent.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
 import { type AttemptRef, metricsFrames, type NewDataFrame, wireValue } from "./frames.ts";
 import { endFrame, lostExit, runningFrame } from "./job_state.ts";
+import { evalFrame, prepareEvalOutput, readEvalOutput } from "./eval_output.ts";
 import { LogBatcher } from "./log_batcher.ts";
 import type { Logger } from "./log.ts";
 import { RunWatchers, type WatcherStates, type WatchResult } from "./run_watchers.ts";
@@ -187,6 +188,7 @@ export class ManagedAttempt {
         handle = await runner.reattach(this.#record.handle, hooks, this.#record.last_line_seq);
       } else {
         this.#deps.persist();
+        await prepareEvalOutput(this.spec);
         handle = await runner.start(this.#runSpec(), hooks);
       }
     } catch (err) {
@@ -221,6 +223,15 @@ export class ManagedAttempt {
     this.#record.state = "STOPPING";
     await this.#batcher.flush();
     await this.#watch(true);
+    const results = await readEvalOutput(this.spec);
+    if (results && "metrics" in results) {
+      await this.#emit(evalFrame(this.ref, results));
+    } else if (results) {
+      this.#deps.log.warn("evaluation results file unusable", {
+        ...this.ref,
+        problem: results.error,
+      });
+    }
     await this.#emit(endFrame(this.ref, exit, this.#deps.now()));
     const level = exit.failure_class === null ? "info" : "warn";
     this.#deps.log[level]("attempt ended", {

@@ -278,3 +278,61 @@ Deno.test("anomalies are raised once each, an OOM failure is explained, and webh
     await receiver.finished;
   }
 });
+
+Deno.test("a checkpoint evaluated by a job's results file becomes the recommended one", async () => {
+  const c = await cluster();
+  try {
+    const job = (await c.call("POST", "/api/jobs", {
+      name: "train",
+      command: [
+        "python3",
+        `${ROOT}/examples/synthetic/train.py`,
+        "--steps",
+        "61",
+        "--ckpt-every",
+        "20",
+      ],
+      working_dir: c.home,
+      gpus: 1,
+      checkpoint_dir: "checkpoints",
+    })).json;
+    const done = await finished(c.call, job.id);
+    assertEquals(done.status, "SUCCEEDED");
+    const cks = await until(
+      async () => {
+        const items = (await c.call("GET", `/api/runs/${done.run_id}/checkpoints`)).json.items;
+        return items.length >= 3 ? items : null;
+      },
+      10_000,
+      "checkpoints",
+    );
+    // By the training metric the last checkpoint is best; evaluate the first one only.
+    const before = (await c.call("GET", `/api/checkpoints:recommend?run=${done.run_id}`)).json;
+    assertEquals(before.checkpoint.step, 60);
+    const early = cks.find((k: { step: number }) => k.step === 20);
+    const write =
+      "import json, os; json.dump({'metrics': {'eval/accuracy': 0.97}}, open(os.environ['GPUCTL_EVAL_OUTPUT'], 'w'))";
+    const queued = await c.call("POST", `/api/checkpoints/${early.id}/evaluations`, {
+      suite: "heldout",
+      command: ["python3", "-c", write],
+    });
+    assertEquals(queued.status, 201, queued.text);
+    const evaluation = await until(
+      async () => {
+        const e = (await c.call("GET", `/api/evaluations/${queued.json.evaluation.id}`)).json;
+        return e.status === "COMPLETED" ? e : null;
+      },
+      30_000,
+      "evaluation completed",
+    );
+    assertEquals(evaluation.metrics, { "eval/accuracy": 0.97 });
+    const evalJob = (await c.call("GET", `/api/jobs/${queued.json.job.id}`)).json;
+    assertEquals([evalJob.kind, evalJob.status], ["EVALUATE", "SUCCEEDED"]);
+    const after = (await c.call("GET", `/api/checkpoints:recommend?run=${done.run_id}`)).json;
+    assertEquals([after.checkpoint.checkpoint_id, after.basis], [early.id, "evaluation"]);
+    const completed = (await c.call("GET", "/api/events?type=EVALUATION_COMPLETED")).json.items;
+    assertEquals(completed.length, 1);
+  } finally {
+    await c.stop();
+  }
+});
