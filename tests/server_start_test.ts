@@ -134,3 +134,62 @@ Deno.test("deno task backup prints the path of a checked copy", async () => {
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("deno task start runs the server and a local agent: a CPU job runs end to end and shows its log", async () => {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-home-" });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "start", "--port", "0", "--fake-gpus", "2"],
+    cwd: ROOT,
+    env: { GPUCTL_HOME: home, NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  const decoder = new TextDecoder();
+  const pumps = Promise.all([child.stdout, child.stderr].map(async (s) => {
+    for await (const chunk of s) out += decoder.decode(chunk, { stream: true });
+  }));
+  try {
+    const deadline = Date.now() + 30_000;
+    let m: RegExpExecArray | null = null;
+    while (
+      !(m = /console at (http:\/\/[0-9.]+:\d+)\/[\s\S]*Admin token[^\n]*\n\s+(gpc_\S+)/.exec(out))
+    ) {
+      if (Date.now() > deadline) throw new Error(`no start banner:\n${out}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const [, url, token] = m;
+    const call = async (method: string, path: string, body?: unknown) =>
+      await (await fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: body ? JSON.stringify(body) : undefined,
+      })).json();
+    let node;
+    while (!(node = (await call("GET", "/api/nodes")).items[0])) {
+      if (Date.now() > deadline) throw new Error(`no local agent:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assertEquals([node.status, node.gpus.length, node.fake_gpus], ["ONLINE", 2, true]);
+    const job = await call("POST", "/api/jobs", {
+      name: "hello",
+      command: ["echo", "hello from gpuctl"],
+      working_dir: home,
+      gpus: 0,
+    });
+    let done;
+    while ((done = await call("GET", `/api/jobs/${job.id}`)).status !== "SUCCEEDED") {
+      if (Date.now() > deadline + 30_000) throw new Error(`job: ${JSON.stringify(done)}\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const logs = await call("GET", `/api/runs/${done.run_id}/logs`);
+    assertEquals(logs.lines.map((l: { text: string }) => l.text), ["hello from gpuctl"]);
+  } finally {
+    child.kill("SIGTERM");
+    const status = await child.status;
+    await pumps;
+    assertEquals(status.code, 0, out);
+    await Deno.remove(home, { recursive: true });
+  }
+});
