@@ -12,6 +12,7 @@ import { ingestBatch, registerSdkRun } from "../server/runs/service.ts";
 import { queryMetrics } from "../server/metrics/query.ts";
 import { lttb } from "../server/metrics/lttb.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
+import { benchCluster, benchSdkOverhead } from "./cluster.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "gpuctl-bench-" });
 const rows: [string, string, string, string][] = [];
@@ -241,6 +242,9 @@ async function bareDenoRss(): Promise<number> {
   await child.status;
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
+
+await benchCluster(report);
+await benchSdkOverhead(report);
 
 await Deno.remove(dir, { recursive: true });
 console.log("\n| measure | value | baseline (same run) | target |\n| --- | --- | --- | --- |");

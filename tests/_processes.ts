@@ -83,7 +83,14 @@ export async function startServerProcess(home: string, port = 0) {
 
 /** `deno task agent` against a server, with fake GPUs and fast heartbeats. */
 export function startAgentProcess(
-  opts: { server: string; token: string; dataDir: string; fakeGpus?: number; nodeId?: string },
+  opts: {
+    server: string;
+    token: string;
+    dataDir: string;
+    fakeGpus?: number;
+    nodeId?: string;
+    sampleS?: number;
+  },
 ): Proc {
   const args = [
     ...taskArgs("agent"),
@@ -98,7 +105,7 @@ export function startAgentProcess(
     "--heartbeat-s",
     "1",
     "--sample-s",
-    "1",
+    String(opts.sampleS ?? 1),
   ];
   if (opts.fakeGpus !== undefined) args.push("--fake-gpus", String(opts.fakeGpus));
   return spawn(args, { GPUCTL_HOME: `${opts.dataDir}-home` });

@@ -10,6 +10,8 @@ import { exists, readExitStatus, readJsonOrNull, runFile, writeJsonAtomic } from
 import { decodeExitStatus } from "./signals.ts";
 import type { ExitInfo, HandleState, RunHandle } from "./types.ts";
 
+/** The longest gap between two reads of a quiet attempt's output files. */
+export const IDLE_POLL_MS = 500;
 /** How often a cancel checks whether processes remain, in ms. */
 const CANCEL_POLL_MS = 50;
 /** How long to wait for our child's exit event when the wrapper left no status, in ms. */
@@ -70,6 +72,9 @@ export class Attempt implements RunHandle {
   #lastScan = 0;
   #mainPidLookups = 0;
   #childEnd: { code: number | null; signal: string | null } | null = null;
+  #lastAliveCheck = 0;
+  #idleTicks = 0;
+  #aliveSeen = true;
 
   constructor(init: AttemptInit) {
     this.#init = init;
@@ -141,23 +146,46 @@ export class Attempt implements RunHandle {
       isSameProcess(this.#init.wrapper.pid, this.#init.wrapper.startTime);
   }
 
+  /**
+   * The wrapper's liveness for the output poll. A wrapper this agent spawned reports its end
+   * through the child's exit; one found after a restart is looked up in /proc, at most once
+   * per scan interval, since each lookup can cost a process spawn (see _kernel_files.ts).
+   */
+  #wrapperAliveForPoll(): boolean {
+    if (this.#init.childEnded) return this.#childEnd === null;
+    const now = Date.now();
+    if (now - this.#lastAliveCheck >= this.#init.scanMs) {
+      this.#lastAliveCheck = now;
+      this.#aliveSeen = this.#wrapperAlive();
+    }
+    return this.#aliveSeen;
+  }
+
   async #tick(): Promise<void> {
     this.#timer = undefined;
     if (this.#stopped) return;
     try {
       // Checked before reading: once the wrapper is gone, all the job wrote is on disk.
-      const alive = this.#wrapperAlive();
+      const alive = this.#wrapperAliveForPoll();
       if (alive && Date.now() - this.#lastScan >= this.#init.scanMs) {
         this.#lastScan = Date.now();
         this.#tree.scan();
         await this.#lookForMainPid();
       }
-      await this.#init.tail.poll(false);
+      const lines = await this.#init.tail.poll(false);
+      this.#idleTicks = lines > 0 ? 0 : this.#idleTicks + 1;
       if (!alive) return await this.#finish();
     } catch {
       // A failed read or write (a full disk, say) is retried on the next tick.
     }
-    this.#schedule(this.#init.pollMs);
+    // Quiet jobs are polled less often, up to IDLE_POLL_MS: each poll costs file reads, and an
+    // agent runs many attempts. Output that starts again is picked up within that bound.
+    this.#schedule(
+      Math.min(
+        this.#init.pollMs * (1 + this.#idleTicks),
+        Math.max(IDLE_POLL_MS, this.#init.pollMs),
+      ),
+    );
   }
 
   async #lookForMainPid(): Promise<void> {
@@ -217,12 +245,12 @@ export class Attempt implements RunHandle {
       this.#cancelled = true;
       await Deno.writeTextFile(runFile(runDir, "cancel"), new Date().toISOString()).catch(() => {});
     }
-    this.#tree.scan();
+    this.#tree.scan(true);
     await control.terminate(this.#tree);
     const deadline = Date.now() + Math.max(0, grace_s) * 1000;
     let forced = false;
     for (;;) {
-      this.#tree.scan();
+      this.#tree.scan(true);
       if (this.#tree.alive().length === 0 && !this.#wrapperAlive()) break;
       if (!forced && Date.now() >= deadline) {
         forced = true;

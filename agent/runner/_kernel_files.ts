@@ -35,8 +35,23 @@ export function readKernelFile(path: string): string | null {
   return catSync([path]);
 }
 
-/** The `/proc/<pid>/stat` lines of every process, read in one go. */
-export function readAllStats(): string[] {
+/**
+ * How long one walk of /proc serves every caller: each running attempt scans for its
+ * descendants, and one shared walk keeps the agent's cost flat as attempts add up.
+ */
+export const STATS_TTL_MS = 900;
+
+let cached: { at: number; lines: string[] } | null = null;
+
+/** The `/proc/<pid>/stat` lines of every process, at most `maxAgeMs` old. */
+export function readAllStats(maxAgeMs = STATS_TTL_MS): string[] {
+  const now = performance.now();
+  if (cached && now - cached.at < maxAgeMs) return cached.lines;
+  cached = { at: now, lines: walkStats() };
+  return cached.lines;
+}
+
+function walkStats(): string[] {
   if (viaSubprocess !== true) {
     try {
       const lines: string[] = [];

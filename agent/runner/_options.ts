@@ -7,7 +7,7 @@ import type { RunSpec } from "./types.ts";
 /** How often the output files are read and the wrapper checked, in ms. */
 export const DEFAULT_POLL_MS = 100;
 /** How often /proc is walked for new descendants of a running attempt, in ms. */
-export const DEFAULT_SCAN_MS = 500;
+export const DEFAULT_SCAN_MS = 1000;
 
 /** Options both runners take; every field is optional. */
 export interface RunnerOptions {
@@ -17,7 +17,7 @@ export interface RunnerOptions {
   bash?: string;
   /** Milliseconds between reads of the output files. @default DEFAULT_POLL_MS (100) */
   pollMs?: number;
-  /** Milliseconds between walks of /proc for a running attempt's descendants. @default DEFAULT_SCAN_MS (500) */
+  /** Milliseconds between walks of /proc for a running attempt's descendants. @default DEFAULT_SCAN_MS (1000) */
   scanMs?: number;
   /** The clock for line timestamps. @default () => new Date() */
   now?: () => Date;

@@ -50,10 +50,10 @@ export function isSameProcess(pid: number, startTime: number): boolean {
   return stat !== null && stat.startTime === startTime;
 }
 
-/** Every running process on the host. */
-export function listProcesses(): ProcStat[] {
+/** Every running process on the host; `fresh` skips the shared, slightly older walk. */
+export function listProcesses(fresh = false): ProcStat[] {
   const out: ProcStat[] = [];
-  for (const line of readAllStats()) {
+  for (const line of readAllStats(fresh ? 0 : undefined)) {
     const stat = parseStat(line);
     if (stat && stat.state !== "Z" && stat.state !== "X") out.push(stat);
   }
@@ -94,9 +94,12 @@ export class ProcessTree {
     this.#known.set(pid, startTime);
   }
 
-  /** Walks /proc once and adds the new descendants and group members of known processes. */
-  scan(): void {
-    const all = listProcesses();
+  /**
+   * Walks /proc once and adds the new descendants and group members of known processes.
+   * Periodic scans may share a walk a moment old; `fresh` (cancel, pids) sees the present.
+   */
+  scan(fresh = false): void {
+    const all = listProcesses(fresh);
     const children = new Map<number, ProcStat[]>();
     for (const p of all) {
       const list = children.get(p.ppid);
