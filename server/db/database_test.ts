@@ -3,7 +3,7 @@ import { assert, assertEquals, assertThrows } from "../../tests/assert.ts";
 import { openDatabase } from "./database.ts";
 import { migrate, SCHEMA_VERSION } from "./migrate.ts";
 import { backupDatabase, backupFileName } from "./backup.ts";
-import { getKeySummary, readSeries, writePoints } from "./metrics.ts";
+import { getKeySummary, lastWritePerStep, readSeries, writePoints } from "./metrics.ts";
 import { insertRun } from "./runs.ts";
 import { ensureProject } from "./projects.ts";
 
@@ -129,4 +129,19 @@ Deno.test("backupDatabase() writes a copy that passes integrity_check", async ()
   copy.close();
   db.close();
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("lastWritePerStep() keeps the last point per key and step within a batch", () => {
+  const rising = [
+    { key: "a", step: 1, value: 1, wall_time: 0 },
+    { key: "b", step: 1, value: 2, wall_time: 0 },
+    { key: "a", step: 2, value: 3, wall_time: 0 },
+  ];
+  assertEquals(lastWritePerStep(rising), rising);
+  const repeated = [
+    { key: "a", step: 1, value: 1, wall_time: 0 },
+    { key: "a", step: 2, value: 2, wall_time: 0 },
+    { key: "a", step: 1, value: 9, wall_time: 0 },
+  ];
+  assertEquals(lastWritePerStep(repeated).map((p) => [p.step, p.value]), [[2, 2], [1, 9]]);
 });

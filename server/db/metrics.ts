@@ -31,18 +31,42 @@ export interface KeySummary {
 const fromSql = (v: number | null): number => v === null ? NaN : v;
 
 /**
+ * The points with, for each key and step, only the last one of the batch (the same rule as
+ * across batches). Batches almost always have rising steps per key; that case is checked
+ * without building keys and returns the batch as it is.
+ */
+export function lastWritePerStep(points: PointWrite[]): PointWrite[] {
+  const lastStep = new Map<string, number>();
+  let rising = true;
+  for (const p of points) {
+    const prev = lastStep.get(p.key);
+    if (prev !== undefined && p.step <= prev) {
+      rising = false;
+      break;
+    }
+    lastStep.set(p.key, p.step);
+  }
+  if (rising) return points;
+  const map = new Map<string, PointWrite>();
+  for (const p of points) {
+    const id = `${p.step}\u0000${p.key}`;
+    map.delete(id); // re-inserted at the end: stored in the order of the last write
+    map.set(id, p);
+  }
+  return [...map.values()];
+}
+
+/**
  * Stores points of one run (newest write wins for the same key and step) and returns them
  * with their sequence numbers. Must run inside `db.tx`.
  */
 export function writePoints(db: Database, runId: string, points: PointWrite[]): StoredPoint[] {
   if (points.length === 0) return [];
-  // Within a batch the last point for a key and step wins, like across batches.
-  const unique = new Map<string, PointWrite>();
-  for (const p of points) unique.set(`${p.step}\u0000${p.key}`, p);
+  const unique = lastWritePerStep(points);
   const seqRow = db.prepare(
     "UPDATE sequences SET value = value + ? WHERE name = 'metric_points' RETURNING value",
-  ).get(unique.size) as { value: number };
-  let seq = seqRow.value - unique.size;
+  ).get(unique.length) as { value: number };
+  let seq = seqRow.value - unique.length;
   const upsert = db.prepare(
     `INSERT INTO metric_points (run_id, key, step, value, wall_time, seq) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (run_id, key, step) DO UPDATE SET value = excluded.value,
@@ -50,8 +74,14 @@ export function writePoints(db: Database, runId: string, points: PointWrite[]): 
   );
   const stored: StoredPoint[] = [];
   const byKey = new Map<string, StoredPoint[]>();
-  for (const p of unique.values()) {
-    const sp = { ...p, seq: ++seq };
+  for (const p of unique) {
+    const sp: StoredPoint = {
+      key: p.key,
+      step: p.step,
+      value: p.value,
+      wall_time: p.wall_time,
+      seq: ++seq,
+    };
     upsert.run(runId, p.key, p.step, Number.isNaN(p.value) ? null : p.value, p.wall_time, sp.seq);
     stored.push(sp);
     let list = byKey.get(p.key);
@@ -82,8 +112,9 @@ function updateSummary(db: Database, runId: string, key: string, added: StoredPo
     max_value: null,
     max_step: null,
   };
+  s = { ...s };
   for (const p of added) {
-    s = { ...s, points: s.points + 1 };
+    s.points++;
     if (p.step > s.last_step) {
       s.last_step = p.step;
       s.last_value = p.value;

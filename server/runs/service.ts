@@ -155,7 +155,11 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
     const stored = metricsDb.writePoints(
       ctx.db,
       runId,
-      (b.points ?? []).map((p) => ({ ...p, wall_time: p.wall_time ?? wallNow })),
+      (b.points ?? []).map((p) =>
+        p.wall_time === undefined
+          ? { ...p, wall_time: wallNow }
+          : p as typeof p & { wall_time: number }
+      ),
     );
     const maxStep = stored.reduce((m, p) => Math.max(m, p.step), b.step ?? -1);
     if (maxStep >= 0 || b.epoch !== undefined) {
@@ -218,11 +222,12 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
       });
     }
     if (stored.length) {
-      const msg = {
-        points: stored.map((p) => ({ ...p, value: encodeMetricValue(p.value) })),
-      };
       ctx.db.afterCommit(() => {
-        ctx.bus.publish(topics.metrics(runId), msg);
+        // Encoded for JSON only when a live stream listens.
+        if (ctx.bus.listenerCount(topics.metrics(runId)) > 0) {
+          const points = stored.map((p) => ({ ...p, value: encodeMetricValue(p.value) }));
+          ctx.bus.publish(topics.metrics(runId), { points });
+        }
         ctx.bus.publish(topics.allMetrics, { run_id: runId, points: stored });
       });
     }
