@@ -178,3 +178,60 @@ Deno.test("cancelling a process tree leaves no process of it alive", async () =>
     await c.stop();
   }
 });
+
+Deno.test("priorities reorder the queue, and a 2-GPU job is not starved by a stream of 1-GPU jobs", async () => {
+  const c = await cluster();
+  try {
+    const sleeper = (s: number) => py(`import time; time.sleep(${s})`);
+    const submit = async (name: string, gpus: number, priority: number, seconds: number) =>
+      (await c.call("POST", "/api/jobs", {
+        name,
+        command: sleeper(seconds),
+        working_dir: c.home,
+        gpus,
+        priority,
+      })).json.id;
+    // Both GPUs busy; then a low and a high priority job queue up.
+    const busy = [await submit("busy-a", 1, 0, 1.5), await submit("busy-b", 1, 0, 1.5)];
+    await until(
+      async () => {
+        for (
+          const id of busy
+        ) if ((await c.call("GET", `/api/jobs/${id}`)).json.status !== "RUNNING") return false;
+        return true;
+      },
+      30_000,
+      "both GPUs busy",
+    );
+    const low = await submit("low", 1, 0, 0.2);
+    const high = await submit("high", 1, 10, 0.2);
+    const [l, h] = [
+      await waitJob(c.call, low, ["SUCCEEDED"]),
+      await waitJob(c.call, high, ["SUCCEEDED"]),
+    ];
+    assert(
+      Date.parse(h.started_at) <= Date.parse(l.started_at),
+      "the high-priority job started first",
+    );
+
+    // A 2-GPU job behind a stream of 1-GPU jobs: it reserves the node and starts as soon as
+    // both GPUs are free, before 1-GPU jobs submitted after it.
+    const first = await submit("stream-0", 1, 0, 1.0);
+    await waitJob(c.call, first, ["RUNNING"]);
+    const big = await submit("big", 2, 0, 0.5);
+    const later: string[] = [];
+    for (let i = 1; i <= 4; i++) later.push(await submit(`stream-${i}`, 1, 0, 0.5));
+    const b = await waitJob(c.call, big, ["SUCCEEDED"], 60_000);
+    const others = [];
+    for (const id of later) others.push(await waitJob(c.call, id, ["SUCCEEDED"], 60_000));
+    assertEquals(b.gpu_indices.length, 2);
+    for (const o of others) {
+      assert(
+        Date.parse(o.started_at) >= Date.parse(b.started_at) - 50,
+        `${o.name} did not jump ahead of the 2-GPU job`,
+      );
+    }
+  } finally {
+    await c.stop();
+  }
+});
