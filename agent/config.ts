@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { parse as parseYaml } from "yaml";
+import { gpuctlHome } from "../protocol/config_files.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
 
 /** CPU-only jobs this node runs at once. */
@@ -96,14 +97,7 @@ export interface ConfigSurroundings {
   hostname: string;
 }
 
-/** The gpuctl home: GPUCTL_HOME, else `~/.gpuctl`. */
-export function gpuctlHome(env: { GPUCTL_HOME?: string; HOME?: string }): string {
-  if (env.GPUCTL_HOME) return env.GPUCTL_HOME;
-  if (!env.HOME) {
-    throw new Error("Cannot find the gpuctl home: neither GPUCTL_HOME nor HOME is set");
-  }
-  return `${env.HOME}/.gpuctl`;
-}
+export { gpuctlHome };
 
 /** Reads `<home>/agent.yaml` (a missing file is an empty one) and resolves it with the flags. */
 export async function loadAgentConfig(

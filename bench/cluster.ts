@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console -- a benchmark reports on the console
 /**
  * Measures that need the real processes: a server, an agent with fake GPUs, and jobs.
  * Live latency (SDK point → SSE subscriber), submit → process started, the agent's CPU while

@@ -4,7 +4,7 @@
 // (`http://127.0.0.1:<port>` and its `admin_token`).
 
 import { join } from "node:path";
-import { parse as parseYaml } from "yaml";
+import { gpuctlHome as sharedHome, parseYamlConfig } from "../protocol/config_files.ts";
 import { z } from "zod";
 import type { CliEnv } from "./command.ts";
 
@@ -36,11 +36,7 @@ const serverYamlFields = z.object({
 
 /** The gpuctl home: GPUCTL_HOME, else `~/.gpuctl`. */
 export function gpuctlHome(env: CliEnv): string {
-  if (env.GPUCTL_HOME) return env.GPUCTL_HOME;
-  if (!env.HOME) {
-    throw new Error("Cannot find the gpuctl home: neither GPUCTL_HOME nor HOME is set");
-  }
-  return join(env.HOME, ".gpuctl");
+  return sharedHome(env);
 }
 
 interface Found {
@@ -167,20 +163,5 @@ async function readYaml<S extends z.ZodType>(
     if (err instanceof Deno.errors.NotFound) return undefined;
     throw new Error(`Cannot read "${path}": ${(err as Error).message}`, { cause: err });
   }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new Error(`Cannot read "${path}": it is not valid YAML: ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
-  const parsed = schema.safeParse(doc);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(
-      `Cannot use "${path}": ${issue.path.join(".") || "(top level)"}: ${issue.message}`,
-    );
-  }
-  return parsed.data;
+  return parseYamlConfig(text, path, schema);
 }

@@ -1,5 +1,8 @@
 import { z } from "zod";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { stringify as stringifyYaml } from "yaml";
+import { gpuctlHome, parseYamlConfig } from "../protocol/config_files.ts";
+
+export { gpuctlHome };
 import { generateToken } from "./auth/tokens.ts";
 import { DEFAULT_RULES_CONFIG, type ResolvedRulesConfig, resolveRulesConfig } from "./rules/mod.ts";
 import { type ResolvedWebhook, resolveWebhooks } from "./webhooks/mod.ts";
@@ -47,15 +50,6 @@ export interface ResolvedServerConfig {
   consoleUrl: string | null;
   nodeTimeoutMs: number;
   raw: ServerYaml;
-}
-
-/** The gpuctl home: GPUCTL_HOME, else ~/.gpuctl. */
-export function gpuctlHome(env: { GPUCTL_HOME?: string; HOME?: string }): string {
-  if (env.GPUCTL_HOME) return env.GPUCTL_HOME;
-  if (!env.HOME) {
-    throw new Error("Cannot find the gpuctl home: neither GPUCTL_HOME nor HOME is set");
-  }
-  return `${env.HOME}/.gpuctl`;
 }
 
 /**
@@ -146,20 +140,7 @@ export function rulesFromYaml(section: Record<string, unknown>, path: string): R
 
 /** Parses server.yaml text; errors name the file and the field. */
 export function parseConfig(text: string, path: string): ServerYaml {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new Error(`Cannot read "${path}": it is not valid YAML: ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
-  const parsed = serverYaml.safeParse(doc);
-  if (!parsed.success) {
-    const i = parsed.error.issues[0];
-    throw new Error(`Cannot use "${path}": ${i.path.join(".") || "(top level)"}: ${i.message}`);
-  }
-  return parsed.data;
+  return parseYamlConfig(text, path, serverYaml);
 }
 
 function expandHome(path: string, home: string, userHome: string | undefined): string {
