@@ -1,6 +1,7 @@
 import type { Database } from "./db/mod.ts";
 import type { Bus } from "./bus/bus.ts";
 import type { Logger } from "./log.ts";
+import type { SeriesCache } from "./metrics/series_cache.ts";
 
 /** What every service function needs: the store, the bus, and the injected clock and ids. */
 export interface Context {
@@ -14,6 +15,8 @@ export interface Context {
   backupDir: string;
   /** Where agent WebSockets are handed over (absent in tests that run no gateway). */
   agents?: { attach(socket: WebSocket): void };
+  /** Recently read metric series in memory (absent: every query reads the store). */
+  series?: SeriesCache;
   /** SSE tuning; tests shorten these. */
   sse?: { keepAliveMs?: number; maxBufferedBytes?: number };
 }

@@ -15,6 +15,7 @@ import { AgentGateway } from "./gateway/gateway.ts";
 import { RulesEngine } from "./rules/engine.ts";
 import { WebhookDispatcher } from "./webhooks/mod.ts";
 import { createLogger } from "./log.ts";
+import { attachSeriesCache } from "./metrics/series_cache.ts";
 
 const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADDR]
                       [--fake-gpus N] [--no-local-agent]
@@ -86,7 +87,16 @@ function openContext(config: ResolvedServerConfig): Context {
   const bus = new Bus((topic, err) =>
     log.error("bus listener failed", { topic, error: String(err) })
   );
-  return { db, bus, log, now: () => new Date(), newId: randomId, backupDir: config.backupDir };
+  const ctx: Context = {
+    db,
+    bus,
+    log,
+    now: () => new Date(),
+    newId: randomId,
+    backupDir: config.backupDir,
+  };
+  attachSeriesCache(ctx);
+  return ctx;
 }
 
 /** The permissions the agent runs with; the same list as `deno task agent`. */

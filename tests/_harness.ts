@@ -5,6 +5,7 @@ import { openDatabase } from "../server/db/mod.ts";
 import { createApp } from "../server/http/app.ts";
 import { createToken } from "../server/auth/service.ts";
 import { memoryLogger } from "../server/log.ts";
+import { attachSeriesCache } from "../server/metrics/series_cache.ts";
 
 export interface Harness {
   ctx: Context;
@@ -41,6 +42,7 @@ export async function createHarness(
     backupDir: `${dir}/backups`,
     sse: options.sse,
   };
+  attachSeriesCache(ctx);
   const make = (scope: "admin" | "write" | "read" | "agent") =>
     createToken(ctx, { name: `test-${scope}`, scope }).token;
   const tokens = {

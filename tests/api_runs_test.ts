@@ -301,3 +301,29 @@ Deno.test("an import registers one IMPORTED run per import key", async () => {
     await h.close();
   }
 });
+
+Deno.test("metrics:query stays right across appends and rewrites after a series was read", async () => {
+  const h = await createHarness();
+  try {
+    const run = await sdkRun(h);
+    const log = (points: unknown[]) =>
+      h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    const query = async () =>
+      (await h.call("POST", "/api/runs/metrics:query", {
+        body: { runs: [run.id], keys: ["loss"] },
+      })).json
+        .series[0];
+    await log([{ key: "loss", step: 0, value: 1 }, { key: "loss", step: 1, value: 2 }]);
+    assertEquals((await query()).values, [1, 2]);
+    await log([{ key: "loss", step: 2, value: 3 }]);
+    assertEquals((await query()).values, [1, 2, 3]);
+    await log([{ key: "loss", step: 1, value: "NaN" }]);
+    assertEquals((await query()).values, [1, "NaN", 3]);
+    const ranged = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: [run.id], keys: ["loss"], range: [1, 2] },
+    });
+    assertEquals(ranged.json.series[0].steps, [1, 2]);
+  } finally {
+    await h.close();
+  }
+});

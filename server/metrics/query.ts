@@ -42,39 +42,90 @@ export function queryMetrics(ctx: Context, q: MetricsQuery) {
           to: q.range[1],
         }
         : undefined;
-      series.push(
-        shape(runId, key, metricsDb.readSeries(ctx.db, runId, key, range), q.max_points, x),
-      );
+      series.push(shape(runId, key, readColumns(ctx, runId, key, range), q.max_points, x));
     }
   }
   return { series, missing };
 }
 
+interface Columns {
+  steps: ArrayLike<number>;
+  values: ArrayLike<number>;
+  wall_times: ArrayLike<number>;
+  length: number;
+}
+
+/** A series' columns, from the in-memory cache when the context has one, else the store. */
+function readColumns(
+  ctx: Context,
+  runId: string,
+  key: string,
+  range: { column: "step" | "wall_time"; from: number; to: number } | undefined,
+): Columns {
+  if (!ctx.series) {
+    const s = metricsDb.readSeries(ctx.db, runId, key, range);
+    return { ...s, length: s.steps.length };
+  }
+  const c = ctx.series.get(runId, key, () => metricsDb.readSeries(ctx.db, runId, key));
+  const all = {
+    steps: c.steps.subarray(0, c.length),
+    values: c.values.subarray(0, c.length),
+    wall_times: c.wallTimes.subarray(0, c.length),
+    length: c.length,
+  };
+  if (!range) return all;
+  const by = range.column === "step" ? c.steps : c.wallTimes;
+  const keep: number[] = [];
+  for (let i = 0; i < c.length; i++) if (by[i] >= range.from && by[i] <= range.to) keep.push(i);
+  return {
+    steps: keep.map((i) => c.steps[i]),
+    values: keep.map((i) => c.values[i]),
+    wall_times: keep.map((i) => c.wallTimes[i]),
+    length: keep.length,
+  };
+}
+
 function shape(
   runId: string,
   key: string,
-  s: { steps: number[]; values: number[]; wall_times: number[] },
+  s: Columns,
   maxPoints: number | undefined,
   x: "step" | "wall",
 ): Series {
-  const total = s.steps.length;
+  const total = s.length;
   if (!maxPoints || total <= maxPoints) {
     return {
       run_id: runId,
       key,
-      steps: s.steps,
-      values: s.values.map(encodeMetricValue),
-      wall_times: s.wall_times,
+      steps: Array.from(s.steps),
+      values: Array.from(s.values, encodeMetricValue),
+      wall_times: Array.from(s.wall_times),
+      total_points: total,
+    };
+  }
+  const xs = x === "wall" ? s.wall_times : s.steps;
+  const odd: number[] = [];
+  for (let i = 0; i < total; i++) if (!Number.isFinite(s.values[i])) odd.push(i);
+  if (odd.length === 0) {
+    // The common case: every value finite, downsampled straight from the columns.
+    const d = lttb(xs, s.values, maxPoints);
+    return {
+      run_id: runId,
+      key,
+      steps: d.indices.map((i) => s.steps[i]),
+      values: d.indices.map((i) => encodeMetricValue(s.values[i])),
+      wall_times: d.indices.map((i) => s.wall_times[i]),
+      min: d.min.map(encodeMetricValue),
+      max: d.max.map(encodeMetricValue),
       total_points: total,
     };
   }
   // LTTB needs finite values; NaN/Inf points are kept apart and merged back, capped so the
   // answer never exceeds max_points.
+  const oddSet = new Set(odd);
   const finite: number[] = [];
-  const odd: number[] = [];
-  for (let i = 0; i < total; i++) (Number.isFinite(s.values[i]) ? finite : odd).push(i);
+  for (let i = 0; i < total; i++) if (!oddSet.has(i)) finite.push(i);
   const keepOdd = odd.slice(0, Math.floor(maxPoints / 10));
-  const xs = x === "wall" ? s.wall_times : s.steps;
   const fx = finite.map((i) => xs[i]);
   const fy = finite.map((i) => s.values[i]);
   const d = lttb(fx, fy, maxPoints - keepOdd.length);

@@ -1,0 +1,148 @@
+/**
+ * Recently read series kept in memory as columns, so charts that refresh do not read
+ * every point out of SQLite again. A series is filled from the store on first read, grows
+ * in place when new points arrive in step order (the common case: a training run
+ * appending), and is dropped when a write lands at or before its last step (a rewrite or an
+ * out-of-order point), to be reread on the next query. Bounded by bytes, least recently
+ * used first out.
+ */
+import type { StoredPoint } from "../db/metrics.ts";
+import { topics } from "../bus/bus.ts";
+import type { Context } from "../context.ts";
+
+/** Default memory bound of the cache. */
+export const SERIES_CACHE_BYTES = 128 * 1024 * 1024;
+
+const BYTES_PER_POINT = 24; // step, value, wall time as float64
+
+/** A series in columns; only the first `length` entries are filled. */
+export interface CachedSeries {
+  steps: Float64Array;
+  values: Float64Array;
+  wallTimes: Float64Array;
+  length: number;
+}
+
+export class SeriesCache {
+  #entries = new Map<string, CachedSeries>();
+  #bytes = 0;
+  #maxBytes: number;
+
+  constructor(maxBytes = SERIES_CACHE_BYTES) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** The cached series of a run's key, or the one `load` reads (and then caches). */
+  get(
+    runId: string,
+    key: string,
+    load: () => { steps: number[]; values: number[]; wall_times: number[] },
+  ): CachedSeries {
+    const id = `${runId}\u0000${key}`;
+    const hit = this.#entries.get(id);
+    if (hit) {
+      // Map order is recency order: move to the end.
+      this.#entries.delete(id);
+      this.#entries.set(id, hit);
+      return hit;
+    }
+    const s = load();
+    const entry: CachedSeries = {
+      steps: Float64Array.from(s.steps),
+      values: Float64Array.from(s.values),
+      wallTimes: Float64Array.from(s.wall_times),
+      length: s.steps.length,
+    };
+    this.#bytes += capacityBytes(entry);
+    this.#entries.set(id, entry);
+    this.#evict();
+    return entry;
+  }
+
+  /** Applies a committed write batch of one run to the series it holds. */
+  onWrite(runId: string, points: StoredPoint[]): void {
+    const byKey = new Map<string, StoredPoint[]>();
+    for (const p of points) {
+      if (!this.#entries.has(`${runId}\u0000${p.key}`)) continue;
+      let list = byKey.get(p.key);
+      if (!list) byKey.set(p.key, list = []);
+      list.push(p);
+    }
+    for (const [key, list] of byKey) {
+      const id = `${runId}\u0000${key}`;
+      const entry = this.#entries.get(id)!;
+      let last = entry.length ? entry.steps[entry.length - 1] : -Infinity;
+      const appendable = list.every((p) => {
+        const ok = p.step > last;
+        last = p.step;
+        return ok;
+      });
+      if (!appendable) {
+        this.#drop(id, entry);
+        continue;
+      }
+      this.#append(entry, list);
+    }
+    this.#evict();
+  }
+
+  /** Bytes held (capacity of the column arrays). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  #append(entry: CachedSeries, points: StoredPoint[]): void {
+    const need = entry.length + points.length;
+    if (need > entry.steps.length) {
+      const before = capacityBytes(entry);
+      const capacity = Math.max(need, Math.ceil(entry.steps.length * 1.5), 64);
+      entry.steps = grow(entry.steps, capacity);
+      entry.values = grow(entry.values, capacity);
+      entry.wallTimes = grow(entry.wallTimes, capacity);
+      this.#bytes += capacityBytes(entry) - before;
+    }
+    for (const p of points) {
+      entry.steps[entry.length] = p.step;
+      entry.values[entry.length] = p.value;
+      entry.wallTimes[entry.length] = p.wall_time;
+      entry.length++;
+    }
+  }
+
+  #drop(id: string, entry: CachedSeries): void {
+    this.#entries.delete(id);
+    this.#bytes -= capacityBytes(entry);
+  }
+
+  #evict(): void {
+    for (const [id, entry] of this.#entries) {
+      if (this.#bytes <= this.#maxBytes) break;
+      this.#drop(id, entry);
+    }
+  }
+}
+
+function capacityBytes(entry: CachedSeries): number {
+  return entry.steps.length * BYTES_PER_POINT;
+}
+
+function grow(a: Float64Array, capacity: number): Float64Array {
+  const b = new Float64Array(capacity);
+  b.set(a);
+  return b;
+}
+
+/** Gives the context a series cache kept current by the committed writes on the bus. */
+export function attachSeriesCache(ctx: Context, maxBytes = SERIES_CACHE_BYTES): SeriesCache {
+  const cache = new SeriesCache(maxBytes);
+  ctx.bus.subscribe<{ run_id: string; points: StoredPoint[] }>(
+    topics.allMetrics,
+    (m) => cache.onWrite(m.run_id, m.points),
+  );
+  ctx.series = cache;
+  return cache;
+}

@@ -1,0 +1,51 @@
+import { assertEquals } from "../../tests/assert.ts";
+import { SeriesCache } from "./series_cache.ts";
+
+const pt = (step: number, value: number) => ({
+  key: "loss",
+  step,
+  value,
+  wall_time: step,
+  seq: step,
+});
+const series = (n: number) => ({
+  steps: Array.from({ length: n }, (_, i) => i),
+  values: Array.from({ length: n }, (_, i) => i * 10),
+  wall_times: Array.from({ length: n }, (_, i) => i),
+});
+
+Deno.test("SeriesCache reads a series once and serves it from memory after", () => {
+  const cache = new SeriesCache();
+  let loads = 0;
+  const load = () => (loads++, series(3));
+  cache.get("r", "loss", load);
+  const again = cache.get("r", "loss", load);
+  assertEquals([loads, again.length, Array.from(again.values.subarray(0, 3))], [1, 3, [0, 10, 20]]);
+});
+
+Deno.test("SeriesCache appends points written in step order, and forgets a series on a rewrite", () => {
+  const cache = new SeriesCache();
+  let loads = 0;
+  const load = () => (loads++, series(3));
+  cache.get("r", "loss", load);
+  cache.onWrite("r", [pt(3, 30), pt(4, 40), { ...pt(5, 1), key: "other" }]);
+  const grown = cache.get("r", "loss", load);
+  assertEquals([loads, grown.length, grown.values[4]], [1, 5, 40]);
+  cache.onWrite("r", [pt(2, 99)]); // an existing step: the newest write wins in the store
+  cache.get("r", "loss", load);
+  assertEquals(loads, 2);
+});
+
+Deno.test("SeriesCache stays under its byte bound, dropping the least recently used", () => {
+  const cache = new SeriesCache(24 * 1000 * 2); // two series of 1000 points
+  const load = () => series(1000);
+  cache.get("a", "loss", load);
+  cache.get("b", "loss", load);
+  cache.get("a", "loss", load); // a is now the most recent
+  cache.get("c", "loss", load);
+  assertEquals(cache.size, 2);
+  let loads = 0;
+  cache.get("a", "loss", () => (loads++, series(1000)));
+  cache.get("b", "loss", () => (loads++, series(1000)));
+  assertEquals(loads, 1, "b was evicted, a was kept");
+});
