@@ -19,8 +19,10 @@ export interface AttemptDeps {
   runner: Runner | null;
   /** Spools a frame (resolves once written). */
   emit(frame: NewDataFrame): Promise<unknown>;
-  /** Saves the state file soon. */
+  /** Saves the state file now (lifecycle changes). */
   persist(): void;
+  /** Saves the state file within a second (progress that may be redone after a crash). */
+  persistSoon?(): void;
   /** The environment additions of the job's process. */
   jobEnv(spec: DispatchSpec): Record<string, string>;
   /** `<data_dir>/runs`. */
@@ -273,7 +275,7 @@ export class ManagedAttempt {
     };
     if (await this.#emit(frame)) {
       this.#record.last_line_seq = Math.max(this.#record.last_line_seq, lines.at(-1)!.seq);
-      this.#deps.persist();
+      (this.#deps.persistSoon ?? this.#deps.persist)();
     }
   }
 
@@ -315,7 +317,7 @@ export class ManagedAttempt {
       }
       if (points.length > 0 || found.checkpoints.length > 0) {
         this.#watcherStates = watchers.state();
-        this.#deps.persist();
+        (this.#deps.persistSoon ?? this.#deps.persist)();
       }
     };
     const next = this.#watching.then(run, run);

@@ -31,6 +31,9 @@ export interface JobManagerOptions {
 
 const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
 
+/** The longest a progress save waits (see #saveSoon). */
+export const PROGRESS_SAVE_MS = 1000;
+
 /** Runs, follows and persists this agent's attempts. */
 export class JobManager {
   #options: JobManagerOptions;
@@ -38,6 +41,7 @@ export class JobManager {
   #runs = new Map<string, Promise<unknown>>();
   #writer: StateWriter;
   #timer: ReturnType<typeof setTimeout> | null = null;
+  #saveTimer: ReturnType<typeof setTimeout> | null = null;
   #polling: Promise<void> = Promise.resolve();
   #stopped = false;
 
@@ -151,7 +155,22 @@ export class JobManager {
     await this.#polling;
     await Promise.all([...this.#attempts.values()].map((a) => a.detach()));
     await Promise.all(this.#runs.values());
+    if (this.#saveTimer !== null) clearTimeout(this.#saveTimer);
+    this.#saveTimer = null;
     await this.#writer.save();
+  }
+
+  /**
+   * Progress (output lines, watcher offsets) is saved at most once a second: a state a
+   * moment old only makes a restarted agent send some lines and points again, which the
+   * server stores once.
+   */
+  #saveSoon(): void {
+    if (this.#saveTimer !== null) return;
+    this.#saveTimer = setTimeout(() => {
+      this.#saveTimer = null;
+      void this.#writer.save();
+    }, PROGRESS_SAVE_MS);
   }
 
   #deps(spec: DispatchSpec): AttemptDeps {
@@ -160,6 +179,7 @@ export class JobManager {
       runner: o.runners[spec.runner],
       emit: o.emit,
       persist: () => void this.#writer.save(),
+      persistSoon: () => this.#saveSoon(),
       jobEnv: o.jobEnv,
       runsDir: `${o.dataDir}/runs`,
       log: o.log,
