@@ -3,7 +3,7 @@
  * Live latency (SDK point → SSE subscriber), submit → process started, the agent's CPU while
  * tailing TensorBoard dirs, and the SDK's cost to a training loop.
  */
-import { api, startAgentProcess, startServerProcess, until } from "../tests/_processes.ts";
+import { type api, startCluster, until } from "../tests/_processes.ts";
 import { openSse } from "../tests/_sse_client.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -35,23 +35,14 @@ function cpuSeconds(pid: number): number {
 }
 
 export async function benchCluster(report: Report): Promise<void> {
-  const home = await Deno.makeTempDir({ prefix: "gpuctl-bench-cluster-" });
-  const server = await startServerProcess(`${home}/server`);
-  const agent = startAgentProcess({
-    server: server.url,
-    token: server.agentToken,
-    dataDir: `${home}/agent`,
+  // The default telemetry interval (10 s), 10 fake GPUs.
+  const cluster = await startCluster({
     fakeGpus: 10,
-    sampleS: 10, // the default telemetry interval
+    sampleS: 10,
+    prefix: "gpuctl-bench-cluster-",
   });
-  const call = api(server.url, server.adminToken);
+  const { home, call, server, agent } = cluster;
   try {
-    await until(
-      async () => (await call("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
-      30_000,
-      "node",
-    );
-
     // Live: a job logs 200 points through the SDK, 20 ms apart; a subscriber times each.
     const live = (await call("POST", "/api/jobs", {
       name: "live",
@@ -157,9 +148,7 @@ with open(os.path.join("runs", names[-1]), "wb") as f:
       "≤ 2 %",
     );
   } finally {
-    await agent.kill("SIGTERM");
-    await server.proc.kill("SIGTERM");
-    await Deno.remove(home, { recursive: true });
+    await cluster.stop();
   }
 }
 

@@ -155,3 +155,43 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+/** A server and one agent with fake GPUs in a temp GPUCTL_HOME, ready once the node is ONLINE. */
+export async function startCluster(
+  opts: { fakeGpus?: number; serverYaml?: string; sampleS?: number; prefix?: string } = {},
+) {
+  const home = await Deno.makeTempDir({ prefix: opts.prefix ?? "gpuctl-e2e-" });
+  await Deno.mkdir(`${home}/server`, { recursive: true });
+  if (opts.serverYaml) await Deno.writeTextFile(`${home}/server/server.yaml`, opts.serverYaml);
+  const server = await startServerProcess(`${home}/server`);
+  const agent = startAgentProcess({
+    server: server.url,
+    token: server.agentToken,
+    dataDir: `${home}/agent`,
+    fakeGpus: opts.fakeGpus ?? 2,
+    sampleS: opts.sampleS,
+  });
+  const call = api(server.url, server.adminToken);
+  try {
+    await until(
+      async () => (await call("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
+      30_000,
+      "node online",
+    );
+  } catch (err) {
+    await agent.kill("SIGTERM");
+    await server.proc.kill("SIGTERM");
+    throw err;
+  }
+  return {
+    home,
+    call,
+    server,
+    agent,
+    async stop() {
+      await agent.kill("SIGTERM");
+      await server.proc.kill("SIGTERM");
+      await Deno.remove(home, { recursive: true });
+    },
+  };
+}

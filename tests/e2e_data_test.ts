@@ -4,39 +4,14 @@
  * once, failures explained, webhooks delivered.
  */
 import { assert, assertClose, assertEquals, assertStringIncludes } from "./assert.ts";
-import { api, startAgentProcess, startServerProcess, until } from "./_processes.ts";
+import { api, startCluster, until } from "./_processes.ts";
 import { openSse } from "./_sse_client.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const FIXTURES = new URL("../../shared/fixtures/tfevents/", import.meta.url).pathname;
 
 async function cluster(serverYaml = "") {
-  const home = await Deno.makeTempDir({ prefix: "gpuctl-e2e-data-" });
-  await Deno.mkdir(`${home}/server`, { recursive: true });
-  if (serverYaml) await Deno.writeTextFile(`${home}/server/server.yaml`, serverYaml);
-  const server = await startServerProcess(`${home}/server`);
-  const agent = startAgentProcess({
-    server: server.url,
-    token: server.agentToken,
-    dataDir: `${home}/agent`,
-    fakeGpus: 1,
-  });
-  const call = api(server.url, server.adminToken);
-  await until(
-    async () => (await call("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
-    30_000,
-    "node online",
-  );
-  return {
-    home,
-    call,
-    server,
-    async stop() {
-      await agent.kill("SIGTERM");
-      await server.proc.kill("SIGTERM");
-      await Deno.remove(home, { recursive: true });
-    },
-  };
+  return await startCluster({ fakeGpus: 1, serverYaml, prefix: "gpuctl-e2e-data-" });
 }
 
 type Call = ReturnType<typeof api>;

@@ -3,32 +3,10 @@
  * real child processes as jobs.
  */
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
-import { alive, api, startAgentProcess, startServerProcess, until } from "./_processes.ts";
+import { alive, api, startCluster, until } from "./_processes.ts";
 
 async function cluster(fakeGpus = 2) {
-  const home = await Deno.makeTempDir({ prefix: "gpuctl-e2e-" });
-  const server = await startServerProcess(`${home}/server`);
-  const agent = startAgentProcess({
-    server: server.url,
-    token: server.agentToken,
-    dataDir: `${home}/agent`,
-    fakeGpus,
-  });
-  const call = api(server.url, server.adminToken);
-  await until(
-    async () => (await call("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
-    30_000,
-    "node online",
-  );
-  return {
-    home,
-    call,
-    async stop() {
-      await agent.kill("SIGTERM");
-      await server.proc.kill("SIGTERM");
-      await Deno.remove(home, { recursive: true });
-    },
-  };
+  return await startCluster({ fakeGpus });
 }
 
 const py = (code: string) => ["python3", "-c", code];
