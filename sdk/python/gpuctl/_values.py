@@ -42,6 +42,9 @@ def metric_value(value):
     Accepts bool, int, float and numpy/torch-like scalars: anything with ``.item()``
     is unwrapped first, then anything with ``__float__`` is converted.
     """
+    kind = type(value)
+    if kind is float:  # the common case, first: a call per metric per step
+        return value if value - value == 0.0 else encode_float(value)
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, (str, bytes, bytearray)) or value is None:
@@ -69,12 +72,23 @@ def metric_value(value):
         return SKIP
 
 
+_PLAIN = (float, int, bool)
+
+
 def flatten_metrics(metrics, prefix=""):
-    """Yield ``(key, value)`` for a possibly nested mapping; nested keys join with "/"."""
+    """The ``(key, value)`` pairs of a possibly nested mapping; nested keys join with "/"."""
+    if (not prefix and type(metrics) is dict
+            and all(type(k) is str and type(v) in _PLAIN for k, v in metrics.items())):
+        # Plain numbers under string keys, the common case: the items as they are.
+        return metrics.items()
+    return _flatten(metrics, prefix)
+
+
+def _flatten(metrics, prefix):
     for key, value in metrics.items():
         name = "%s%s" % (prefix, key)
         if isinstance(value, Mapping):
-            for pair in flatten_metrics(value, name + "/"):
+            for pair in _flatten(value, name + "/"):
                 yield pair
         else:
             yield name, value
