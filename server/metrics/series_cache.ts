@@ -61,14 +61,19 @@ export class SeriesCache {
 
   /** Applies a committed write batch of one run to the series it holds. */
   onWrite(runId: string, points: StoredPoint[]): void {
-    const byKey = new Map<string, StoredPoint[]>();
+    if (this.#entries.size === 0) return;
+    // Per key, the points to apply, or null when the cache does not hold that series.
+    const byKey = new Map<string, StoredPoint[] | null>();
     for (const p of points) {
-      if (!this.#entries.has(`${runId}\u0000${p.key}`)) continue;
       let list = byKey.get(p.key);
-      if (!list) byKey.set(p.key, list = []);
-      list.push(p);
+      if (list === undefined) {
+        list = this.#entries.has(`${runId}\u0000${p.key}`) ? [] : null;
+        byKey.set(p.key, list);
+      }
+      list?.push(p);
     }
     for (const [key, list] of byKey) {
+      if (list === null) continue;
       const id = `${runId}\u0000${key}`;
       const entry = this.#entries.get(id)!;
       let last = entry.length ? entry.steps[entry.length - 1] : -Infinity;
