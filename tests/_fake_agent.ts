@@ -105,6 +105,15 @@ export class FakeAgent {
     return s;
   }
 
+  /** Reports an attempt's process state (RUNNING, EXITED …) as a `job_state` data frame. */
+  jobState(
+    ref: { job_id: string; attempt: number; run_id: string },
+    state: "RUNNING" | "EXITED" | "DISPATCH_FAILED" | "CANCELLED" | "GONE",
+    extra: Record<string, unknown> = {},
+  ): number {
+    return this.data({ type: "job_state", ...ref, state, ts: Date.now() / 1000, ...extra });
+  }
+
   of<T extends ServerFrame["type"]>(type: T): Extract<ServerFrame, { type: T }>[] {
     return this.received.filter((f) => f.type === type) as Extract<ServerFrame, { type: T }>[];
   }

@@ -69,15 +69,7 @@ Deno.test("three 1-GPU jobs on 2 GPUs: two dispatched on distinct GPUs, the thir
     assertStringIncludes((await job(h, ids[2])).reason, "Cannot place");
 
     for (const d of [d1, d2]) {
-      agent.data({
-        type: "job_state",
-        job_id: d.job_id,
-        attempt: 1,
-        run_id: d.run_id,
-        state: "RUNNING",
-        ts: Date.now() / 1000,
-        pid: 42,
-      });
+      agent.jobState({ job_id: d.job_id, attempt: 1, run_id: d.run_id }, "RUNNING", { pid: 42 });
     }
     await eventually(async () => (await job(h, ids[1])).status === "RUNNING");
     agent.data({
@@ -87,13 +79,7 @@ Deno.test("three 1-GPU jobs on 2 GPUs: two dispatched on distinct GPUs, the thir
       run_id: d1.run_id,
       lines: [{ seq: 1, text: "epoch 1" }],
     });
-    agent.data({
-      type: "job_state",
-      job_id: d1.job_id,
-      attempt: 1,
-      run_id: d1.run_id,
-      state: "EXITED",
-      ts: Date.now() / 1000,
+    agent.jobState({ job_id: d1.job_id, attempt: 1, run_id: d1.run_id }, "EXITED", {
       exit_code: 0,
     });
     await agent.until((a) => a.of("dispatch").length === 3);
@@ -169,15 +155,7 @@ Deno.test("exit classes: EXIT_CODE and OOM are not retried, OOM raises an event,
       const id = (await h.call("POST", "/api/jobs", { body: gpuJob(c.name) })).json.id;
       await agent.until((a) => a.of("dispatch").some((d) => d.job.job_id === id));
       const d = agent.of("dispatch").find((x) => x.job.job_id === id)!.job;
-      agent.data({
-        type: "job_state",
-        job_id: id,
-        attempt: 1,
-        run_id: d.run_id,
-        state: "EXITED",
-        ts: Date.now() / 1000,
-        ...c.state,
-      });
+      agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "EXITED", { ...c.state });
       // A requeued job is dispatched again at once: the GPU is free.
       await eventually(async () => {
         const j = await job(h, id);
@@ -202,27 +180,12 @@ Deno.test("frames for an old attempt are refused and a stale process is told to 
     const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
     await agent.until((a) => a.of("dispatch").length === 1);
     const d = agent.of("dispatch")[0].job;
-    agent.data({
-      type: "job_state",
-      job_id: id,
-      attempt: 1,
-      run_id: d.run_id,
-      state: "EXITED",
-      ts: Date.now() / 1000,
-      exit_code: 1,
-    });
+    agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "EXITED", { exit_code: 1 });
     await eventually(async () => (await job(h, id)).status === "FAILED");
     await h.call("POST", `/api/jobs/${id}/retry`);
     await agent.until((a) => a.of("dispatch").length === 2);
     // A late RUNNING for attempt 1 (a stale copy): refused, and killed.
-    agent.data({
-      type: "job_state",
-      job_id: id,
-      attempt: 1,
-      run_id: d.run_id,
-      state: "RUNNING",
-      ts: Date.now() / 1000,
-    });
+    agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "RUNNING");
     await agent.until((a) => a.of("cancel").length === 1);
     assertEquals(agent.of("cancel")[0].grace_s, 0);
     assertEquals(agent.of("cancel")[0].attempt, 1);
@@ -241,25 +204,12 @@ Deno.test("cancel reaches the agent, and the job ends CANCELLED when the agent s
     const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a", { grace_s: 7 }) })).json.id;
     await agent.until((a) => a.of("dispatch").length === 1);
     const d = agent.of("dispatch")[0].job;
-    agent.data({
-      type: "job_state",
-      job_id: id,
-      attempt: 1,
-      run_id: d.run_id,
-      state: "RUNNING",
-      ts: Date.now() / 1000,
-    });
+    agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "RUNNING");
     await eventually(async () => (await job(h, id)).status === "RUNNING");
     await h.call("POST", `/api/jobs/${id}/cancel`);
     await agent.until((a) => a.of("cancel").length === 1);
     assertEquals(agent.of("cancel")[0].grace_s, 7);
-    agent.data({
-      type: "job_state",
-      job_id: id,
-      attempt: 1,
-      run_id: d.run_id,
-      state: "CANCELLED",
-      ts: Date.now() / 1000,
+    agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "CANCELLED", {
       signal: "SIGTERM",
     });
     await eventually(async () => (await job(h, id)).status === "CANCELLED");
@@ -282,14 +232,7 @@ Deno.test("a silent node goes OFFLINE, its job is LOST and requeued; the agent c
     const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
     await agent.until((a) => a.of("dispatch").length === 1);
     const d = agent.of("dispatch")[0].job;
-    agent.data({
-      type: "job_state",
-      job_id: id,
-      attempt: 1,
-      run_id: d.run_id,
-      state: "RUNNING",
-      ts: Date.now() / 1000,
-    });
+    agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "RUNNING");
     await eventually(async () => (await job(h, id)).status === "RUNNING");
     clock += 2000;
     await eventually(async () =>
@@ -352,15 +295,7 @@ Deno.test("a job that runs after another starts only when it succeeded, and fail
     assertEquals(agent.of("dispatch").length, 1, "eval waits for train");
     assertStringIncludes((await job(h, evalJob)).reason, "Waiting");
     const d = agent.of("dispatch")[0].job;
-    agent.data({
-      type: "job_state",
-      job_id: train,
-      attempt: 1,
-      run_id: d.run_id,
-      state: "EXITED",
-      ts: Date.now() / 1000,
-      exit_code: 0,
-    });
+    agent.jobState({ job_id: train, attempt: 1, run_id: d.run_id }, "EXITED", { exit_code: 0 });
     await agent.until((a) => a.of("dispatch").length === 2);
     assertEquals(agent.of("dispatch")[1].job.job_id, evalJob);
 
@@ -369,15 +304,7 @@ Deno.test("a job that runs after another starts only when it succeeded, and fail
       (await h.call("POST", "/api/jobs", { body: gpuJob("after-bad", { after: [bad] }) })).json.id;
     await agent.until((a) => a.of("dispatch").some((x) => x.job.job_id === bad));
     const db = agent.of("dispatch").find((x) => x.job.job_id === bad)!.job;
-    agent.data({
-      type: "job_state",
-      job_id: bad,
-      attempt: 1,
-      run_id: db.run_id,
-      state: "EXITED",
-      ts: Date.now() / 1000,
-      exit_code: 2,
-    });
+    agent.jobState({ job_id: bad, attempt: 1, run_id: db.run_id }, "EXITED", { exit_code: 2 });
     await eventually(async () => (await job(h, after)).status === "FAILED");
     assertStringIncludes((await job(h, after)).reason, `Dependency "${bad}" ended FAILED`);
     await agent.close();
