@@ -2,17 +2,8 @@
 import { assert, assertEquals } from "../tests/assert.ts";
 import { eventually, FakeServer } from "./_fake_server.ts";
 import { dispatchSpec } from "./_testing.ts";
+import { AGENT_PERMISSIONS } from "./permissions.ts";
 
-/** The permissions the README and `deno task agent` give the agent; nothing more. */
-const PERMISSIONS = [
-  "--allow-run",
-  "--allow-ffi",
-  "--allow-net",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-sys",
-];
 const AGENT_TS = new URL("../agent.ts", import.meta.url).pathname;
 
 Deno.test("agent.ts runs a job under its documented permissions and stops on SIGTERM", async () => {
@@ -21,7 +12,7 @@ Deno.test("agent.ts runs a job under its documented permissions and stops on SIG
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...PERMISSIONS,
+      ...AGENT_PERMISSIONS,
       AGENT_TS,
       "--server",
       server.url,
@@ -96,4 +87,9 @@ Deno.test("agent.ts runs a job under its documented permissions and stops on SIG
     await server.stop();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("deno task agent runs with exactly the documented permissions", () => {
+  const tasks = JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url))).tasks;
+  assertEquals(tasks.agent, `deno run ${AGENT_PERMISSIONS.join(" ")} agent.ts`);
 });

@@ -15,6 +15,7 @@ import { AgentGateway } from "./gateway/gateway.ts";
 import { RulesEngine } from "./rules/engine.ts";
 import { WebhookDispatcher } from "./webhooks/mod.ts";
 import { createLogger } from "./log.ts";
+import { AGENT_PERMISSIONS } from "../agent/permissions.ts";
 import { attachSeriesCache } from "./metrics/series_cache.ts";
 
 const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADDR]
@@ -98,17 +99,6 @@ function openContext(config: ResolvedServerConfig): Context {
   attachSeriesCache(ctx);
   return ctx;
 }
-
-/** The permissions the agent runs with; the same list as `deno task agent`. */
-const AGENT_PERMISSIONS = [
-  "--allow-run",
-  "--allow-ffi",
-  "--allow-net",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-sys",
-];
 
 /** Starts the local agent as its own process, pointed at this server with the agent token. */
 function startLocalAgent(

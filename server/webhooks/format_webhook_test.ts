@@ -3,24 +3,15 @@ import type { EventRecord } from "../../protocol/objects.ts";
 import type { Severity } from "../../protocol/rest.ts";
 import { DISCORD_COLOR, formatWebhook } from "./format_webhook.ts";
 import { verifySignature } from "./signature.ts";
+import { event as fixtureEvent } from "./_fixtures.ts";
 import type { ResolvedWebhook, WebhookKind } from "./webhook_config.ts";
 
 const CONSOLE = "https://gpu.example.com";
 const now = new Date("2026-03-01T12:00:00Z");
 
+/** The fixture event with a fixed id, so two calls give equal events. */
 function event(over: Partial<EventRecord> = {}): EventRecord {
-  return {
-    id: 42,
-    ts: "2026-03-01T11:59:58.000Z",
-    type: "LOSS_NAN",
-    severity: "critical",
-    run_id: "r-123",
-    job_id: "j-9",
-    node_id: "gpu-3",
-    message: 'Loss "loss" is NaN at step 1200',
-    data: { key: "loss", step: 1200 },
-    ...over,
-  };
+  return fixtureEvent({ id: 42, ...over });
 }
 
 function hook(kind: WebhookKind, url: string, secret: string | null = null): ResolvedWebhook {
