@@ -156,12 +156,18 @@ async function serve(
     port: config.port,
     onListen: ({ hostname, port }) => {
       const shown = hostname === "0.0.0.0" || hostname === "::" ? "127.0.0.1" : hostname;
-      console.log(`gpuctl server listening: console at http://${shown}:${port}/`);
-      console.log(`data: ${config.dbPath}`);
+      // One write, so a reader never sees the banner without its token.
+      const lines = [
+        `gpuctl server listening: console at http://${shown}:${port}/`,
+        `data: ${config.dbPath}`,
+      ];
       if (config.firstStart) {
-        console.log(`\nFirst start: created ${config.configPath} (mode 0600).`);
-        console.log(`Admin token (shown once; it stays in that file):\n  ${config.adminToken}\n`);
+        lines.push(
+          `\nFirst start: created ${config.configPath} (mode 0600).`,
+          `Admin token (shown once; it stays in that file):\n  ${config.adminToken}\n`,
+        );
       }
+      console.log(lines.join("\n"));
     },
   }, app.fetch);
   const agent = localAgent ? startLocalAgent(config, server.addr.port, localAgent) : null;

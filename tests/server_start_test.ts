@@ -12,9 +12,12 @@ interface Started {
   stop: () => Promise<void>;
 }
 
-async function startServer(home: string, extraArgs: string[] = []): Promise<Started> {
+async function startServer(
+  home: string,
+  { firstStart }: { firstStart: boolean },
+): Promise<Started> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["task", "--quiet", "server", "--port", "0", ...extraArgs],
+    args: ["task", "--quiet", "server", "--port", "0"],
     cwd: ROOT,
     env: { GPUCTL_HOME: home, NO_COLOR: "1" },
     stdout: "piped",
@@ -38,7 +41,7 @@ async function startServer(home: string, extraArgs: string[] = []): Promise<Star
     await new Promise((r) => setTimeout(r, 50));
     const m = /console at (http:\/\/[0-9.]+:\d+)\//.exec(out);
     // Wait for the whole banner, which ends with the token on first start.
-    if (m && (!out.includes("First start") || /Admin token[^\n]*\n\s+gpc_\S+/.test(out))) {
+    if (m && (!firstStart || /Admin token[^\n]*\n\s+gpc_\S+\n/.test(out))) {
       url = m[1];
     }
   }
@@ -58,7 +61,7 @@ async function startServer(home: string, extraArgs: string[] = []): Promise<Star
 Deno.test("first start creates server.yaml (0600) with tokens, prints the admin token once, and serves with it", async () => {
   const home = await Deno.makeTempDir({ prefix: "gpuctl-home-" });
   try {
-    const first = await startServer(`${home}/fresh`);
+    const first = await startServer(`${home}/fresh`, { firstStart: true });
     const token = /Admin token[^\n]*\n\s+(gpc_\S+)/.exec(first.output())![1];
     const who = await fetch(`${first.url}/api/auth/whoami`, {
       headers: { authorization: `Bearer ${token}` },
@@ -88,7 +91,7 @@ Deno.test("first start creates server.yaml (0600) with tokens, prints the admin 
     assertEquals((await Deno.stat(`${home}/fresh/server.yaml`)).mode! & 0o777, 0o600);
 
     // The second start keeps the token and the data, and does not print the token again.
-    const second = await startServer(`${home}/fresh`);
+    const second = await startServer(`${home}/fresh`, { firstStart: false });
     assertFalse(second.output().includes(token), "the token is printed only on the first start");
     const jobs = await fetch(`${second.url}/api/jobs?status=QUEUED`, {
       headers: { authorization: `Bearer ${token}` },
@@ -119,7 +122,7 @@ Deno.test("a broken server.yaml stops the start with a message naming the field"
 Deno.test("deno task backup prints the path of a checked copy", async () => {
   const home = await Deno.makeTempDir({ prefix: "gpuctl-home-" });
   try {
-    const server = await startServer(home);
+    const server = await startServer(home, { firstStart: true });
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["task", "--quiet", "backup"],
       cwd: ROOT,
