@@ -35,10 +35,11 @@ function cpuSeconds(pid: number): number {
 }
 
 export async function benchCluster(report: Report): Promise<void> {
-  // The default telemetry interval (10 s), 10 fake GPUs.
+  // The default telemetry and heartbeat intervals (10 s), 10 fake GPUs.
   const cluster = await startCluster({
     fakeGpus: 10,
     sampleS: 10,
+    heartbeatS: 10,
     prefix: "gpuctl-bench-cluster-",
   });
   const { home, call, server, agent } = cluster;

@@ -90,6 +90,7 @@ export function startAgentProcess(
     fakeGpus?: number;
     nodeId?: string;
     sampleS?: number;
+    heartbeatS?: number;
   },
 ): Proc {
   const args = [
@@ -103,7 +104,7 @@ export function startAgentProcess(
     "--node-id",
     opts.nodeId ?? "e2e-node",
     "--heartbeat-s",
-    "1",
+    String(opts.heartbeatS ?? 1),
     "--sample-s",
     String(opts.sampleS ?? 1),
   ];
@@ -158,7 +159,13 @@ export function alive(pid: number): boolean {
 
 /** A server and one agent with fake GPUs in a temp GPUCTL_HOME, ready once the node is ONLINE. */
 export async function startCluster(
-  opts: { fakeGpus?: number; serverYaml?: string; sampleS?: number; prefix?: string } = {},
+  opts: {
+    fakeGpus?: number;
+    serverYaml?: string;
+    sampleS?: number;
+    heartbeatS?: number;
+    prefix?: string;
+  } = {},
 ) {
   const home = await Deno.makeTempDir({ prefix: opts.prefix ?? "gpuctl-e2e-" });
   await Deno.mkdir(`${home}/server`, { recursive: true });
@@ -170,6 +177,7 @@ export async function startCluster(
     dataDir: `${home}/agent`,
     fakeGpus: opts.fakeGpus ?? 2,
     sampleS: opts.sampleS,
+    heartbeatS: opts.heartbeatS,
   });
   const call = api(server.url, server.adminToken);
   try {

@@ -50,14 +50,33 @@ export function isSameProcess(pid: number, startTime: number): boolean {
   return stat !== null && stat.startTime === startTime;
 }
 
-/** Every running process on the host; `fresh` skips the shared, slightly older walk. */
-export function listProcesses(fresh = false): ProcStat[] {
-  const out: ProcStat[] = [];
-  for (const line of readAllStats(fresh ? 0 : undefined)) {
+/** Every running process on the host at one moment, with each pid's children. */
+export interface ProcessSnapshot {
+  all: ProcStat[];
+  children: Map<number, ProcStat[]>;
+}
+
+let shared: { lines: string[]; snapshot: ProcessSnapshot } | null = null;
+
+/**
+ * Every running process on the host; `fresh` skips the shared, slightly older walk. The
+ * snapshot is parsed once per walk and shared by every attempt's scan: treat it as read-only.
+ */
+export function listProcesses(fresh = false): ProcessSnapshot {
+  const lines = readAllStats(fresh ? 0 : undefined);
+  if (shared?.lines === lines) return shared.snapshot;
+  const all: ProcStat[] = [];
+  const children = new Map<number, ProcStat[]>();
+  for (const line of lines) {
     const stat = parseStat(line);
-    if (stat && stat.state !== "Z" && stat.state !== "X") out.push(stat);
+    if (!stat || stat.state === "Z" || stat.state === "X") continue;
+    all.push(stat);
+    const list = children.get(stat.ppid);
+    if (list) list.push(stat);
+    else children.set(stat.ppid, [stat]);
   }
-  return out;
+  shared = { lines, snapshot: { all, children } };
+  return shared.snapshot;
 }
 
 /** This boot's id: start times count from boot, so a pid recorded before a reboot is void. */
@@ -99,14 +118,10 @@ export class ProcessTree {
    * Periodic scans may share a walk a moment old; `fresh` (cancel, pids) sees the present.
    */
   scan(fresh = false): void {
-    const all = listProcesses(fresh);
-    const children = new Map<number, ProcStat[]>();
-    for (const p of all) {
-      const list = children.get(p.ppid);
-      if (list) list.push(p);
-      else children.set(p.ppid, [p]);
-    }
-    const groupTrusted = this.groupIsOurs();
+    const { all, children } = listProcesses(fresh);
+    // The group is ours while a known process still runs in it (see groupIsOurs).
+    const groupTrusted = this.#pgid !== null &&
+      all.some((p) => p.pgrp === this.#pgid && this.#known.get(p.pid) === p.startTime);
     const queue: number[] = [];
     for (const p of all) {
       if (this.#known.get(p.pid) === p.startTime) queue.push(p.pid);
