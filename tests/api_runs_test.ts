@@ -1,5 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
 import { createHarness, type Harness } from "./_harness.ts";
+import { BLOCK_POINTS } from "../server/db/metric_blocks.ts";
+import { SeriesCache } from "../server/metrics/series_cache.ts";
 
 async function sdkRun(h: Harness, body: Record<string, unknown> = {}) {
   const res = await h.call("POST", "/api/sdk/runs", {
@@ -323,6 +325,47 @@ Deno.test("metrics:query stays right across appends and rewrites after a series 
       body: { runs: [run.id], keys: ["loss"], range: [1, 2] },
     });
     assertEquals(ranged.json.series[0].steps, [1, 2]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a long series reads the same after a restart, from sealed blocks, and after a rewrite", async () => {
+  const h = await createHarness();
+  try {
+    const run = await sdkRun(h);
+    const n = 3 * BLOCK_POINTS + 123;
+    const points = Array.from({ length: n }, (_, i) => ({
+      key: "loss",
+      step: i,
+      value: i === 5000 ? "NaN" : 1 / (i + 1),
+      wall_time: 1_700_000_000 + i,
+    }));
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    const query = async () =>
+      (await h.call("POST", "/api/runs/metrics:query", {
+        body: { runs: [run.id], keys: ["loss"], max_points: 500 },
+      })).json.series[0];
+    const restart = () => h.ctx.series = new SeriesCache(); // an empty cache, as after a restart
+    const first = await query();
+    const blocks = () =>
+      (h.ctx.db.sqlite.prepare("SELECT COUNT(*) AS n FROM metric_blocks").get() as { n: number })
+        .n;
+    assertEquals(blocks(), 3, "the first read sealed the whole blocks");
+    restart();
+    assertEquals(await query(), first);
+    // Steps rewritten inside the sealed part (training resumed from a checkpoint).
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: { points: [{ key: "loss", step: 5000, value: 7 }] },
+    });
+    restart();
+    const rewritten = await query();
+    const full = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: [run.id], keys: ["loss"] },
+    });
+    assertEquals(full.json.series[0].values[5000], 7);
+    assertEquals(full.json.series[0].steps.length, n);
+    assertEquals(rewritten.steps.length, 500);
   } finally {
     await h.close();
   }

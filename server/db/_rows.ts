@@ -48,3 +48,20 @@ export function where(
   }
   return { sql: parts.length ? `WHERE ${parts.join(" AND ")}` : "", params };
 }
+
+/**
+ * All rows of a statement as arrays rather than objects: about three times faster on a long
+ * series. The method exists in Deno's node:sqlite but is missing from its types.
+ */
+export function allAsArrays<R extends unknown[]>(
+  stmt: ReturnType<import("node:sqlite").DatabaseSync["prepare"]>,
+  params: (string | number)[],
+): R[] {
+  const s = stmt as typeof stmt & { setReturnArrays(on: boolean): void };
+  s.setReturnArrays(true);
+  try {
+    return s.all(...params) as unknown as R[];
+  } finally {
+    s.setReturnArrays(false);
+  }
+}

@@ -11,6 +11,7 @@ export * as projects from "./projects.ts";
 export * as jobs from "./jobs.ts";
 export * as runs from "./runs.ts";
 export * as metrics from "./metrics.ts";
+export * as metricBlocks from "./metric_blocks.ts";
 export * as logs from "./logs.ts";
 export * as events from "./events.ts";
 export * as checkpoints from "./checkpoints.ts";

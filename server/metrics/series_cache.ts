@@ -36,7 +36,7 @@ export class SeriesCache {
   get(
     runId: string,
     key: string,
-    load: () => { steps: number[]; values: number[]; wall_times: number[] },
+    load: () => CachedSeries,
   ): CachedSeries {
     const id = `${runId}\u0000${key}`;
     const hit = this.#entries.get(id);
@@ -46,13 +46,7 @@ export class SeriesCache {
       this.#entries.set(id, hit);
       return hit;
     }
-    const s = load();
-    const entry: CachedSeries = {
-      steps: Float64Array.from(s.steps),
-      values: Float64Array.from(s.values),
-      wallTimes: Float64Array.from(s.wall_times),
-      length: s.steps.length,
-    };
+    const entry = load();
     this.#bytes += capacityBytes(entry);
     this.#entries.set(id, entry);
     this.#evict();

@@ -9,9 +9,10 @@ const pt = (step: number, value: number) => ({
   seq: step,
 });
 const series = (n: number) => ({
-  steps: Array.from({ length: n }, (_, i) => i),
-  values: Array.from({ length: n }, (_, i) => i * 10),
-  wall_times: Array.from({ length: n }, (_, i) => i),
+  steps: Float64Array.from({ length: n }, (_, i) => i),
+  values: Float64Array.from({ length: n }, (_, i) => i * 10),
+  wallTimes: Float64Array.from({ length: n }, (_, i) => i),
+  length: n,
 });
 
 Deno.test("SeriesCache reads a series once and serves it from memory after", () => {

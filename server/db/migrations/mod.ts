@@ -1,4 +1,5 @@
 import { migration001Initial } from "./001_initial.ts";
+import { migration002MetricBlocks } from "./002_metric_blocks.ts";
 
 /** One forward-only schema change. */
 export interface Migration {
@@ -8,4 +9,4 @@ export interface Migration {
 }
 
 /** Every migration, in the order it is applied. Append only; never edit a released one. */
-export const MIGRATIONS: Migration[] = [migration001Initial];
+export const MIGRATIONS: Migration[] = [migration001Initial, migration002MetricBlocks];
