@@ -17,6 +17,7 @@ import { WebhookDispatcher } from "./webhooks/mod.ts";
 import { createLogger } from "./log.ts";
 import { AGENT_PERMISSIONS } from "../agent/permissions.ts";
 import { attachSeriesCache } from "./metrics/series_cache.ts";
+import { BlockSealer } from "./metrics/block_sealer.ts";
 
 const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADDR]
                       [--fake-gpus N] [--no-local-agent]
@@ -150,6 +151,8 @@ async function serve(
   gateway.start();
   const rules = new RulesEngine(ctx, { config: config.rules });
   rules.start();
+  const sealer = new BlockSealer(ctx);
+  sealer.start();
   const app = createApp(ctx);
   const server = Deno.serve({
     hostname: config.host,
@@ -186,6 +189,7 @@ async function serve(
   await agent?.status;
   gateway.stop();
   rules.stop();
+  sealer.stop();
   await webhooks.stop();
   ctx.db.close();
   return 0;

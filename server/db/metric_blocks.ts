@@ -2,8 +2,9 @@
  * Sealed blocks of a series: `BLOCK_POINTS` consecutive points (by step) packed as three
  * float64 columns in one blob. Reading a million rows out of SQLite costs about a second;
  * reading the same points as 245 blobs costs tens of milliseconds. Rows in `metric_points`
- * remain the record: blocks are a copy, written when a long series is first read, and
- * dropped from the first step a later write touches (a rewrite or an out-of-order point).
+ * remain the record: blocks are a copy, written in the background as series grow (and when
+ * a long series is read before that), and dropped from the first step a later write
+ * touches (a rewrite or an out-of-order point).
  */
 import type { Database } from "./database.ts";
 import { allAsArrays } from "./_rows.ts";
@@ -105,35 +106,96 @@ export function sealSeries(
   series: SeriesColumns,
 ): number {
   return db.tx(() => {
-    const seal = getSeal(db, runId, key);
-    let sealed = seal?.sealed_points ?? 0;
+    const sealed = getSeal(db, runId, key)?.sealed_points ?? 0;
     const blocks = Math.floor((series.length - sealed) / BLOCK_POINTS);
-    if (blocks <= 0) return 0;
-    const insert = db.prepare(
-      "INSERT INTO metric_blocks (run_id, key, first_step, last_step, points, data) VALUES (?, ?, ?, ?, ?, ?)",
-    );
-    for (let b = 0; b < blocks; b++, sealed += BLOCK_POINTS) {
-      const end = sealed + BLOCK_POINTS;
-      const packed = new Float64Array(3 * BLOCK_POINTS);
-      packed.set(series.steps.subarray(sealed, end), 0);
-      packed.set(series.values.subarray(sealed, end), BLOCK_POINTS);
-      packed.set(series.wallTimes.subarray(sealed, end), 2 * BLOCK_POINTS);
-      insert.run(
-        runId,
-        key,
-        series.steps[sealed],
-        series.steps[end - 1],
-        BLOCK_POINTS,
-        new Uint8Array(packed.buffer),
-      );
-    }
-    db.prepare(
-      `INSERT INTO metric_seals (run_id, key, sealed_step, sealed_points) VALUES (?, ?, ?, ?)
-       ON CONFLICT (run_id, key) DO UPDATE SET sealed_step = excluded.sealed_step,
-         sealed_points = excluded.sealed_points`,
-    ).run(runId, key, series.steps[sealed - 1], sealed);
+    const end = sealed + blocks * BLOCK_POINTS;
+    writeBlocks(db, runId, key, sealed, {
+      steps: series.steps.subarray(sealed, end),
+      values: series.values.subarray(sealed, end),
+      wallTimes: series.wallTimes.subarray(sealed, end),
+      length: end - sealed,
+    });
     return blocks;
   });
+}
+
+/**
+ * Seals up to `maxBlocks` whole blocks of a series' oldest unsealed rows, reading only
+ * those rows (the background sealer's step). Returns the number of blocks written.
+ */
+export function sealNext(db: Database, runId: string, key: string, maxBlocks: number): number {
+  return db.tx(() => {
+    const seal = getSeal(db, runId, key);
+    const rows = allAsArrays<[number, number | null, number]>(
+      db.prepare(
+        "SELECT step, value, wall_time FROM metric_points WHERE run_id = ? AND key = ? AND step > ? ORDER BY step LIMIT ?",
+      ),
+      [runId, key, seal?.sealed_step ?? -1, maxBlocks * BLOCK_POINTS],
+    );
+    const blocks = Math.floor(rows.length / BLOCK_POINTS);
+    const n = blocks * BLOCK_POINTS;
+    const columns: SeriesColumns = {
+      steps: new Float64Array(n),
+      values: new Float64Array(n),
+      wallTimes: new Float64Array(n),
+      length: n,
+    };
+    for (let i = 0; i < n; i++) {
+      const [step, value, wallTime] = rows[i];
+      columns.steps[i] = step;
+      columns.values[i] = value === null ? NaN : value;
+      columns.wallTimes[i] = wallTime;
+    }
+    writeBlocks(db, runId, key, seal?.sealed_points ?? 0, columns);
+    return blocks;
+  });
+}
+
+/** Series with at least one whole block of unsealed points, the most unsealed first. */
+export function seriesToSeal(db: Database, limit: number): { run_id: string; key: string }[] {
+  return db.prepare(
+    `SELECT k.run_id, k.key FROM metric_keys k
+       LEFT JOIN metric_seals s ON s.run_id = k.run_id AND s.key = k.key
+     WHERE k.points - COALESCE(s.sealed_points, 0) >= ?
+     ORDER BY k.points - COALESCE(s.sealed_points, 0) DESC LIMIT ?`,
+  ).all(BLOCK_POINTS, limit) as { run_id: string; key: string }[];
+}
+
+/**
+ * Writes `columns` (whole blocks, the points right after the `sealedBefore` already
+ * sealed) as blocks and moves the seal past them. Must run inside a transaction.
+ */
+function writeBlocks(
+  db: Database,
+  runId: string,
+  key: string,
+  sealedBefore: number,
+  columns: SeriesColumns,
+): void {
+  if (columns.length === 0) return;
+  const insert = db.prepare(
+    "INSERT INTO metric_blocks (run_id, key, first_step, last_step, points, data) VALUES (?, ?, ?, ?, ?, ?)",
+  );
+  for (let at = 0; at < columns.length; at += BLOCK_POINTS) {
+    const end = at + BLOCK_POINTS;
+    const packed = new Float64Array(3 * BLOCK_POINTS);
+    packed.set(columns.steps.subarray(at, end), 0);
+    packed.set(columns.values.subarray(at, end), BLOCK_POINTS);
+    packed.set(columns.wallTimes.subarray(at, end), 2 * BLOCK_POINTS);
+    insert.run(
+      runId,
+      key,
+      columns.steps[at],
+      columns.steps[end - 1],
+      BLOCK_POINTS,
+      new Uint8Array(packed.buffer),
+    );
+  }
+  db.prepare(
+    `INSERT INTO metric_seals (run_id, key, sealed_step, sealed_points) VALUES (?, ?, ?, ?)
+     ON CONFLICT (run_id, key) DO UPDATE SET sealed_step = excluded.sealed_step,
+       sealed_points = excluded.sealed_points`,
+  ).run(runId, key, columns.steps[columns.length - 1], sealedBefore + columns.length);
 }
 
 /**

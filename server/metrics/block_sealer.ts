@@ -1,0 +1,67 @@
+/**
+ * Seals long series into blocks in the background, a few blocks at a time, so that even the
+ * first chart of a long run after a restart reads blobs rather than rows (see
+ * `db/metric_blocks.ts`). Each step reads at most `blocksPerStep` blocks' worth of rows
+ * (about 5 ms a block), then yields to the event loop; with nothing to seal it looks again
+ * after `idleMs`.
+ */
+import { metricBlocks } from "../db/mod.ts";
+import type { Context } from "../context.ts";
+
+export interface BlockSealerOptions {
+  /** @default 4 */
+  blocksPerStep?: number;
+  /** Pause between steps while there is work. @default 50 */
+  busyMs?: number;
+  /** Pause before looking again when there was nothing to seal. @default 10_000 */
+  idleMs?: number;
+}
+
+export class BlockSealer {
+  readonly #ctx: Context;
+  readonly #blocksPerStep: number;
+  readonly #busyMs: number;
+  readonly #idleMs: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #running = false;
+
+  constructor(ctx: Context, options: BlockSealerOptions = {}) {
+    this.#ctx = ctx;
+    this.#blocksPerStep = options.blocksPerStep ?? 4;
+    this.#busyMs = options.busyMs ?? 50;
+    this.#idleMs = options.idleMs ?? 10_000;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#schedule(this.#busyMs);
+  }
+
+  stop(): void {
+    this.#running = false;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** One step: seals up to `blocksPerStep` blocks of the most unsealed series; returns how many. */
+  step(): number {
+    const [next] = metricBlocks.seriesToSeal(this.#ctx.db, 1);
+    if (!next) return 0;
+    return metricBlocks.sealNext(this.#ctx.db, next.run_id, next.key, this.#blocksPerStep);
+  }
+
+  #schedule(ms: number): void {
+    if (!this.#running) return;
+    this.#timer = setTimeout(() => {
+      let sealed = 0;
+      try {
+        sealed = this.step();
+      } catch (err) {
+        // A full disk or a busy file: the rows stay the record, the next step tries again.
+        this.#ctx.log.warn("sealing metric blocks failed", { error: String(err) });
+      }
+      this.#schedule(sealed > 0 ? this.#busyMs : this.#idleMs);
+    }, ms);
+  }
+}
