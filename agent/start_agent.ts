@@ -72,7 +72,10 @@ export async function startAgent(
 
   const runners = deps.runners ?? {
     process: createProcessRunner({ baseEnv: deps.baseEnv }),
-    docker: createDockerRunner({ baseEnv: deps.baseEnv }),
+    docker: createDockerRunner({
+      baseEnv: deps.baseEnv,
+      readOnlyMounts: SDK_DIR === null ? [] : [SDK_DIR],
+    }),
   };
   let ingestPort = 0;
   const jobs = new JobManager({

@@ -12,6 +12,11 @@ import type { HandleState, RunHandle, RunHooks, Runner, RunSpec } from "./types.
 export interface DockerRunnerOptions extends RunnerOptions {
   /** The docker CLI: a path, or a name looked up on the job's PATH. @default "docker" */
   docker?: string;
+  /**
+   * Host folders mounted read-only at the same path in every container: gpuctl's Python SDK,
+   * so the PYTHONPATH the job gets works inside the container too. @default []
+   */
+  readOnlyMounts?: string[];
 }
 
 /** The container's name for a run: `gpuctl-<run_id>` (characters Docker refuses become "-"). */
@@ -23,16 +28,22 @@ export function containerName(runId: string): string {
  * The arguments of `docker run` for an attempt. Each is one argv item: nothing passes
  * through a shell. A job's CUDA_VISIBLE_DEVICES that names its host GPUs is renumbered
  * 0…n-1, because inside a container started with `--gpus` the granted GPUs are the only
- * ones CUDA sees, numbered from 0.
+ * ones CUDA sees, numbered from 0. The container shares the host's network, so the SDK
+ * reaches the agent's ingest endpoint and the server at the same 127.0.0.1 addresses as a
+ * process job would (the way multi-GPU training containers are usually run anyway).
  */
-export function dockerRunArgs(spec: RunSpec): string[] {
+export function dockerRunArgs(spec: RunSpec, readOnlyMounts: string[] = []): string[] {
   const dir = spec.working_dir;
-  const args = ["run", "--rm", "--name", containerName(spec.run_id)];
+  const args = ["run", "--rm", "--name", containerName(spec.run_id), "--network", "host"];
   if (spec.gpu_indices.length > 0) {
     // Docker reads the --gpus value as CSV: unquoted, "device=0,1" would grant only GPU 0.
     args.push("--gpus", `"device=${spec.gpu_indices.join(",")}"`);
   }
-  args.push("-v", `${dir}:${dir}`, "-w", dir);
+  args.push("-v", `${dir}:${dir}`);
+  for (const mount of readOnlyMounts) {
+    if (mount !== dir && !mount.includes(":")) args.push("-v", `${mount}:${mount}:ro`);
+  }
+  args.push("-w", dir);
   const hostDevices = spec.gpu_indices.join(",");
   for (const [name, value] of Object.entries(spec.env)) {
     const inContainer = name === "CUDA_VISIBLE_DEVICES" && value === hostDevices
@@ -130,7 +141,7 @@ export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
         spec,
         hooks,
         bash: await resolved.bash(),
-        argv: [docker, ...dockerRunArgs(spec)],
+        argv: [docker, ...dockerRunArgs(spec, options.readOnlyMounts)],
         env: resolved.baseEnv,
         control: dockerControl(docker, name, resolved.baseEnv),
         trackOom: false,

@@ -55,21 +55,25 @@ function calls(): string[][] {
   );
 }
 
-Deno.test("dockerRunArgs() builds docker run with GPUs, mount, workdir, env and argv as items", () => {
+Deno.test("dockerRunArgs() builds docker run with host network, GPUs, mounts, workdir, env and argv", () => {
   const s = spec("/data/exp", {
     run_id: "r-42",
     gpu_indices: [2, 3],
     env: { CUDA_VISIBLE_DEVICES: "2,3", GPUCTL_RUN_ID: "r-42", ODD: "a b;$(x)" },
   });
-  assert.deepEqual(dockerRunArgs(s), [
+  assert.deepEqual(dockerRunArgs(s, ["/opt/gpuctl/sdk/python"]), [
     "run",
     "--rm",
     "--name",
     "gpuctl-r-42",
+    "--network",
+    "host",
     "--gpus",
     '"device=2,3"',
     "-v",
     "/data/exp:/data/exp",
+    "-v",
+    "/opt/gpuctl/sdk/python:/opt/gpuctl/sdk/python:ro",
     "-w",
     "/data/exp",
     "--env",
