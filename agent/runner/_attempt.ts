@@ -138,7 +138,7 @@ export class Attempt implements RunHandle {
 
   #schedule(ms: number): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => this.#tick(), ms);
+    this.#timer = setTimeout(() => this.#tick(), alignedDelay(ms));
   }
 
   #wrapperAlive(): boolean {
@@ -295,6 +295,15 @@ function isExitInfo(value: unknown): value is ExitInfo {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
   return typeof v.reason === "string" && Array.isArray(v.log_tail) && "failure_class" in v;
+}
+
+/**
+ * The delay to the next multiple of `ms` on the clock. Every attempt polling at the same
+ * interval then wakes in the same turn of the event loop: each wake-up costs the agent
+ * about as much as a poll, and an agent runs many attempts.
+ */
+export function alignedDelay(ms: number, now = Date.now()): number {
+  return ms <= 0 ? 0 : ms - (now % ms);
 }
 
 function sleep(ms: number): Promise<void> {
