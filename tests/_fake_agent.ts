@@ -35,6 +35,8 @@ export async function createGatewayHarness(options: GatewayOptions = {}): Promis
 
 export class FakeAgent {
   received: ServerFrame[] = [];
+  /** Resolves with the close code once the connection is closed (by either side). */
+  closed!: Promise<number>;
   #socket!: WebSocket;
   #seq = { data: 0, sys: 0 };
 
@@ -49,6 +51,9 @@ export class FakeAgent {
       headers: { authorization: `Bearer ${token}` },
     });
     socket.onmessage = (e) => this.received.push(JSON.parse(e.data));
+    this.closed = new Promise((resolve) =>
+      socket.addEventListener("close", (e) => resolve(e.code), { once: true })
+    );
     await new Promise<void>((resolve, reject) => {
       socket.onopen = () => resolve();
       socket.onerror = (e) => reject(new Error(`WebSocket failed: ${(e as ErrorEvent).message}`));

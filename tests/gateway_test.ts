@@ -312,3 +312,63 @@ Deno.test("a job that runs after another starts only when it succeeded, and fail
     await h.stop();
   }
 });
+
+Deno.test("a frame the server cannot store (a full disk) is replayed after a reconnect, never skipped", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const agent = await connected(h);
+    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
+    await agent.until((a) => a.of("dispatch").length === 1);
+    const ref = { job_id: id, attempt: 1, run_id: agent.of("dispatch")[0].job.run_id };
+    const logs = (first: number, n: number, size: number) => ({
+      type: "logs",
+      ...ref,
+      lines: Array.from({ length: n }, (_, i) => ({
+        seq: first + i,
+        stream: "stdout",
+        text: `line ${first + i} ${"x".repeat(size)}`,
+      })),
+    });
+    const first = agent.data(logs(1, 2, 10));
+    await agent.until((a) => a.of("ack").some((x) => x.stream === "data" && x.seq === first));
+
+    // The disk fills up: the database may not grow by a single page.
+    const sqlite = h.ctx.db.sqlite;
+    const pages = (sqlite.prepare("PRAGMA page_count").get() as { page_count: number }).page_count;
+    sqlite.exec(`PRAGMA max_page_count = ${pages}`);
+    const big = logs(3, 200, 2000); // needs new pages: fails
+    const small = logs(203, 1, 10); // fits in a page that has room: must not be applied first
+    agent.data(big);
+    agent.data(small);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      agent.closed,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error("the server kept the connection open")), 5000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    assertEquals(
+      agent.of("ack").filter((x) => x.stream === "data").map((x) => x.seq),
+      [0, first],
+      "nothing after the failed frame was acknowledged",
+    );
+
+    // Space is freed; the agent reconnects and replays from the server's cursor.
+    sqlite.exec("PRAGMA max_page_count = 1073741823");
+    const again = await FakeAgent.connect(h.base, h.tokens.agent);
+    again.hello({ running: [{ ...ref, pid: 1, state: "RUNNING" }] });
+    await again.until((a) => a.of("ack").length === 2);
+    assertEquals(again.of("ack")[0], { type: "ack", stream: "data", seq: first });
+    again.data(big, "data", first + 1);
+    again.data(small, "data", first + 2);
+    await again.until((a) => a.of("ack").some((x) => x.stream === "data" && x.seq === first + 2));
+    const stored = await h.call("GET", `/api/runs/${ref.run_id}/logs?limit=1000`);
+    assertEquals(
+      stored.json.lines.map((l: { seq: number }) => l.seq),
+      Array.from({ length: 203 }, (_, i) => i + 1),
+    );
+    await again.close();
+  } finally {
+    await h.stop();
+  }
+});

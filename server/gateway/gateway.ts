@@ -37,6 +37,12 @@ export interface GatewayOptions {
 interface Session {
   socket: WebSocket;
   nodeId: string | null;
+  /**
+   * Set when a data frame could not be applied (a full disk, say). Later frames of the same
+   * connection are ignored, not applied: applying frame n+1 would move the cursor past n,
+   * and n would be lost. The agent reconnects and replays from the cursor.
+   */
+  broken?: boolean;
 }
 
 interface NodeState {
@@ -162,6 +168,7 @@ export class AgentGateway implements NodeLink {
   }
 
   #onMessage(session: Session, data: unknown): void {
+    if (session.broken) return;
     let frame;
     try {
       if (typeof data !== "string") throw new Error("frames are JSON text");
@@ -194,7 +201,7 @@ export class AgentGateway implements NodeLink {
       // Acked only after the transaction committed (applyDataFrame returned).
       this.#sendTo(session, { type: "ack", ...outcome.ack });
     } catch (err) {
-      this.#ctx.log.error("agent frame failed", {
+      this.#ctx.log.error("agent frame failed; closing the connection so the agent replays it", {
         node: session.nodeId,
         type: frame.type,
         error: String((err as Error)?.stack ?? err),
@@ -203,6 +210,12 @@ export class AgentGateway implements NodeLink {
         type: "error",
         message: `The server failed to apply a ${frame.type} frame`,
       });
+      session.broken = true;
+      try {
+        session.socket.close(1011, "the server failed to apply a frame");
+      } catch {
+        // already closed
+      }
     }
   }
 
