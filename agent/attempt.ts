@@ -14,6 +14,10 @@ import { RunWatchers, type WatcherStates, type WatchResult } from "./run_watcher
 import type { ExitInfo, OutputLine, RunHandle, Runner, RunSpec } from "./runner/types.ts";
 import type { PersistedAttempt } from "./state_file.ts";
 
+/** First wait before spooling an attempt's last frames again after the spool refused them. */
+export const OUTBOX_RETRY_MS = 1000;
+const OUTBOX_MAX_RETRY_MS = 30_000;
+
 /** What an attempt needs from the agent. */
 export interface AttemptDeps {
   runner: Runner | null;
@@ -52,6 +56,9 @@ export class ManagedAttempt {
   #pidsFailed = false;
   #detach!: () => void;
   #detachedSignal: Promise<null>;
+  /** Frames the spool refused (a full disk), in order; they go out before anything newer. */
+  #outbox: NewDataFrame[] = [];
+  #spooling: Promise<boolean> = Promise.resolve(true);
 
   /** `persisted` when reattaching after an agent restart. */
   constructor(spec: DispatchSpec, deps: AttemptDeps, persisted: PersistedAttempt | null = null) {
@@ -128,8 +135,7 @@ export class ManagedAttempt {
   async run(): Promise<boolean> {
     const exit = await this.#startOrReattach();
     if (exit === null) return false; // detached: the next agent carries on
-    await this.#finish(exit);
-    return true;
+    return await this.#finish(exit);
   }
 
   /** Stops the attempt: SIGTERM to its processes, SIGKILL after `graceS`. */
@@ -212,8 +218,9 @@ export class ManagedAttempt {
     if (settled === null) {
       if (this.#record.state === "STARTING") this.#record.state = "RUNNING";
       if (!this.#record.running_sent) {
-        await this.#emit(runningFrame(this.ref, handle.pid, this.#deps.now()));
-        this.#record.running_sent = true;
+        this.#record.running_sent = await this.#emitInOrder(
+          runningFrame(this.ref, handle.pid, this.#deps.now()),
+        );
       }
     }
     this.#deps.persist();
@@ -221,20 +228,36 @@ export class ManagedAttempt {
     return await Promise.race([handle.exited, this.#detachedSignal]);
   }
 
-  async #finish(exit: ExitInfo): Promise<void> {
+  /** Spools the attempt's last frames; false when the agent detached before they all were. */
+  async #finish(exit: ExitInfo): Promise<boolean> {
     this.#record.state = "STOPPING";
     await this.#batcher.flush();
     await this.#watch(true);
     const results = await readEvalOutput(this.spec);
     if (results && "metrics" in results) {
-      await this.#emit(evalFrame(this.ref, results));
+      await this.#emitInOrder(evalFrame(this.ref, results));
     } else if (results) {
       this.#deps.log.warn("evaluation results file unusable", {
         ...this.ref,
         problem: results.error,
       });
     }
-    await this.#emit(endFrame(this.ref, exit, this.#deps.now()));
+    // The end goes out last, and the attempt is not over until everything is spooled: with a
+    // full disk it waits, retrying, rather than lose frames (the agent stopping ends the wait).
+    let wait = OUTBOX_RETRY_MS;
+    let spooled = await this.#emitInOrder(endFrame(this.ref, exit, this.#deps.now()));
+    while (!spooled) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const detached = await Promise.race([
+        new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), wait)),
+        this.#detachedSignal.then(() => true),
+      ]);
+      clearTimeout(timer);
+      // Still in the state file: the next agent finds the process gone and reports the end.
+      if (detached) return false;
+      wait = Math.min(wait * 2, OUTBOX_MAX_RETRY_MS);
+      spooled = await this.#emitInOrder();
+    }
     const level = exit.failure_class === null ? "info" : "warn";
     this.#deps.log[level]("attempt ended", {
       ...this.ref,
@@ -242,6 +265,7 @@ export class ManagedAttempt {
       failure_class: exit.failure_class,
       reason: exit.reason,
     });
+    return true;
   }
 
   #runSpec(): RunSpec {
@@ -273,7 +297,7 @@ export class ManagedAttempt {
       ...this.ref,
       lines: lines.map((l) => ({ seq: l.seq, ts: l.ts, stream: l.stream, text: l.text })),
     };
-    if (await this.#emit(frame)) {
+    if (await this.#emitInOrder(frame)) {
       this.#record.last_line_seq = Math.max(this.#record.last_line_seq, lines.at(-1)!.seq);
       (this.#deps.persistSoon ?? this.#deps.persist)();
     }
@@ -301,9 +325,10 @@ export class ManagedAttempt {
           value: wireValue(p.value),
           wall_time: Math.max(0, p.wall_time),
         }));
-      for (const frame of metricsFrames(this.ref, "data", points)) await this.#emit(frame);
-      for (const c of found.checkpoints) {
-        await this.#emit({
+      const waiting = this.#outbox.length;
+      const spooled = await this.#emitInOrder(
+        ...metricsFrames(this.ref, "data", points),
+        ...found.checkpoints.map((c): NewDataFrame => ({
           type: "checkpoint",
           stream: "data",
           ...this.ref,
@@ -313,15 +338,36 @@ export class ManagedAttempt {
             ...(c.step !== null ? { step: c.step } : {}),
             ...(c.epoch !== null ? { epoch: c.epoch } : {}),
           },
-        });
-      }
-      if (points.length > 0 || found.checkpoints.length > 0) {
+        })),
+      );
+      // The state file claims only progress whose frames are spooled: after a crash, what was
+      // read but refused is read again.
+      if (spooled && (points.length > 0 || found.checkpoints.length > 0 || waiting > 0)) {
         this.#watcherStates = watchers.state();
         (this.#deps.persistSoon ?? this.#deps.persist)();
       }
     };
     const next = this.#watching.then(run, run);
     this.#watching = next;
+    return next;
+  }
+
+  /**
+   * Spools `frames` after every frame still waiting, keeping their order. True when nothing
+   * is left waiting; false when the spool refused one (it and the rest wait for the next call,
+   * which every watcher poll makes).
+   */
+  #emitInOrder(...frames: NewDataFrame[]): Promise<boolean> {
+    const run = async () => {
+      this.#outbox.push(...frames);
+      while (this.#outbox.length > 0) {
+        if (!await this.#emit(this.#outbox[0])) return false;
+        this.#outbox.shift();
+      }
+      return true;
+    };
+    const next = this.#spooling.then(run, run);
+    this.#spooling = next;
     return next;
   }
 

@@ -209,3 +209,52 @@ Deno.test("JobManager sends new TensorBoard scalars and settled checkpoints, not
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a full disk loses nothing: refused frames wait, in order, and the end waits for them", async () => {
+  const dir = await Deno.makeTempDir();
+  const runner = new FakeRunner();
+  const frames: NewDataFrame[] = [];
+  let full = true;
+  let refused = 0;
+  const jobs = new JobManager({
+    dataDir: dir,
+    runners: { process: runner, docker: null },
+    emit: (frame) => {
+      if (full) {
+        refused++;
+        return Promise.reject(new Error("No space left on device (os error 28)"));
+      }
+      frames.push(frame);
+      return Promise.resolve();
+    },
+    jobEnv: () => ({}),
+    log: silentLogger,
+    now: () => 1_700_000_000_000,
+    watchPollMs: 20,
+    logFlushMs: 10,
+  });
+  try {
+    jobs.start();
+    jobs.dispatch(dispatchSpec({ working_dir: dir }));
+    await eventually("the start", () => runner.started.length === 1);
+    const { handle } = runner.started[0];
+    handle.print("1", "2");
+    await eventually("refusals", () => refused >= 3);
+    assertEquals(frames, [], "nothing got through while the disk was full");
+    full = false; // space freed: the next watcher poll sends what waited
+    await eventually("the waiting frames", () => lines(frames).length === 2);
+    handle.print("3");
+    await eventually("line 3", () => lines(frames).length === 3);
+    full = true; // full again as the job ends: the end waits for the disk
+    handle.end();
+    await eventually("a refused end", () => refused >= 6);
+    full = false;
+    await jobs.idle();
+    assertEquals(states(frames), ["RUNNING", "EXITED"]);
+    assertEquals(lines(frames), ["1:1", "2:2", "3:3"]);
+    assertEquals(frames.at(-1)!.type, "job_state");
+    await jobs.stop();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
