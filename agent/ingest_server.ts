@@ -69,7 +69,12 @@ export function createIngestHandler(deps: IngestDeps): (req: Request) => Promise
       await deps.emit({ type: "sdk", stream: "data", ...ref, batch: body as SdkBatchIn });
     } catch (err) {
       deps.log.error("cannot spool an SDK batch", { run_id: runId, error: String(err) });
-      return error(503, "unavailable", "Cannot store the batch now: the agent is stopping");
+      // A full disk or an agent shutting down: the SDK keeps the batch and sends it again.
+      return error(
+        503,
+        "unavailable",
+        `Cannot store the batch now (${String(err)}); send it again`,
+      );
     }
     const batch = parsed.data;
     return Response.json({
