@@ -2,9 +2,9 @@
  * Sealed blocks of a series: `BLOCK_POINTS` consecutive points (by step) packed as three
  * float64 columns in one blob. Reading a million rows out of SQLite costs about a second;
  * reading the same points as 245 blobs costs tens of milliseconds. Rows in `metric_points`
- * remain the record: blocks are a copy, written in the background as series grow (and when
- * a long series is read before that), and dropped from the first step a later write
- * touches (a rewrite or an out-of-order point).
+ * remain the record: blocks are a copy, written in the background as series grow (see
+ * `BlockSealer`), and dropped from the first step a later write touches (a rewrite or an
+ * out-of-order point).
  */
 import type { Database } from "./database.ts";
 import { allAsArrays } from "./_rows.ts";
@@ -97,31 +97,6 @@ function readRowsAfter(
     ),
     [runId, key, afterStep],
   );
-}
-
-/**
- * Seals the whole blocks of `series` (just read by `readSeriesColumns`, nothing written
- * since) that are not sealed yet; the last partial block stays in rows. Returns the number
- * of blocks written.
- */
-export function sealSeries(
-  db: Database,
-  runId: string,
-  key: string,
-  series: SeriesColumns,
-): number {
-  return db.tx(() => {
-    const sealed = getSeal(db, runId, key)?.sealed_points ?? 0;
-    const blocks = Math.floor((series.length - sealed) / BLOCK_POINTS);
-    const end = sealed + blocks * BLOCK_POINTS;
-    writeBlocks(db, runId, key, sealed, {
-      steps: series.steps.subarray(sealed, end),
-      values: series.values.subarray(sealed, end),
-      wallTimes: series.wallTimes.subarray(sealed, end),
-      length: end - sealed,
-    });
-    return blocks;
-  });
 }
 
 /**

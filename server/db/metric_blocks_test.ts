@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import { openDatabase } from "./database.ts";
 import { migrate } from "./migrate.ts";
 import { readSeries, writePoints } from "./metrics.ts";
-import { BLOCK_POINTS, readSeriesColumns, sealSeries } from "./metric_blocks.ts";
+import { BLOCK_POINTS, readSeriesColumns, sealNext } from "./metric_blocks.ts";
 
 function memoryDb() {
   const db = openDatabase(":memory:");
@@ -49,7 +49,7 @@ Deno.test("a sealed series reads back exactly what its rows hold, NaN and -Infin
   write(db, points(5000, 10_000));
   const first = readSeriesColumns(db, "r", "loss");
   assertEquals(plain(first), fromRows(db));
-  assertEquals(sealSeries(db, "r", "loss", first), 2, "two whole blocks; the rest stays rows");
+  assertEquals(sealNext(db, "r", "loss", 100), 2, "two whole blocks; the rest stays rows");
   assertEquals(blockRows(db).map((b) => b.points), [BLOCK_POINTS, BLOCK_POINTS]);
   const sealed = readSeriesColumns(db, "r", "loss");
   assertEquals(plain(sealed), fromRows(db));
@@ -58,7 +58,7 @@ Deno.test("a sealed series reads back exactly what its rows hold, NaN and -Infin
   write(db, points(10_000, 13_000));
   const grown = readSeriesColumns(db, "r", "loss");
   assertEquals(plain(grown), fromRows(db));
-  assertEquals(sealSeries(db, "r", "loss", grown), 1);
+  assertEquals(sealNext(db, "r", "loss", 100), 1);
   assertEquals(plain(readSeriesColumns(db, "r", "loss")), fromRows(db));
   db.close();
 });
@@ -66,7 +66,7 @@ Deno.test("a sealed series reads back exactly what its rows hold, NaN and -Infin
 Deno.test("a rewrite inside a sealed block drops that block and the ones after it, not before", () => {
   const db = memoryDb();
   write(db, points(0, 3 * BLOCK_POINTS + 10));
-  sealSeries(db, "r", "loss", readSeriesColumns(db, "r", "loss"));
+  sealNext(db, "r", "loss", 100);
   assertEquals(blockRows(db).length, 3);
   // Training resumed from a checkpoint rewrites steps from the middle of the second block.
   const resumeAt = BLOCK_POINTS + 100;
@@ -84,7 +84,7 @@ Deno.test("a rewrite inside a sealed block drops that block and the ones after i
 Deno.test("a new step between sealed steps drops the blocks from there", () => {
   const db = memoryDb();
   write(db, points(0, 2 * BLOCK_POINTS));
-  sealSeries(db, "r", "loss", readSeriesColumns(db, "r", "loss"));
+  sealNext(db, "r", "loss", 100);
   write(db, [{ key: "loss", step: 11, value: 42, wall_time: 1 }]); // steps are even: 11 is new
   assertEquals(blockRows(db).length, 0);
   const s = readSeriesColumns(db, "r", "loss");
@@ -96,7 +96,7 @@ Deno.test("a new step between sealed steps drops the blocks from there", () => {
 Deno.test("blocks that disagree with their seal are dropped and the rows read instead", () => {
   const db = memoryDb();
   write(db, points(0, 2 * BLOCK_POINTS));
-  sealSeries(db, "r", "loss", readSeriesColumns(db, "r", "loss"));
+  sealNext(db, "r", "loss", 100);
   db.sqlite.exec("DELETE FROM metric_blocks WHERE first_step = 0");
   // Even when they cannot be dropped now (writes refused, as on a full disk).
   db.sqlite.exec("PRAGMA query_only = ON");
@@ -110,7 +110,7 @@ Deno.test("blocks that disagree with their seal are dropped and the rows read in
 Deno.test("keys are sealed apart: a write to one key leaves another's blocks", () => {
   const db = memoryDb();
   write(db, [...points(0, BLOCK_POINTS, "a"), ...points(0, BLOCK_POINTS, "b")]);
-  for (const key of ["a", "b"]) sealSeries(db, "r", key, readSeriesColumns(db, "r", key));
+  for (const key of ["a", "b"]) sealNext(db, "r", key, 100);
   write(db, [{ key: "a", step: 0, value: 1, wall_time: 1 }]);
   const left = db.sqlite.prepare("SELECT key FROM metric_blocks").all().map((r) => r.key);
   assertEquals(left, ["b"]);

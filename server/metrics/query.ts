@@ -1,7 +1,6 @@
 import type { MetricsQuery } from "../../protocol/rest.ts";
 import { encodeMetricValue } from "../../protocol/objects.ts";
 import { metricBlocks, metrics as metricsDb, runs as runsDb } from "../db/mod.ts";
-import type { SeriesColumns } from "../db/metric_blocks.ts";
 import type { Context } from "../context.ts";
 import { lttb } from "./lttb.ts";
 
@@ -67,7 +66,8 @@ function readColumns(
     const s = metricsDb.readSeries(ctx.db, runId, key, range);
     return { ...s, length: s.steps.length };
   }
-  const c = ctx.series.get(runId, key, () => loadSeries(ctx, runId, key));
+  // Long series come mostly from sealed blocks (see BlockSealer), the newest points from rows.
+  const c = ctx.series.get(runId, key, () => metricBlocks.readSeriesColumns(ctx.db, runId, key));
   const all = {
     steps: c.steps.subarray(0, c.length),
     values: c.values.subarray(0, c.length),
@@ -143,19 +143,4 @@ function shape(
     max: picked.map((p) => encodeMetricValue(p.max)),
     total_points: total,
   };
-}
-
-/**
- * A whole series from the store, sealing its long unsealed part into blocks on the way so the
- * next read (after a restart, or once the cache let it go) is fast. A failed seal (a full
- * disk, say) costs only that speed.
- */
-function loadSeries(ctx: Context, runId: string, key: string): SeriesColumns {
-  const series = metricBlocks.readSeriesColumns(ctx.db, runId, key);
-  try {
-    metricBlocks.sealSeries(ctx.db, runId, key, series);
-  } catch (err) {
-    ctx.log.warn("could not seal a series into blocks", { run_id: runId, key, error: String(err) });
-  }
-  return series;
 }
