@@ -307,7 +307,11 @@ export class ManagedAttempt {
   #watch(final: boolean): Promise<void> {
     const run = async () => {
       const watchers = this.#watchers;
-      if (!watchers || (this.#detached && !final)) return;
+      if (this.#detached && !final) return;
+      // Frames the spool refused go first. While any still wait, new scalars are left unread
+      // in their files (the cursors do not move), so a long full disk costs no memory.
+      if (!await this.#emitInOrder() && !final) return;
+      if (!watchers) return;
       let found: WatchResult;
       try {
         found = final ? await watchers.finalPoll() : await watchers.poll();

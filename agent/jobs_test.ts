@@ -210,18 +210,18 @@ Deno.test("JobManager sends new TensorBoard scalars and settled checkpoints, not
   }
 });
 
-Deno.test("a full disk loses nothing: refused frames wait, in order, and the end waits for them", async () => {
+/** A JobManager whose spool refuses every frame while `disk.full` (ENOSPC). */
+async function setupFullDisk() {
   const dir = await Deno.makeTempDir();
   const runner = new FakeRunner();
   const frames: NewDataFrame[] = [];
-  let full = true;
-  let refused = 0;
+  const disk = { full: true, refused: 0 };
   const jobs = new JobManager({
     dataDir: dir,
     runners: { process: runner, docker: null },
     emit: (frame) => {
-      if (full) {
-        refused++;
+      if (disk.full) {
+        disk.refused++;
         return Promise.reject(new Error("No space left on device (os error 28)"));
       }
       frames.push(frame);
@@ -233,26 +233,55 @@ Deno.test("a full disk loses nothing: refused frames wait, in order, and the end
     watchPollMs: 20,
     logFlushMs: 10,
   });
+  return { dir, runner, frames, disk, jobs };
+}
+
+Deno.test("a full disk loses nothing: refused frames wait, in order, and the end waits for them", async () => {
+  const { dir, runner, frames, disk, jobs } = await setupFullDisk();
   try {
     jobs.start();
     jobs.dispatch(dispatchSpec({ working_dir: dir }));
     await eventually("the start", () => runner.started.length === 1);
     const { handle } = runner.started[0];
     handle.print("1", "2");
-    await eventually("refusals", () => refused >= 3);
+    await eventually("refusals", () => disk.refused >= 3);
     assertEquals(frames, [], "nothing got through while the disk was full");
-    full = false; // space freed: the next watcher poll sends what waited
+    disk.full = false; // space freed: the next watcher poll sends what waited
     await eventually("the waiting frames", () => lines(frames).length === 2);
     handle.print("3");
     await eventually("line 3", () => lines(frames).length === 3);
-    full = true; // full again as the job ends: the end waits for the disk
+    disk.full = true; // full again as the job ends: the end waits for the disk
     handle.end();
-    await eventually("a refused end", () => refused >= 6);
-    full = false;
+    await eventually("a refused end", () => disk.refused >= 6);
+    disk.full = false;
     await jobs.idle();
     assertEquals(states(frames), ["RUNNING", "EXITED"]);
     assertEquals(lines(frames), ["1:1", "2:2", "3:3"]);
     assertEquals(frames.at(-1)!.type, "job_state");
+    await jobs.stop();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("scalars written while the disk is full arrive once, after the frames that waited", async () => {
+  const { dir, runner, frames, disk, jobs } = await setupFullDisk();
+  const fixtures = new URL("../../shared/fixtures/tfevents/torch-logs/", import.meta.url).pathname;
+  try {
+    await Deno.mkdir(`${dir}/runs`);
+    jobs.start();
+    jobs.dispatch(dispatchSpec({ working_dir: dir }));
+    await eventually("the start", () => runner.started.length === 1);
+    const newer = [...Deno.readDirSync(fixtures)].map((e) => e.name).sort().at(-1)!;
+    await Deno.copyFile(`${fixtures}/${newer}`, `${dir}/runs/${newer}`);
+    await eventually("several refused polls", () => disk.refused >= 5);
+    disk.full = false;
+    await eventually("the scalars", () => frames.some((f) => f.type === "metrics"));
+    runner.started[0].handle.end();
+    await jobs.idle();
+    const steps = frames.flatMap((f) => f.type === "metrics" ? f.points.map((p) => p.step) : []);
+    assertEquals(steps, Array.from({ length: 100 }, (_, step) => step), "each point once");
+    assertEquals(states(frames), ["RUNNING", "EXITED"]);
     await jobs.stop();
   } finally {
     await Deno.remove(dir, { recursive: true });
