@@ -373,3 +373,27 @@ Deno.test("a long series reads the same after a restart, from sealed blocks, and
     await h.close();
   }
 });
+
+Deno.test("a full disk gets a 507 that stores nothing, and the same batch sent again is stored once", async () => {
+  const h = await createHarness();
+  try {
+    const run = await sdkRun(h);
+    const points = Array.from({ length: 3000 }, (_, step) => ({ key: "loss", step, value: step }));
+    const sqlite = h.ctx.db.sqlite;
+    const pages = (sqlite.prepare("PRAGMA page_count").get() as { page_count: number }).page_count;
+    sqlite.exec(`PRAGMA max_page_count = ${pages}`);
+    const refused = await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    assertEquals([refused.status, refused.json.error.code], [507, "StorageFull"]);
+    const keys = await h.call("GET", `/api/runs/${run.id}/metrics`);
+    assertEquals(keys.json.keys, [], "nothing of the batch was written");
+    sqlite.exec("PRAGMA max_page_count = 1073741823");
+    const accepted = await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    assertEquals(accepted.status, 200);
+    const q = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: [run.id], keys: ["loss"] },
+    });
+    assertEquals(q.json.series[0].steps.length, 3000);
+  } finally {
+    await h.close();
+  }
+});

@@ -95,6 +95,13 @@ export function createApp(ctx: Context, extraRoutes: RouteDef[] = []): App {
       path: new URL(c.req.url).pathname,
       error: String(err?.stack ?? err),
     });
+    if (isStorageFull(err)) {
+      // Nothing was written (each request is one transaction); clients may send it again.
+      return c.json(
+        errorBody("StorageFull", "The server's disk is full: nothing was stored; retry later"),
+        507,
+      );
+    }
     return c.json(errorBody("InternalError", "The server failed to handle this request"), 500);
   });
 
@@ -103,4 +110,9 @@ export function createApp(ctx: Context, extraRoutes: RouteDef[] = []): App {
     routes,
     registered: () => app.routes.map((r) => ({ method: r.method, path: r.path })),
   };
+}
+
+/** SQLite's SQLITE_FULL (13): the database could not grow, whether the disk or a limit. */
+function isStorageFull(err: unknown): boolean {
+  return (err as { errcode?: number } | null)?.errcode === 13;
 }
