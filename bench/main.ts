@@ -133,7 +133,7 @@ function batchPoints(b: number) {
   const queryMany = (c: Context) => queryMetrics(c, { runs, keys: ["loss"], max_points: 2000 });
   const firstMany = time(() => queryMany(ctx))[1];
   const sealer = new BlockSealer(ctx);
-  while (sealer.step() > 0) { /* what the server does in the background as series grow */ }
+  while (sealer.runOnce() > 0) { /* what the server does in the background as series grow */ }
   const restarted = context(`${dir}/query.db`);
   const afterRestartBig = time(() => queryBig(restarted))[1];
   const one = Array.from({ length: 5 }, () => time(() => queryBig(restarted))[1]);

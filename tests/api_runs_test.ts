@@ -350,7 +350,7 @@ Deno.test("a long series reads the same after a restart, from sealed blocks, and
     const restart = () => h.ctx.series = new SeriesCache(); // an empty cache, as after a restart
     const first = await query();
     const sealer = new BlockSealer(h.ctx); // what the server runs in the background
-    while (sealer.step() > 0) { /* until every whole block is sealed */ }
+    while (sealer.runOnce() > 0) { /* until every whole block is sealed */ }
     const blocks = () =>
       (h.ctx.db.sqlite.prepare("SELECT COUNT(*) AS n FROM metric_blocks").get() as { n: number })
         .n;

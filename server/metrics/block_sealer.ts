@@ -45,7 +45,7 @@ export class BlockSealer {
   }
 
   /** One step: seals up to `blocksPerStep` blocks of the most unsealed series; returns how many. */
-  step(): number {
+  runOnce(): number {
     const [next] = metricBlocks.seriesToSeal(this.#ctx.db, 1);
     if (!next) return 0;
     return metricBlocks.sealNext(this.#ctx.db, next.run_id, next.key, this.#blocksPerStep);
@@ -56,7 +56,7 @@ export class BlockSealer {
     this.#timer = setTimeout(() => {
       let sealed = 0;
       try {
-        sealed = this.step();
+        sealed = this.runOnce();
       } catch (err) {
         // A full disk or a busy file: the rows stay the record, the next step tries again.
         this.#ctx.log.warn("sealing metric blocks failed", { error: String(err) });

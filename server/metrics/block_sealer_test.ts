@@ -36,7 +36,7 @@ Deno.test("the sealer seals the most unsealed series first, a few blocks a step,
   const sealer = new BlockSealer(ctx, { blocksPerStep: 2 });
   const steps: [number, number, number][] = [];
   for (let i = 0; i < 6; i++) {
-    const blocks = sealer.step();
+    const blocks = sealer.runOnce();
     steps.push([blocks, sealedPoints(ctx, "long"), sealedPoints(ctx, "short")]);
   }
   const B = BLOCK_POINTS;
