@@ -8,6 +8,9 @@
 import { metricBlocks } from "../db/mod.ts";
 import type { Context } from "../context.ts";
 
+/** Series taken from one scan of the store for the steps that follow. */
+const SERIES_PER_SCAN = 32;
+
 export interface BlockSealerOptions {
   /** @default 4 */
   blocksPerStep?: number;
@@ -24,6 +27,7 @@ export class BlockSealer {
   readonly #idleMs: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #running = false;
+  #todo: { run_id: string; key: string }[] = [];
 
   constructor(ctx: Context, options: BlockSealerOptions = {}) {
     this.#ctx = ctx;
@@ -44,11 +48,25 @@ export class BlockSealer {
     this.#timer = undefined;
   }
 
-  /** One step: seals up to `blocksPerStep` blocks of the most unsealed series; returns how many. */
+  /**
+   * One step: seals up to `blocksPerStep` blocks of the series at the head of the work list,
+   * the most unsealed first; returns how many. The list is refilled (one query over the long
+   * series) only when it runs out, not at every step.
+   */
   runOnce(): number {
-    const [next] = metricBlocks.seriesToSeal(this.#ctx.db, 1);
+    if (this.#todo.length === 0) {
+      this.#todo = metricBlocks.seriesToSeal(this.#ctx.db, SERIES_PER_SCAN);
+    }
+    const next = this.#todo[0];
     if (!next) return 0;
-    return metricBlocks.sealNext(this.#ctx.db, next.run_id, next.key, this.#blocksPerStep);
+    const sealed = metricBlocks.sealNext(
+      this.#ctx.db,
+      next.run_id,
+      next.key,
+      this.#blocksPerStep,
+    );
+    if (sealed < this.#blocksPerStep) this.#todo.shift(); // no whole block left in it
+    return sealed;
   }
 
   #schedule(ms: number): void {

@@ -26,5 +26,8 @@ CREATE TABLE metric_seals (
   sealed_points INTEGER NOT NULL,
   PRIMARY KEY (run_id, key)
 ) WITHOUT ROWID;
+
+-- The sealer looks for long series only.
+CREATE INDEX metric_keys_points ON metric_keys (points);
 `,
 };
