@@ -372,3 +372,33 @@ Deno.test("a frame the server cannot store (a full disk) is replayed after a rec
     await h.stop();
   }
 });
+
+Deno.test("a frame that fails for its own sake is skipped, and the frames after it still flow", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const agent = await connected(h);
+    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
+    await agent.until((a) => a.of("dispatch").length === 1);
+    const ref = { job_id: id, attempt: 1, run_id: agent.of("dispatch")[0].job.run_id };
+    // A frame the server cannot apply however often it is sent (here a trigger refuses it):
+    // replaying it forever would stall the node, so it is reported and passed over.
+    h.ctx.db.sqlite.exec(
+      `CREATE TEMP TRIGGER poison BEFORE INSERT ON logs WHEN NEW.text = 'poison'
+       BEGIN SELECT RAISE(ABORT, 'poison line'); END`,
+    );
+    const line = (seq: number, text: string) => ({
+      type: "logs",
+      ...ref,
+      lines: [{ seq, stream: "stdout", text }],
+    });
+    agent.data(line(1, "poison"));
+    const after = agent.data(line(2, "fine"));
+    await agent.until((a) => a.of("ack").some((x) => x.stream === "data" && x.seq === after));
+    assertEquals(agent.of("error").length, 1);
+    const stored = await h.call("GET", `/api/runs/${ref.run_id}/logs`);
+    assertEquals(stored.json.lines.map((l: { text: string }) => l.text), ["fine"]);
+    await agent.close();
+  } finally {
+    await h.stop();
+  }
+});

@@ -6,6 +6,7 @@ export { BUSY_TIMEOUT_MS, type Database, openDatabase } from "./database.ts";
 export { migrate, SCHEMA_VERSION } from "./migrate.ts";
 export { type Migration, MIGRATIONS } from "./migrations/mod.ts";
 export { backupDatabase, type BackupResult } from "./backup.ts";
+export { isTransientStoreError, SQLITE_FULL, sqliteErrorCode } from "./errors.ts";
 export * as tokens from "./tokens.ts";
 export * as projects from "./projects.ts";
 export * as jobs from "./jobs.ts";

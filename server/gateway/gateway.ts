@@ -12,13 +12,14 @@ import {
   type ServerFrame,
   STREAMS,
 } from "../../protocol/agent.ts";
-import { cursors, jobs as jobsDb, nodes as nodesDb } from "../db/mod.ts";
+import { cursors, isTransientStoreError, jobs as jobsDb, nodes as nodesDb } from "../db/mod.ts";
 import type { JobState } from "../db/jobs.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
 import { DEFAULT_GRACE_S, endAttempt, reattachLostAttempt } from "../jobs/transitions.ts";
 import { type NodeLink, SchedulerLoop } from "../scheduler/loop.ts";
+
 import { applyDataFrame } from "./apply_frame.ts";
 
 export interface GatewayOptions {
@@ -201,18 +202,24 @@ export class AgentGateway implements NodeLink {
       // Acked only after the transaction committed (applyDataFrame returned).
       this.#sendTo(session, { type: "ack", ...outcome.ack });
     } catch (err) {
-      this.#ctx.log.error("agent frame failed; closing the connection so the agent replays it", {
-        node: session.nodeId,
-        type: frame.type,
-        error: String((err as Error)?.stack ?? err),
-      });
+      const transient = isTransientStoreError(err);
+      this.#ctx.log.error(
+        transient
+          ? "agent frame could not be stored now; closing the connection so the agent replays it"
+          : "agent frame failed",
+        { node: session.nodeId, type: frame.type, error: String((err as Error)?.stack ?? err) },
+      );
       this.#sendTo(session, {
         type: "error",
         message: `The server failed to apply a ${frame.type} frame`,
       });
+      // A store that cannot take writes now (full, busy, I/O error): nothing after this frame
+      // may be applied, or the cursor would pass it. Any other failure is about the frame
+      // itself and would fail again on every replay, so later frames go on.
+      if (!transient) return;
       session.broken = true;
       try {
-        session.socket.close(1011, "the server failed to apply a frame");
+        session.socket.close(1011, "the server could not store a frame");
       } catch {
         // already closed
       }

@@ -6,6 +6,7 @@ import type { Context } from "../context.ts";
 import { errorBody, HttpError } from "./errors.ts";
 import type { AppEnv, RouteDef } from "./route.ts";
 import { apiRoutes } from "./routes/mod.ts";
+import { SQLITE_FULL, sqliteErrorCode } from "../db/mod.ts";
 
 /** The app: the request handler, and the table of routes it serves (for the scope walk). */
 export interface App {
@@ -95,7 +96,7 @@ export function createApp(ctx: Context, extraRoutes: RouteDef[] = []): App {
       path: new URL(c.req.url).pathname,
       error: String(err?.stack ?? err),
     });
-    if (isStorageFull(err)) {
+    if (sqliteErrorCode(err) === SQLITE_FULL) {
       // Nothing was written (each request is one transaction); clients may send it again.
       return c.json(
         errorBody("StorageFull", "The server's disk is full: nothing was stored; retry later"),
@@ -110,9 +111,4 @@ export function createApp(ctx: Context, extraRoutes: RouteDef[] = []): App {
     routes,
     registered: () => app.routes.map((r) => ({ method: r.method, path: r.path })),
   };
-}
-
-/** SQLite's SQLITE_FULL (13): the database could not grow, whether the disk or a limit. */
-function isStorageFull(err: unknown): boolean {
-  return (err as { errcode?: number } | null)?.errcode === 13;
 }
