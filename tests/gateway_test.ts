@@ -14,6 +14,14 @@ async function job(h: GatewayHarness, id: string) {
   return (await h.call("GET", `/api/jobs/${id}`)).json;
 }
 
+/** A connected agent that was sent one job, and that job's attempt. */
+async function runningJob(h: GatewayHarness) {
+  const agent = await connected(h);
+  const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
+  await agent.until((a) => a.of("dispatch").length === 1);
+  return { agent, ref: { job_id: id, attempt: 1, run_id: agent.of("dispatch")[0].job.run_id } };
+}
+
 async function connected(h: GatewayHarness): Promise<FakeAgent> {
   const agent = await FakeAgent.connect(h.base, h.tokens.agent);
   agent.hello();
@@ -316,10 +324,7 @@ Deno.test("a job that runs after another starts only when it succeeded, and fail
 Deno.test("a frame the server cannot store (a full disk) is replayed after a reconnect, never skipped", async () => {
   const h = await createGatewayHarness();
   try {
-    const agent = await connected(h);
-    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
-    await agent.until((a) => a.of("dispatch").length === 1);
-    const ref = { job_id: id, attempt: 1, run_id: agent.of("dispatch")[0].job.run_id };
+    const { agent, ref } = await runningJob(h);
     const logs = (first: number, n: number, size: number) => ({
       type: "logs",
       ...ref,
@@ -376,10 +381,7 @@ Deno.test("a frame the server cannot store (a full disk) is replayed after a rec
 Deno.test("a frame that fails for its own sake is skipped, and the frames after it still flow", async () => {
   const h = await createGatewayHarness();
   try {
-    const agent = await connected(h);
-    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
-    await agent.until((a) => a.of("dispatch").length === 1);
-    const ref = { job_id: id, attempt: 1, run_id: agent.of("dispatch")[0].job.run_id };
+    const { agent, ref } = await runningJob(h);
     // A frame the server cannot apply however often it is sent (here a trigger refuses it):
     // replaying it forever would stall the node, so it is reported and passed over.
     h.ctx.db.sqlite.exec(
