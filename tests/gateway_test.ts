@@ -1,6 +1,7 @@
 /** The agent gateway and the scheduler loop, driven by a scripted agent over a real WebSocket. */
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
 import { createGatewayHarness, eventually, FakeAgent, type GatewayHarness } from "./_fake_agent.ts";
+import type { GatewayOptions } from "../server/gateway/gateway.ts";
 
 const gpuJob = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -14,12 +15,26 @@ async function job(h: GatewayHarness, id: string) {
   return (await h.call("GET", `/api/jobs/${id}`)).json;
 }
 
-/** A connected agent that was sent one job, and that job's attempt. */
-async function runningJob(h: GatewayHarness) {
+/** A connected agent that was sent one job: the dispatch and the attempt it names. */
+async function runningJob(h: GatewayHarness, body = gpuJob("a")) {
   const agent = await connected(h);
-  const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
+  const id = (await h.call("POST", "/api/jobs", { body })).json.id;
   await agent.until((a) => a.of("dispatch").length === 1);
-  return { agent, ref: { job_id: id, attempt: 1, run_id: agent.of("dispatch")[0].job.run_id } };
+  const dispatch = agent.of("dispatch")[0].job;
+  return { agent, id, dispatch, ref: { job_id: id, attempt: 1, run_id: dispatch.run_id } };
+}
+
+/** Runs `test` against a gateway harness and stops the harness afterwards. */
+async function withGateway(
+  test: (h: GatewayHarness) => Promise<void>,
+  options?: GatewayOptions,
+): Promise<void> {
+  const h = await createGatewayHarness(options);
+  try {
+    await test(h);
+  } finally {
+    await h.stop();
+  }
 }
 
 async function connected(h: GatewayHarness): Promise<FakeAgent> {
@@ -30,8 +45,7 @@ async function connected(h: GatewayHarness): Promise<FakeAgent> {
 }
 
 Deno.test("hello registers the node ONLINE and gets one ack per stream", async () => {
-  const h = await createGatewayHarness();
-  try {
+  await withGateway(async (h) => {
     const agent = await connected(h);
     assertEquals(agent.of("ack"), [{ type: "ack", stream: "data", seq: 0 }, {
       type: "ack",
@@ -43,27 +57,21 @@ Deno.test("hello registers the node ONLINE and gets one ack per stream", async (
     const events = (await h.call("GET", "/api/events?type=NODE_ONLINE")).json.items;
     assertEquals(events.length, 1);
     await agent.close();
-  } finally {
-    await h.stop();
-  }
+  });
 });
 
 Deno.test("only agent tokens reach the agent socket", async () => {
-  const h = await createGatewayHarness();
-  try {
+  await withGateway(async (h) => {
     const res = await fetch(`${h.base}/api/agent/ws`, {
       headers: { authorization: `Bearer ${h.tokens.admin}`, upgrade: "websocket" },
     });
     assertEquals(res.status, 403);
     await res.body?.cancel();
-  } finally {
-    await h.stop();
-  }
+  });
 });
 
 Deno.test("three 1-GPU jobs on 2 GPUs: two dispatched on distinct GPUs, the third after one ends", async () => {
-  const h = await createGatewayHarness();
-  try {
+  await withGateway(async (h) => {
     const agent = await connected(h);
     const ids: string[] = [];
     for (const n of ["a", "b", "c"]) {
@@ -100,51 +108,34 @@ Deno.test("three 1-GPU jobs on 2 GPUs: two dispatched on distinct GPUs, the thir
     const logs = (await h.call("GET", `/api/runs/${d1.run_id}/logs`)).json.lines;
     assertEquals(logs.map((l: { text: string }) => l.text), ["epoch 1"]);
     await agent.close();
-  } finally {
-    await h.stop();
-  }
+  });
 });
 
 Deno.test("frames are applied once: a replay is acked and ignored", async () => {
-  const h = await createGatewayHarness();
-  try {
-    const agent = await connected(h);
-    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
-    await agent.until((a) => a.of("dispatch").length === 1);
-    const d = agent.of("dispatch")[0].job;
-    const points = {
-      type: "metrics",
-      job_id: id,
-      attempt: 1,
-      run_id: d.run_id,
-      points: [{ key: "loss", step: 1, value: 2 }],
-    };
+  await withGateway(async (h) => {
+    const { agent, ref } = await runningJob(h);
+    const points = { type: "metrics", ...ref, points: [{ key: "loss", step: 1, value: 2 }] };
     const seq = agent.data(points);
     agent.data({ ...points, points: [{ key: "loss", step: 1, value: 99 }] }, "data", seq);
     await agent.until((a) =>
       a.of("ack").filter((x) => x.stream === "data" && x.seq === seq).length === 2
     );
     const q = await h.call("POST", "/api/runs/metrics:query", {
-      body: { runs: [d.run_id], keys: ["loss"] },
+      body: { runs: [ref.run_id], keys: ["loss"] },
     });
     assertEquals(q.json.series[0].values, [2]);
     // After a reconnect, the hello's ack carries the cursor.
     await agent.close();
     const again = await FakeAgent.connect(h.base, h.tokens.agent);
-    again.hello({
-      running: [{ job_id: id, attempt: 1, run_id: d.run_id, pid: 1, state: "STARTING" }],
-    });
+    again.hello({ running: [{ ...ref, pid: 1, state: "STARTING" }] });
     await again.until((a) => a.of("ack").length === 2);
     assertEquals(again.of("ack")[0], { type: "ack", stream: "data", seq });
     await again.close();
-  } finally {
-    await h.stop();
-  }
+  });
 });
 
 Deno.test("exit classes: EXIT_CODE and OOM are not retried, OOM raises an event, SIGNAL is", async () => {
-  const h = await createGatewayHarness();
-  try {
+  await withGateway(async (h) => {
     const agent = await connected(h);
     const cases = [
       {
@@ -176,71 +167,49 @@ Deno.test("exit classes: EXIT_CODE and OOM are not retried, OOM raises an event,
     assertEquals(oom.length, 1);
     assertEquals(oom[0].severity, "critical");
     await agent.close();
-  } finally {
-    await h.stop();
-  }
+  });
 });
 
 Deno.test("frames for an old attempt are refused and a stale process is told to die", async () => {
-  const h = await createGatewayHarness();
-  try {
-    const agent = await connected(h);
-    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
-    await agent.until((a) => a.of("dispatch").length === 1);
-    const d = agent.of("dispatch")[0].job;
-    agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "EXITED", { exit_code: 1 });
+  await withGateway(async (h) => {
+    const { agent, id, ref } = await runningJob(h);
+    agent.jobState(ref, "EXITED", { exit_code: 1 });
     await eventually(async () => (await job(h, id)).status === "FAILED");
     await h.call("POST", `/api/jobs/${id}/retry`);
     await agent.until((a) => a.of("dispatch").length === 2);
     // A late RUNNING for attempt 1 (a stale copy): refused, and killed.
-    agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "RUNNING");
+    agent.jobState(ref, "RUNNING");
     await agent.until((a) => a.of("cancel").length === 1);
     assertEquals(agent.of("cancel")[0].grace_s, 0);
     assertEquals(agent.of("cancel")[0].attempt, 1);
     assert(agent.of("error").some((e) => e.message.includes("is at attempt 2")));
     assertEquals((await job(h, id)).attempt, 2);
     await agent.close();
-  } finally {
-    await h.stop();
-  }
+  });
 });
 
 Deno.test("cancel reaches the agent, and the job ends CANCELLED when the agent says so", async () => {
-  const h = await createGatewayHarness();
-  try {
-    const agent = await connected(h);
-    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a", { grace_s: 7 }) })).json.id;
-    await agent.until((a) => a.of("dispatch").length === 1);
-    const d = agent.of("dispatch")[0].job;
-    agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "RUNNING");
+  await withGateway(async (h) => {
+    const { agent, id, dispatch: d, ref } = await runningJob(h, gpuJob("a", { grace_s: 7 }));
+    agent.jobState(ref, "RUNNING");
     await eventually(async () => (await job(h, id)).status === "RUNNING");
     await h.call("POST", `/api/jobs/${id}/cancel`);
     await agent.until((a) => a.of("cancel").length === 1);
     assertEquals(agent.of("cancel")[0].grace_s, 7);
-    agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "CANCELLED", {
+    agent.jobState(ref, "CANCELLED", {
       signal: "SIGTERM",
     });
     await eventually(async () => (await job(h, id)).status === "CANCELLED");
     assertEquals((await h.call("GET", `/api/runs/${d.run_id}`)).json.status, "CANCELLED");
     await agent.close();
-  } finally {
-    await h.stop();
-  }
+  });
 });
 
 Deno.test("a silent node goes OFFLINE, its job is LOST and requeued; the agent coming back reattaches", async () => {
   let clock = 0;
-  const h = await createGatewayHarness({
-    nodeTimeoutMs: 1000,
-    livenessIntervalMs: 50,
-    monotonic: () => clock,
-  });
-  try {
-    const agent = await connected(h);
-    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
-    await agent.until((a) => a.of("dispatch").length === 1);
-    const d = agent.of("dispatch")[0].job;
-    agent.jobState({ job_id: id, attempt: 1, run_id: d.run_id }, "RUNNING");
+  await withGateway(async (h) => {
+    const { agent, id, dispatch: d, ref } = await runningJob(h);
+    agent.jobState(ref, "RUNNING");
     await eventually(async () => (await job(h, id)).status === "RUNNING");
     clock += 2000;
     await eventually(async () =>
@@ -257,7 +226,7 @@ Deno.test("a silent node goes OFFLINE, its job is LOST and requeued; the agent c
     // No other node: nothing placed it elsewhere, so the returning agent keeps its attempt.
     const back = await FakeAgent.connect(h.base, h.tokens.agent);
     back.hello({
-      running: [{ job_id: id, attempt: 1, run_id: d.run_id, pid: 42, state: "RUNNING" }],
+      running: [{ ...ref, pid: 42, state: "RUNNING" }],
     });
     await eventually(async () => (await job(h, id)).status === "RUNNING");
     const j = await job(h, id);
@@ -266,17 +235,12 @@ Deno.test("a silent node goes OFFLINE, its job is LOST and requeued; the agent c
     assertEquals(back.of("cancel").length, 0);
     await back.close();
     await agent.close();
-  } finally {
-    await h.stop();
-  }
+  }, { nodeTimeoutMs: 1000, livenessIntervalMs: 50, monotonic: () => clock });
 });
 
 Deno.test("a dispatched job the agent's heartbeats never list is declared gone and requeued", async () => {
-  const h = await createGatewayHarness({ missedHeartbeats: 2 });
-  try {
-    const agent = await connected(h);
-    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
-    await agent.until((a) => a.of("dispatch").length === 1);
+  await withGateway(async (h) => {
+    const { agent, id } = await runningJob(h);
     agent.heartbeat([]);
     agent.heartbeat([]);
     await eventually(async () => (await job(h, id)).attempt === 2);
@@ -286,14 +250,11 @@ Deno.test("a dispatched job the agent's heartbeats never list is declared gone a
     await agent.until((a) => a.of("dispatch").length === 2);
     assertEquals(agent.of("dispatch")[1].job.attempt, 2);
     await agent.close();
-  } finally {
-    await h.stop();
-  }
+  }, { missedHeartbeats: 2 });
 });
 
 Deno.test("a job that runs after another starts only when it succeeded, and fails when it failed", async () => {
-  const h = await createGatewayHarness();
-  try {
+  await withGateway(async (h) => {
     const agent = await connected(h);
     const train = (await h.call("POST", "/api/jobs", { body: gpuJob("train") })).json.id;
     const evalJob =
@@ -316,14 +277,11 @@ Deno.test("a job that runs after another starts only when it succeeded, and fail
     await eventually(async () => (await job(h, after)).status === "FAILED");
     assertStringIncludes((await job(h, after)).reason, `Dependency "${bad}" ended FAILED`);
     await agent.close();
-  } finally {
-    await h.stop();
-  }
+  });
 });
 
 Deno.test("a frame the server cannot store (a full disk) is replayed after a reconnect, never skipped", async () => {
-  const h = await createGatewayHarness();
-  try {
+  await withGateway(async (h) => {
     const { agent, ref } = await runningJob(h);
     const logs = (first: number, n: number, size: number) => ({
       type: "logs",
@@ -373,20 +331,17 @@ Deno.test("a frame the server cannot store (a full disk) is replayed after a rec
       Array.from({ length: 203 }, (_, i) => i + 1),
     );
     await again.close();
-  } finally {
-    await h.stop();
-  }
+  });
 });
 
 Deno.test("a frame that fails for its own sake is skipped, and the frames after it still flow", async () => {
-  const h = await createGatewayHarness();
-  try {
+  await withGateway(async (h) => {
     const { agent, ref } = await runningJob(h);
     // A frame the server cannot apply however often it is sent (here a trigger refuses it):
     // replaying it forever would stall the node, so it is reported and passed over.
     h.ctx.db.sqlite.exec(
       `CREATE TEMP TRIGGER poison BEFORE INSERT ON logs WHEN NEW.text = 'poison'
-       BEGIN SELECT RAISE(ABORT, 'poison line'); END`,
+     BEGIN SELECT RAISE(ABORT, 'poison line'); END`,
     );
     const line = (seq: number, text: string) => ({
       type: "logs",
@@ -400,7 +355,5 @@ Deno.test("a frame that fails for its own sake is skipped, and the frames after 
     const stored = await h.call("GET", `/api/runs/${ref.run_id}/logs`);
     assertEquals(stored.json.lines.map((l: { text: string }) => l.text), ["fine"]);
     await agent.close();
-  } finally {
-    await h.stop();
-  }
+  });
 });
