@@ -84,3 +84,16 @@ export async function createHarness(
     },
   };
 }
+
+/** Runs `test` against a fresh harness and closes it afterwards. */
+export async function withHarness(
+  test: (h: Harness) => void | Promise<void>,
+  options?: Parameters<typeof createHarness>[0],
+): Promise<void> {
+  const h = await createHarness(options);
+  try {
+    await test(h);
+  } finally {
+    await h.close();
+  }
+}

@@ -1,10 +1,9 @@
 import { assert, assertEquals, assertFalse, assertStringIncludes } from "./assert.ts";
-import { createHarness } from "./_harness.ts";
+import { createHarness, withHarness } from "./_harness.ts";
 import { nodes } from "../server/db/mod.ts";
 
 Deno.test("whoami names the token and whether it can write", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const admin = await h.call("GET", "/api/auth/whoami");
     assertEquals([admin.json.name, admin.json.scope, admin.json.can_write], [
       "test-admin",
@@ -16,14 +15,11 @@ Deno.test("whoami names the token and whether it can write", async () => {
     assertEquals((await h.call("GET", "/api/auth/whoami", { token: null })).status, 401);
     const forged = h.tokens.admin.slice(0, -2) + "xx";
     assertEquals((await h.call("GET", "/api/auth/whoami", { token: forged })).status, 401);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("admins create, list and delete tokens; the secret is shown only once", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const made = await h.call("POST", "/api/tokens", { body: { name: "ci", scope: "read" } });
     assertEquals(made.status, 201);
     assert(made.json.token.startsWith("gpc_"));
@@ -40,9 +36,7 @@ Deno.test("admins create, list and delete tokens; the secret is shown only once"
     assertEquals((await h.call("DELETE", `/api/tokens/${made.json.id}`)).status, 404);
     // Non-admins cannot manage tokens.
     assertEquals((await h.call("GET", "/api/tokens", { token: h.tokens.write })).status, 403);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("an expired token is refused", async () => {
@@ -66,18 +60,14 @@ Deno.test("an expired token is refused", async () => {
 });
 
 Deno.test("an admin cannot delete the token it is using", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const id = (await h.call("GET", "/api/auth/whoami")).json.token_id;
     assertEquals((await h.call("DELETE", `/api/tokens/${id}`)).status, 409);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("projects and experiments are created and updated idempotently", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const p = await h.call("POST", "/api/projects", {
       body: { name: "vision", primary_metric: "eval/acc" },
     });
@@ -98,14 +88,11 @@ Deno.test("projects and experiments are created and updated idempotently", async
       body: { project: "nope", name: "x" },
     });
     assertEquals(missing.status, 404);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("nodes recorded by the gateway are listed", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     nodes.upsertNode(h.ctx.db, {
       id: "gpu-1",
       hostname: "gpu-1.lan",
@@ -128,14 +115,11 @@ Deno.test("nodes recorded by the gateway are listed", async () => {
     );
     assertEquals((await h.call("GET", "/api/nodes/gpu-1")).json.hostname, "gpu-1.lan");
     assertEquals((await h.call("GET", "/api/nodes/gpu-9")).status, 404);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("POST /api/admin/backup writes a checked copy under backups/", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     await h.call("POST", "/api/projects", { body: { name: "p" } });
     const res = await h.call("POST", "/api/admin/backup");
     assertEquals(res.status, 201);
@@ -145,14 +129,11 @@ Deno.test("POST /api/admin/backup writes a checked copy under backups/", async (
       (await h.call("POST", "/api/admin/backup", { token: h.tokens.write })).status,
       403,
     );
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("access logs never carry tokens or query strings", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     await h.call("GET", "/api/runs?project=secret-project", { token: h.tokens.read });
     await h.call("POST", "/api/jobs", { token: h.tokens.read, body: {} });
     await h.call("GET", "/api/runs/nope?x=1");
@@ -161,7 +142,5 @@ Deno.test("access logs never carry tokens or query strings", async () => {
     for (const t of Object.values(h.tokens)) assertFalse(logged.includes(t.split("_")[2]));
     assertFalse(logged.includes("secret-project"));
     assertFalse(logged.includes("?"));
-  } finally {
-    await h.close();
-  }
+  });
 });

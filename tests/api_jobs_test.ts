@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
-import { createHarness } from "./_harness.ts";
+import { withHarness } from "./_harness.ts";
 
 const submission = {
   name: "resnet",
@@ -13,8 +13,7 @@ const submission = {
 };
 
 Deno.test("a posted job is stored QUEUED, listed, and raises JOB_QUEUED", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const res = await h.call("POST", "/api/jobs", { body: submission });
     assertEquals(res.status, 201);
     const job = res.json;
@@ -39,28 +38,22 @@ Deno.test("a posted job is stored QUEUED, listed, and raises JOB_QUEUED", async 
     assertEquals(projects.json.items.map((p: { name: string }) => p.name), ["vision"]);
     const exps = await h.call("GET", "/api/experiments?project=vision");
     assertEquals(exps.json.items.map((e: { name: string }) => e.name), ["lr-sweep"]);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("a shell string job runs through the shell and keeps its string", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const res = await h.call("POST", "/api/jobs", {
       body: { name: "sh", command: "python train.py | tee out.log", working_dir: "/w", gpus: 0 },
     });
     assertEquals(res.status, 201);
     assertEquals([res.json.shell, res.json.command], [true, "python train.py | tee out.log"]);
     assertEquals(res.json.project, "default");
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("job lists page newest first with a cursor", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       ids.push(
@@ -74,14 +67,11 @@ Deno.test("job lists page newest first with a cursor", async () => {
     const third = await h.call("GET", `/api/jobs?limit=2&cursor=${second.json.next_cursor}`);
     assertEquals(third.json.items.map((j: { id: string }) => j.id), [ids[0]]);
     assertEquals(third.json.next_cursor, null);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("cancel ends a queued job CANCELLED; cancelling again is a 409", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const job = (await h.call("POST", "/api/jobs", { body: submission })).json;
     const res = await h.call("POST", `/api/jobs/${job.id}/cancel`, { token: h.tokens.write });
     assertEquals(res.status, 200);
@@ -90,14 +80,11 @@ Deno.test("cancel ends a queued job CANCELLED; cancelling again is a 409", async
     assertEquals(again.status, 409);
     assertEquals(again.json.error.code, "Conflict");
     assertStringIncludes(again.json.error.message, "already ended CANCELLED");
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("retry requeues an ended job as the next attempt; a queued one cannot be retried", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const job = (await h.call("POST", "/api/jobs", { body: submission })).json;
     const early = await h.call("POST", `/api/jobs/${job.id}/retry`);
     assertEquals(early.status, 409);
@@ -108,14 +95,11 @@ Deno.test("retry requeues an ended job as the next attempt; a queued one cannot 
       e: { type: string },
     ) => e.type);
     assertEquals(types, ["JOB_RETRIED", "RUN_CANCELLED", "JOB_QUEUED"]);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("a job may run after existing jobs only; an unknown dependency is refused", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const first = (await h.call("POST", "/api/jobs", { body: submission })).json;
     const ok = await h.call("POST", "/api/jobs", {
       body: { ...submission, name: "eval", after: [first.id] },
@@ -126,14 +110,11 @@ Deno.test("a job may run after existing jobs only; an unknown dependency is refu
     });
     assertEquals(bad.status, 400);
     assertStringIncludes(bad.json.error.message, 'after: job "j-doesnotexist" does not exist');
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("unknown job ids are 404s that name the id", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     for (
       const [method, path] of [
         ["GET", "/api/jobs/j-nope"],
@@ -145,7 +126,5 @@ Deno.test("unknown job ids are 404s that name the id", async () => {
       assertEquals(res.status, 404, path);
       assertEquals(res.json.error.message, 'Job "j-nope" does not exist');
     }
-  } finally {
-    await h.close();
-  }
+  });
 });

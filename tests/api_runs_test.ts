@@ -1,8 +1,12 @@
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
-import { createHarness, type Harness } from "./_harness.ts";
+import { type Harness, withHarness } from "./_harness.ts";
 import { BLOCK_POINTS } from "../server/db/metric_blocks.ts";
 import { SeriesCache } from "../server/metrics/series_cache.ts";
 import { BlockSealer } from "../server/metrics/block_sealer.ts";
+
+function sdkLog(h: Harness, runId: string, body: unknown) {
+  return h.call("POST", `/api/sdk/runs/${runId}/log`, { body });
+}
 
 async function sdkRun(h: Harness, body: Record<string, unknown> = {}) {
   const res = await h.call("POST", "/api/sdk/runs", {
@@ -14,8 +18,7 @@ async function sdkRun(h: Harness, body: Record<string, unknown> = {}) {
 }
 
 Deno.test("an SDK run registers once per id and comes back with its config", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const first = await h.call("POST", "/api/sdk/runs", {
       body: { id: "r-fixed0001", project: "nlp", name: "bert", config: { lr: 0.1 } },
     });
@@ -32,14 +35,11 @@ Deno.test("an SDK run registers once per id and comes back with its config", asy
     const runs = await h.call("GET", "/api/runs?project=nlp");
     assertEquals(runs.json.items.length, 1);
     assertEquals(runs.json.items[0].config, { lr: 0.1 });
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("points posted through the SDK come back from metrics:query, once each", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = await sdkRun(h);
     const points = Array.from({ length: 50 }, (_, i) => ({
       key: "train/loss",
@@ -48,10 +48,10 @@ Deno.test("points posted through the SDK come back from metrics:query, once each
       wall_time: 1_700_000_000 + i,
     }));
     const batch = { points, step: 49 };
-    const r1 = await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: batch });
+    const r1 = await sdkLog(h, run.id, batch);
     assertEquals(r1.json.accepted.points, 50);
     // The same batch again (a client retry) changes nothing.
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: batch });
+    await sdkLog(h, run.id, batch);
     const q = await h.call("POST", "/api/runs/metrics:query", {
       token: h.tokens.read,
       body: { runs: [run.id], keys: ["train/loss", "eval/loss"] },
@@ -77,24 +77,17 @@ Deno.test("points posted through the SDK come back from metrics:query, once each
       best: 1 / 50,
       best_step: 49,
     });
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("the newest write wins for the same key and step, and NaN travels as a string", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = await sdkRun(h);
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
-      body: {
-        points: [{ key: "loss", step: 1, value: 5 }, { key: "loss", step: 2, value: "NaN" }],
-      },
+    await sdkLog(h, run.id, {
+      points: [{ key: "loss", step: 1, value: 5 }, { key: "loss", step: 2, value: "NaN" }],
     });
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
-      body: {
-        points: [{ key: "loss", step: 1, value: 3 }, { key: "loss", step: 3, value: "-Infinity" }],
-      },
+    await sdkLog(h, run.id, {
+      points: [{ key: "loss", step: 1, value: 3 }, { key: "loss", step: 3, value: "-Infinity" }],
     });
     const q = await h.call("POST", "/api/runs/metrics:query", {
       body: { runs: [run.id], keys: ["loss"] },
@@ -103,21 +96,18 @@ Deno.test("the newest write wins for the same key and step, and NaN travels as a
     const metrics = await h.call("GET", `/api/runs/${run.id}/metrics`);
     assertEquals(metrics.json.keys[0].points, 3);
     assertEquals(metrics.json.keys[0].min_value, 3);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("metrics:query downsamples with LTTB to max_points and reports bucket extremes", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = await sdkRun(h);
     const points = Array.from({ length: 10_000 }, (_, i) => ({
       key: "loss",
       step: i,
       value: i === 7777 ? 50 : Math.exp(-i / 3000),
     }));
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    await sdkLog(h, run.id, { points });
     const q = await h.call("POST", "/api/runs/metrics:query", {
       body: { runs: [run.id, "r-missing"], keys: ["loss"], max_points: 200 },
     });
@@ -133,24 +123,17 @@ Deno.test("metrics:query downsamples with LTTB to max_points and reports bucket 
       body: { runs: [run.id], keys: ["loss"], range: [100, 199] },
     });
     assertEquals(ranged.json.series[0].steps.length, 100);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("log lines are kept in order, replays are ignored, and only the last 2000 stay", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = await sdkRun(h);
     const lines = Array.from({ length: 2500 }, (_, i) => ({ seq: i + 1, text: `line ${i + 1}` }));
     for (let i = 0; i < lines.length; i += 500) {
-      await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
-        body: { logs: lines.slice(i, i + 500) },
-      });
+      await sdkLog(h, run.id, { logs: lines.slice(i, i + 500) });
     }
-    const replay = await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
-      body: { logs: lines.slice(2400) },
-    });
+    const replay = await sdkLog(h, run.id, { logs: lines.slice(2400) });
     assertEquals(replay.json.accepted.logs, 0);
     const tail = await h.call("GET", `/api/runs/${run.id}/logs?limit=3`);
     assertEquals(tail.json.lines.map((l: { text: string }) => l.text), [
@@ -162,51 +145,41 @@ Deno.test("log lines are kept in order, replays are ignored, and only the last 2
     assertEquals(after.json.lines.length, 2000);
     assertEquals(after.json.lines[0].seq, 501);
     // Lines without a seq continue the numbering.
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
-      body: { logs: [{ text: "tail", stream: "stderr" }] },
-    });
+    await sdkLog(h, run.id, { logs: [{ text: "tail", stream: "stderr" }] });
     const last = await h.call("GET", `/api/runs/${run.id}/logs?after_seq=2500`);
     assertEquals(last.json.lines.map((l: { seq: number; stream: string }) => [l.seq, l.stream]), [[
       2501,
       "stderr",
     ]]);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("checkpoints are registered once per path with the metrics at their step", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = await sdkRun(h);
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
-      body: {
-        points: [
-          { key: "eval/loss", step: 100, value: 0.5 },
-          { key: "eval/loss", step: 200, value: 0.4 },
-        ],
-      },
+    await sdkLog(h, run.id, {
+      points: [
+        { key: "eval/loss", step: 100, value: 0.5 },
+        { key: "eval/loss", step: 200, value: 0.4 },
+      ],
     });
     const ck = { path: "/ckpt/step-250.pt", step: 250, size_bytes: 1234 };
-    const r = await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { checkpoints: [ck] } });
+    const r = await sdkLog(h, run.id, { checkpoints: [ck] });
     assertEquals(r.json.accepted.checkpoints, 1);
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { checkpoints: [ck] } });
+    await sdkLog(h, run.id, { checkpoints: [ck] });
     const list = await h.call("GET", `/api/runs/${run.id}/checkpoints`);
     assertEquals(list.json.items.length, 1);
     assertEquals(list.json.items[0].metrics, { "eval/loss": 0.4 });
     const events = await h.call("GET", `/api/events?run_id=${run.id}&type=CHECKPOINT_CREATED`);
     assertEquals(events.json.items.length, 1);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("finishing an SDK run records its status once and raises the matching event", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = await sdkRun(h);
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { status: "FAILED" } });
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { status: "SUCCEEDED" } });
+    await sdkLog(h, run.id, { status: "FAILED" });
+    await sdkLog(h, run.id, { status: "SUCCEEDED" });
     const got = (await h.call("GET", `/api/runs/${run.id}`)).json;
     assertEquals(got.status, "FAILED");
     assert(got.finished_at);
@@ -214,24 +187,19 @@ Deno.test("finishing an SDK run records its status once and raises the matching 
       e: { type: string },
     ) => e.type);
     assertEquals(types, ["RUN_FAILED", "RUN_STARTED"]);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("metric definitions set the primary metric, experiment before project", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = await sdkRun(h);
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
-      body: {
-        points: [
-          { key: "eval/acc", step: 1, value: 0.7 },
-          { key: "eval/acc", step: 2, value: 0.9 },
-          { key: "eval/acc", step: 3, value: 0.8 },
-          { key: "eval/loss", step: 3, value: 0.3 },
-        ],
-      },
+    await sdkLog(h, run.id, {
+      points: [
+        { key: "eval/acc", step: 1, value: 0.7 },
+        { key: "eval/acc", step: 2, value: 0.9 },
+        { key: "eval/acc", step: 3, value: 0.8 },
+        { key: "eval/loss", step: 3, value: 0.3 },
+      ],
     });
     assertEquals((await h.call("GET", `/api/runs/${run.id}`)).json.primary_metric.key, "eval/loss");
     const put = await h.call("PUT", "/api/metric-definitions", {
@@ -256,14 +224,11 @@ Deno.test("metric definitions set the primary metric, experiment before project"
       bad.json.error.message,
       'definitions.0.scope_id: project "nope" does not exist',
     );
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("runs list filters and pages", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     for (let i = 0; i < 3; i++) await sdkRun(h, { name: `a${i}` });
     await sdkRun(h, { project: "other", name: "b" });
     const page = await h.call("GET", "/api/runs?project=nlp&limit=2");
@@ -273,14 +238,11 @@ Deno.test("runs list filters and pages", async () => {
       `/api/runs?project=nlp&limit=2&cursor=${page.json.next_cursor}`,
     );
     assertEquals(next.json.items.map((r: { name: string }) => r.name), ["a0"]);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("an import registers one IMPORTED run per import key", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const body = {
       import_key: "host:/old/exp",
       project: "legacy",
@@ -300,17 +262,13 @@ Deno.test("an import registers one IMPORTED run per import key", async () => {
     const r = await h.call("POST", `/api/sdk/runs/${first.json.run.id}/log`, { body: { points } });
     assertEquals(r.json.accepted.points, 1);
     assertEquals((await h.call("GET", "/api/runs?source=import")).json.items.length, 1);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("metrics:query stays right across appends and rewrites after a series was read", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = await sdkRun(h);
-    const log = (points: unknown[]) =>
-      h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    const log = (points: unknown[]) => sdkLog(h, run.id, { points });
     const query = async () =>
       (await h.call("POST", "/api/runs/metrics:query", {
         body: { runs: [run.id], keys: ["loss"] },
@@ -326,14 +284,11 @@ Deno.test("metrics:query stays right across appends and rewrites after a series 
       body: { runs: [run.id], keys: ["loss"], range: [1, 2] },
     });
     assertEquals(ranged.json.series[0].steps, [1, 2]);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("a long series reads the same after a restart, from sealed blocks, and after a rewrite", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = await sdkRun(h);
     const n = 3 * BLOCK_POINTS + 123;
     const points = Array.from({ length: n }, (_, i) => ({
@@ -342,7 +297,7 @@ Deno.test("a long series reads the same after a restart, from sealed blocks, and
       value: i === 5000 ? "NaN" : 1 / (i + 1),
       wall_time: 1_700_000_000 + i,
     }));
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    await sdkLog(h, run.id, { points });
     const query = async () =>
       (await h.call("POST", "/api/runs/metrics:query", {
         body: { runs: [run.id], keys: ["loss"], max_points: 500 },
@@ -358,9 +313,7 @@ Deno.test("a long series reads the same after a restart, from sealed blocks, and
     restart();
     assertEquals(await query(), first);
     // Steps rewritten inside the sealed part (training resumed from a checkpoint).
-    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
-      body: { points: [{ key: "loss", step: 5000, value: 7 }] },
-    });
+    await sdkLog(h, run.id, { points: [{ key: "loss", step: 5000, value: 7 }] });
     restart();
     const rewritten = await query();
     const full = await h.call("POST", "/api/runs/metrics:query", {
@@ -369,31 +322,26 @@ Deno.test("a long series reads the same after a restart, from sealed blocks, and
     assertEquals(full.json.series[0].values[5000], 7);
     assertEquals(full.json.series[0].steps.length, n);
     assertEquals(rewritten.steps.length, 500);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("a full disk gets a 507 that stores nothing, and the same batch sent again is stored once", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = await sdkRun(h);
     const points = Array.from({ length: 3000 }, (_, step) => ({ key: "loss", step, value: step }));
     const sqlite = h.ctx.db.sqlite;
     const pages = (sqlite.prepare("PRAGMA page_count").get() as { page_count: number }).page_count;
     sqlite.exec(`PRAGMA max_page_count = ${pages}`);
-    const refused = await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    const refused = await sdkLog(h, run.id, { points });
     assertEquals([refused.status, refused.json.error.code], [507, "StorageFull"]);
     const keys = await h.call("GET", `/api/runs/${run.id}/metrics`);
     assertEquals(keys.json.keys, [], "nothing of the batch was written");
     sqlite.exec("PRAGMA max_page_count = 1073741823");
-    const accepted = await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    const accepted = await sdkLog(h, run.id, { points });
     assertEquals(accepted.status, 200);
     const q = await h.call("POST", "/api/runs/metrics:query", {
       body: { runs: [run.id], keys: ["loss"] },
     });
     assertEquals(q.json.series[0].steps.length, 3000);
-  } finally {
-    await h.close();
-  }
+  });
 });

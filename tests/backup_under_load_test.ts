@@ -1,11 +1,10 @@
 /** An online backup taken while points stream in is consistent and the server keeps ingesting. */
 import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "./assert.ts";
-import { createHarness } from "./_harness.ts";
+import { withHarness } from "./_harness.ts";
 
 Deno.test("a backup during a write load passes integrity_check and holds a consistent prefix", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "load" } })).json;
     // Enough data that the backup takes several steps.
     const batch = (from: number) => ({
@@ -46,7 +45,5 @@ Deno.test("a backup during a write load passes integrity_check and holds a consi
     assertEquals(points % 2000, 0);
     assert(points >= 200_000, `${points}`);
     assertEquals(summed, points);
-  } finally {
-    await h.close();
-  }
+  });
 });

@@ -1,6 +1,6 @@
 /** Evaluations of checkpoints through the API: queue an EVALUATE job, record its results. */
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
-import { createHarness, type Harness } from "./_harness.ts";
+import { createHarness, type Harness, withHarness } from "./_harness.ts";
 import { jobs as jobsDb } from "../server/db/mod.ts";
 import { dispatchJob, markRunning } from "../server/jobs/transitions.ts";
 import { checkpointsWithEvaluations, failEvaluationsOfJob } from "../server/evaluations/mod.ts";
@@ -47,8 +47,7 @@ async function trainedCheckpoint(h: Harness) {
 }
 
 Deno.test("an evaluation is queued as an EVALUATE job that inherits the training job", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const { runId, checkpoint } = await trainedCheckpoint(h);
     const res = await h.call("POST", `/api/checkpoints/${checkpoint.id}/evaluations`, {
       token: h.tokens.write,
@@ -84,9 +83,7 @@ Deno.test("an evaluation is queued as an EVALUATE job that inherits the training
     });
     assertEquals(list.json.items.map((e: { id: string }) => e.id), [evaluation.id]);
     assertEquals(checkpointsWithEvaluations(h.ctx, runId)[0].evaluations[0].id, evaluation.id);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("results logged by the evaluation job complete it with an EVALUATION_COMPLETED event", async () => {
@@ -133,8 +130,7 @@ Deno.test("results logged by the evaluation job complete it with an EVALUATION_C
 });
 
 Deno.test("an evaluation whose job ends without results is marked FAILED", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const { runId, checkpoint } = await trainedCheckpoint(h);
     const { evaluation, job } =
       (await h.call("POST", `/api/checkpoints/${checkpoint.id}/evaluations`, {
@@ -155,14 +151,11 @@ Deno.test("an evaluation whose job ends without results is marked FAILED", async
       (await h.call("GET", `/api/evaluations/${evaluation.id}`)).json.status,
       "COMPLETED",
     );
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("an SDK run's checkpoint is evaluated with the given working_dir and command", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "solo", name: "r" } }))
       .json;
     await log(h, run.id, { checkpoints: [{ path: "/home/me/ck.pt", step: 5 }] });
@@ -183,14 +176,11 @@ Deno.test("an SDK run's checkpoint is evaluated with the given working_dir and c
     });
     assertEquals(ok.status, 201, ok.text);
     assertEquals([ok.json.job.gpus, ok.json.job.node, ok.json.job.shell], [1, null, false]);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("bad evaluation requests get a 4xx naming the problem and change nothing", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const { checkpoint } = await trainedCheckpoint(h);
     const jobsBefore = (await h.call("GET", "/api/jobs")).json.items.length;
     const unknown = await h.call("POST", "/api/checkpoints/c-nope/evaluations", {
@@ -217,14 +207,11 @@ Deno.test("bad evaluation requests get a 4xx naming the problem and change nothi
     const listUnknown = await h.call("GET", "/api/checkpoints/c-nope/evaluations");
     assertEquals(listUnknown.status, 404);
     assertEquals((await h.call("GET", "/api/evaluations/ev-nope")).status, 404);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("evaluation results from a run with no evaluation record are ignored, the rest stored", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const { runId } = await trainedCheckpoint(h);
     const r = await log(h, runId, {
       points: [{ key: "eval/loss", step: 950, value: 0.35 }],
@@ -234,7 +221,5 @@ Deno.test("evaluation results from a run with no evaluation record are ignored, 
     const events = await h.call("GET", "/api/events?type=EVALUATION_COMPLETED");
     assertEquals(events.json.items.length, 0);
     assert((await h.call("GET", `/api/runs/${runId}`)).json.step === 950);
-  } finally {
-    await h.close();
-  }
+  });
 });

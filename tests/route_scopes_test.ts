@@ -3,15 +3,14 @@
  * deny by default, 401 without a token, 403 for a read token on anything that writes.
  */
 import { assert, assertEquals } from "./assert.ts";
-import { createHarness } from "./_harness.ts";
+import { withHarness } from "./_harness.ts";
 import { createApp } from "../server/http/app.ts";
 import type { RequestContext, RouteDef } from "../server/http/route.ts";
 
 const concrete = (path: string) => path.replace(/\/:[a-z_]+/g, "/x-1");
 
 Deno.test("every registered API route is declared in the table with a scope", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness((h) => {
     const declared = new Set(h.app.routes.map((r) => `${r.method} ${r.path}`));
     const registered = h.app.registered().filter((r) => r.method !== "ALL");
     assert(registered.length >= 30, `only ${registered.length} routes registered`);
@@ -24,14 +23,11 @@ Deno.test("every registered API route is declared in the table with a scope", as
         `${r.path}: ${r.scope}`,
       );
     }
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("every non-public route answers 401 without a token and 403 for the wrong lane", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     for (const r of h.app.routes) {
       if (r.scope === "public") continue;
       const path = concrete(r.path);
@@ -43,14 +39,11 @@ Deno.test("every non-public route answers 401 without a token and 403 for the wr
         assertEquals(agent.status, 403, `${r.method} ${r.path} with an agent token`);
       }
     }
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("a read token gets 403 WriteScopeError on every write route and nothing changes", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const before = h.ctx.db.sqlite.prepare(
       "SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM runs) + (SELECT COUNT(*) FROM projects) + (SELECT COUNT(*) FROM tokens) AS n",
     ).get()!.n;
@@ -74,14 +67,11 @@ Deno.test("a read token gets 403 WriteScopeError on every write route and nothin
       "SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM runs) + (SELECT COUNT(*) FROM projects) + (SELECT COUNT(*) FROM tokens) AS n",
     ).get()!.n;
     assertEquals(after, before);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("a read token may call every read route", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     for (const r of h.app.routes) {
       if (r.scope !== "read" || r.path.endsWith("/stream")) continue;
       const res = await h.call(r.method, concrete(r.path), {
@@ -90,14 +80,11 @@ Deno.test("a read token may call every read route", async () => {
       });
       assert(res.status !== 401 && res.status !== 403, `${r.method} ${r.path}: ${res.status}`);
     }
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("a route that declares no scope is refused, even to an admin", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     let ran = false;
     const rogue = {
       method: "GET",
@@ -113,7 +100,5 @@ Deno.test("a route that declares no scope is refused, even to an admin", async (
     );
     assertEquals(res.status, 403);
     assertEquals(ran, false);
-  } finally {
-    await h.close();
-  }
+  });
 });

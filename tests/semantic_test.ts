@@ -1,6 +1,6 @@
 /** The semantic layer through the API: diagnosis, comparisons, recommendation, failures. */
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
-import { createHarness, type Harness } from "./_harness.ts";
+import { type Harness, withHarness } from "./_harness.ts";
 import { jobs as jobsDb } from "../server/db/mod.ts";
 import { emitEvent } from "../server/events/emit.ts";
 import { dispatchJob, endAttempt, markRunning } from "../server/jobs/transitions.ts";
@@ -57,8 +57,7 @@ function endJob(h: Harness, jobId: string, outcome: "SUCCEEDED" | "FAILED", exit
 }
 
 Deno.test("diagnose_run reports rate, ETA, trend and a LOSS_NAN event of a running run", async () => {
-  const h = await createHarness({ now: () => new Date(T0 + 200 * 500 + 2000) });
-  try {
+  await withHarness(async (h) => {
     const id = await sdkRun(h, { name: "synthetic", max_steps: 1000 });
     const loss = Array.from({ length: 201 }, (_, i) => 3 / (1 + i / 25));
     await log(h, id, {
@@ -96,14 +95,11 @@ Deno.test("diagnose_run reports rate, ETA, trend and a LOSS_NAN event of a runni
     assertEquals(d.next_actions.map((a: { tool: string }) => a.tool), ["get_logs", "watch_run"]);
 
     assertEquals((await h.call("GET", "/api/runs/r-nope/diagnosis")).status, 404);
-  } finally {
-    await h.close();
-  }
+  }, { now: () => new Date(T0 + 200 * 500 + 2000) });
 });
 
 Deno.test("compare_runs ranks min and max metrics and shows the config diff", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const ids: string[] = [];
     const runs = [
       { lr: 0.1, loss: [1.0, 0.6, 0.5], acc: [0.5, 0.7, 0.72] },
@@ -146,14 +142,11 @@ Deno.test("compare_runs ranks min and max metrics and shows the config diff", as
     assertStringIncludes(one.json.error.message, "runs");
     const same = await h.call("GET", `/api/runs/compare?runs=${ids[0]},${ids[0]}`);
     assertEquals(same.status, 400);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("get_best_checkpoint prefers an evaluated checkpoint over a better training-time one", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const id = await sdkRun(h, { name: "bert" });
     await log(h, id, {
       points: points("train/loss", [2, 1.5, 1.2, 1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2], 100),
@@ -217,14 +210,11 @@ Deno.test("get_best_checkpoint prefers an evaluated checkpoint over a better tra
       404,
     );
     assertEquals((await h.call("GET", "/api/checkpoints:recommend?run=r-nope")).status, 404);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("explain_failure names a CUDA OOM with the evidence line of a failed job", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const { jobId, runId } = await startedJob(h, "big-batch");
     await log(h, runId, {
       logs: [
@@ -257,14 +247,11 @@ Deno.test("explain_failure names a CUDA OOM with the evidence line of a failed j
     const diagnosis = (await h.call("GET", `/api/runs/${runId}/diagnosis`)).json;
     assertEquals(diagnosis.failure.cause_id, "cuda_oom");
     assertEquals(diagnosis.next_actions[0].tool, "explain_failure");
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("explain_failure answers 409 for a run that did not fail", async () => {
-  const h = await createHarness();
-  try {
+  await withHarness(async (h) => {
     const { jobId, runId } = await startedJob(h, "fine");
     endJob(h, jobId, "SUCCEEDED", 0);
     const res = await h.call("GET", `/api/runs/${runId}/failure`);
@@ -272,14 +259,11 @@ Deno.test("explain_failure answers 409 for a run that did not fail", async () =>
     assertEquals(res.json.error.code, "Conflict");
     assertStringIncludes(res.json.error.message, "it is SUCCEEDED, not FAILED or LOST");
     assertEquals((await h.call("GET", "/api/runs/r-nope/failure")).status, 404);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("diagnose_run reads the newest points of a long, unevenly logged series", async () => {
-  const h = await createHarness({ now: () => new Date(T0 + 10_000_000) });
-  try {
+  await withHarness(async (h) => {
     const id = await sdkRun(h, { name: "long" });
     // 3000 points every 10 steps, then 100 points every step at 10 steps/s.
     const sparse = Array.from({ length: 3000 }, (_, i) => ({
@@ -299,7 +283,5 @@ Deno.test("diagnose_run reads the newest points of a long, unevenly logged serie
     assertEquals(d.primary_metric.trend.window, { from_step: 30_050, to_step: 30_099, points: 50 });
     assertEquals(d.primary_metric.trend.verdict, "improving");
     assertEquals(Math.round(d.rate.steps_per_s), 10);
-  } finally {
-    await h.close();
-  }
+  }, { now: () => new Date(T0 + 10_000_000) });
 });
