@@ -16,6 +16,22 @@ async function cluster(serverYaml = "") {
 
 type Call = ReturnType<typeof api>;
 
+/** Submits `examples/synthetic/train.py` with `args` as a 1-GPU job in the cluster's home. */
+async function submitSynthetic(
+  c: Awaited<ReturnType<typeof cluster>>,
+  name: string,
+  args: string[],
+  extra: Record<string, unknown> = {},
+) {
+  return (await c.call("POST", "/api/jobs", {
+    name,
+    command: ["python3", `${ROOT}/examples/synthetic/train.py`, ...args],
+    working_dir: c.home,
+    gpus: 1,
+    ...extra,
+  })).json;
+}
+
 async function finished(call: Call, id: string, ms = 60_000) {
   return await until(
     async () => {
@@ -34,22 +50,12 @@ async function eventsOf(call: Call, runId: string, type: string) {
 Deno.test("the synthetic example's points reach SSE within a second of being logged; checkpoints are listed by step", async () => {
   const c = await cluster();
   try {
-    const job = (await c.call("POST", "/api/jobs", {
-      name: "synthetic",
-      command: [
-        "python3",
-        `${ROOT}/examples/synthetic/train.py`,
-        "--steps",
-        "60",
-        "--sleep",
-        "0.05",
-        "--ckpt-every",
-        "20",
-      ],
-      working_dir: c.home,
-      gpus: 1,
-      checkpoint_dir: "checkpoints",
-    })).json;
+    const job = await submitSynthetic(
+      c,
+      "synthetic",
+      ["--steps", "60", "--sleep", "0.05", "--ckpt-every", "20"],
+      { checkpoint_dir: "checkpoints" },
+    );
     const running = await until(
       async () => {
         const j = (await c.call("GET", `/api/jobs/${job.id}`)).json;
@@ -188,30 +194,13 @@ Deno.test("anomalies are raised once each, an OOM failure is explained, and webh
     `webhooks:\n  - url: http://127.0.0.1:${receiver.addr.port}/hook\n    kind: json\n    min_severity: critical\n`,
   );
   try {
-    const train = `${ROOT}/examples/synthetic/train.py`;
-    const anomalies = (await c.call("POST", "/api/jobs", {
-      name: "anomalies",
-      command: [
-        "python3",
-        train,
-        "--steps",
-        "200",
-        "--eval-every",
-        "10",
-        "--nan-at",
-        "150",
-        "--overfit-after",
-        "60",
-      ],
-      working_dir: c.home,
-      gpus: 0,
-    })).json;
-    const oom = (await c.call("POST", "/api/jobs", {
-      name: "oom",
-      command: ["python3", train, "--steps", "100", "--fail-oom-at", "30"],
-      working_dir: c.home,
-      gpus: 1,
-    })).json;
+    const anomalies = await submitSynthetic(
+      c,
+      "anomalies",
+      ["--steps", "200", "--eval-every", "10", "--nan-at", "150", "--overfit-after", "60"],
+      { gpus: 0 },
+    );
+    const oom = await submitSynthetic(c, "oom", ["--steps", "100", "--fail-oom-at", "30"]);
     const a = await finished(c.call, anomalies.id);
     assertEquals(a.status, "SUCCEEDED");
     await until(
@@ -257,20 +246,9 @@ Deno.test("anomalies are raised once each, an OOM failure is explained, and webh
 Deno.test("a checkpoint evaluated by a job's results file becomes the recommended one", async () => {
   const c = await cluster();
   try {
-    const job = (await c.call("POST", "/api/jobs", {
-      name: "train",
-      command: [
-        "python3",
-        `${ROOT}/examples/synthetic/train.py`,
-        "--steps",
-        "61",
-        "--ckpt-every",
-        "20",
-      ],
-      working_dir: c.home,
-      gpus: 1,
+    const job = await submitSynthetic(c, "train", ["--steps", "61", "--ckpt-every", "20"], {
       checkpoint_dir: "checkpoints",
-    })).json;
+    });
     const done = await finished(c.call, job.id);
     assertEquals(done.status, "SUCCEEDED");
     const cks = await until(
