@@ -23,7 +23,8 @@ export interface Proc {
   kill(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
 }
 
-function spawn(args: string[], env: Record<string, string>): Proc {
+/** `deno <args>` in the repository root with `env` added, its output collected. */
+export function spawnDeno(args: string[], env: Record<string, string>): Proc {
   const child = new Deno.Command(Deno.execPath(), {
     args,
     cwd: ROOT,
@@ -69,7 +70,7 @@ function spawn(args: string[], env: Record<string, string>): Proc {
 
 /** `deno task server` on a free port with its own GPUCTL_HOME; resolves once it listens. */
 export async function startServerProcess(home: string, port = 0) {
-  const proc = spawn([...taskArgs("server"), "--port", String(port)], { GPUCTL_HOME: home });
+  const proc = spawnDeno([...taskArgs("server"), "--port", String(port)], { GPUCTL_HOME: home });
   const m = await proc.waitFor(/console at (http:\/\/[0-9.]+:(\d+))\//);
   const config = await Deno.readTextFile(`${home}/server.yaml`);
   return {
@@ -109,7 +110,7 @@ export function startAgentProcess(
     String(opts.sampleS ?? 1),
   ];
   if (opts.fakeGpus !== undefined) args.push("--fake-gpus", String(opts.fakeGpus));
-  return spawn(args, { GPUCTL_HOME: `${opts.dataDir}-home` });
+  return spawnDeno(args, { GPUCTL_HOME: `${opts.dataDir}-home` });
 }
 
 /** A small API client with the admin token. */

@@ -3,6 +3,7 @@
  * creates the config with tokens, prints the admin token once, and serves with it.
  */
 import { assert, assertEquals, assertFalse, assertStringIncludes } from "./assert.ts";
+import { spawnDeno } from "./_processes.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -16,44 +17,24 @@ async function startServer(
   home: string,
   { firstStart }: { firstStart: boolean },
 ): Promise<Started> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["task", "--quiet", "server", "--port", "0"],
-    cwd: ROOT,
-    env: { GPUCTL_HOME: home, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let out = "";
-  const decoder = new TextDecoder();
-  const pump = (async () => {
-    for await (const chunk of child.stdout) out += decoder.decode(chunk, { stream: true });
-  })();
-  const errPump = (async () => {
-    for await (const chunk of child.stderr) out += decoder.decode(chunk, { stream: true });
-  })();
-  const deadline = Date.now() + 30_000;
-  let url: string | undefined;
-  while (!url) {
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`server did not start:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-    const m = /console at (http:\/\/[0-9.]+:\d+)\//.exec(out);
-    // Wait for the whole banner, which ends with the token on first start.
-    if (m && (!firstStart || /Admin token[^\n]*\n\s+gpc_\S+\n/.test(out))) {
-      url = m[1];
-    }
+  const proc = spawnDeno(["task", "--quiet", "server", "--port", "0"], { GPUCTL_HOME: home });
+  // Wait for the whole banner, which ends with the token on first start.
+  const banner = firstStart
+    ? /console at (http:\/\/[0-9.]+:\d+)\/[\s\S]*Admin token[^\n]*\n\s+gpc_\S+\n/
+    : /console at (http:\/\/[0-9.]+:\d+)\//;
+  let m: RegExpExecArray;
+  try {
+    m = await proc.waitFor(banner);
+  } catch (err) {
+    await proc.kill("SIGKILL");
+    throw err;
   }
   return {
-    url,
-    output: () => out,
+    url: m[1],
+    output: proc.output,
     async stop() {
-      child.kill("SIGTERM");
-      const status = await child.status;
-      await pump;
-      await errPump;
-      assertEquals(status.code, 0, `server exit:\n${out}`);
+      const status = await proc.kill("SIGTERM");
+      assertEquals(status.code, 0, `server exit:\n${proc.output()}`);
     },
   };
 }
@@ -140,28 +121,14 @@ Deno.test("deno task backup prints the path of a checked copy", async () => {
 
 Deno.test("deno task start runs the server and a local agent: a CPU job runs end to end and shows its log", async () => {
   const home = await Deno.makeTempDir({ prefix: "gpuctl-home-" });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["task", "--quiet", "start", "--port", "0", "--fake-gpus", "2"],
-    cwd: ROOT,
-    env: { GPUCTL_HOME: home, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let out = "";
-  const decoder = new TextDecoder();
-  const pumps = Promise.all([child.stdout, child.stderr].map(async (s) => {
-    for await (const chunk of s) out += decoder.decode(chunk, { stream: true });
-  }));
+  const proc = spawnDeno(["task", "--quiet", "start", "--port", "0", "--fake-gpus", "2"], {
+    GPUCTL_HOME: home,
+  });
   try {
     const deadline = Date.now() + 30_000;
-    let m: RegExpExecArray | null = null;
-    while (
-      !(m = /console at (http:\/\/[0-9.]+:\d+)\/[\s\S]*Admin token[^\n]*\n\s+(gpc_\S+)/.exec(out))
-    ) {
-      if (Date.now() > deadline) throw new Error(`no start banner:\n${out}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const m = await proc.waitFor(
+      /console at (http:\/\/[0-9.]+:\d+)\/[\s\S]*Admin token[^\n]*\n\s+(gpc_\S+)/,
+    );
     const [, url, token] = m;
     const call = async (method: string, path: string, body?: unknown) =>
       await (await fetch(`${url}${path}`, {
@@ -171,7 +138,7 @@ Deno.test("deno task start runs the server and a local agent: a CPU job runs end
       })).json();
     let node;
     while (!(node = (await call("GET", "/api/nodes")).items[0])) {
-      if (Date.now() > deadline) throw new Error(`no local agent:\n${out}`);
+      if (Date.now() > deadline) throw new Error(`no local agent:\n${proc.output()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     assertEquals([node.status, node.gpus.length, node.fake_gpus], ["ONLINE", 2, true]);
@@ -183,16 +150,16 @@ Deno.test("deno task start runs the server and a local agent: a CPU job runs end
     });
     let done;
     while ((done = await call("GET", `/api/jobs/${job.id}`)).status !== "SUCCEEDED") {
-      if (Date.now() > deadline + 30_000) throw new Error(`job: ${JSON.stringify(done)}\n${out}`);
+      if (Date.now() > deadline + 30_000) {
+        throw new Error(`job: ${JSON.stringify(done)}\n${proc.output()}`);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
     const logs = await call("GET", `/api/runs/${done.run_id}/logs`);
     assertEquals(logs.lines.map((l: { text: string }) => l.text), ["hello from gpuctl"]);
   } finally {
-    child.kill("SIGTERM");
-    const status = await child.status;
-    await pumps;
-    assertEquals(status.code, 0, out);
+    const status = await proc.kill("SIGTERM");
+    assertEquals(status.code, 0, proc.output());
     await Deno.remove(home, { recursive: true });
   }
 });
