@@ -158,6 +158,15 @@ export function alive(pid: number): boolean {
   }
 }
 
+/** Waits until the (only) node is ONLINE. */
+export async function nodeOnline(call: ReturnType<typeof api>): Promise<void> {
+  await until(
+    async () => (await call("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
+    30_000,
+    "node online",
+  );
+}
+
 /** A server and one agent with fake GPUs in a temp GPUCTL_HOME, ready once the node is ONLINE. */
 export async function startCluster(
   opts: {
@@ -182,11 +191,7 @@ export async function startCluster(
   });
   const call = api(server.url, server.adminToken);
   try {
-    await until(
-      async () => (await call("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
-      30_000,
-      "node online",
-    );
+    await nodeOnline(call);
   } catch (err) {
     await agent.kill("SIGTERM");
     await server.proc.kill("SIGTERM");

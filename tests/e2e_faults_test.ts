@@ -3,7 +3,7 @@
  * job runs. Nothing may be lost or duplicated, and no job may run twice at once.
  */
 import { assert, assertEquals } from "./assert.ts";
-import { api, startAgentProcess, startServerProcess, until } from "./_processes.ts";
+import { api, nodeOnline, startAgentProcess, startServerProcess, until } from "./_processes.ts";
 
 /** A job that prints N numbered lines and logs N points through the SDK, slowly. */
 function streamingJob(n: number, sleepS: number, pidFile: string) {
@@ -42,11 +42,7 @@ Deno.test("server killed with SIGKILL mid-job: after a restart every line and po
   });
   try {
     const call = () => api(server.url, server.adminToken);
-    await until(
-      async () => (await call()("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
-      30_000,
-      "node online",
-    );
+    await nodeOnline(call());
     const n = 120;
     const job = (await call()("POST", "/api/jobs", {
       name: "stream",
@@ -121,11 +117,7 @@ Deno.test("agent killed with SIGKILL mid-job: node OFFLINE, job LOST and requeue
   let agent = startAgentProcess(agentOpts);
   const call = api(server.url, server.adminToken);
   try {
-    await until(
-      async () => (await call("GET", "/api/nodes")).json.items[0]?.status === "ONLINE",
-      30_000,
-      "node online",
-    );
+    await nodeOnline(call);
     const n = 150;
     const pidFile = `${home}/pids`;
     const job = (await call("POST", "/api/jobs", {
