@@ -12,14 +12,37 @@ import { RUN_FILES } from "./run_dir.ts";
  * is interpolated into shell code: the command arrives as "$@". `trap :` (a handler, not
  * "ignore", so the job does not inherit it) keeps a SIGTERM sent to the whole group from
  * killing the wrapper before it writes the status; bash runs the trap after the job ends.
+ * The job's own variables wait in a file the wrapper opens as fd 3 and removes at once;
+ * {@linkcode ENV_LOADER_SCRIPT} reads them in the job's process (see there why).
  */
 export const WRAPPER_SCRIPT = [
   "trap : TERM INT HUP",
   'd="$1"',
   "shift",
+  `exec 3<"$d/${RUN_FILES.jobEnv}"`,
+  `rm -f "$d/${RUN_FILES.jobEnv}"`,
   `"$@" </dev/null >>"$d/${RUN_FILES.stdout}" 2>>"$d/${RUN_FILES.stderr}"`,
   `echo "$?" >"$d/${RUN_FILES.exitStatus}"`,
 ].join("\n");
+
+/**
+ * `bash -c ENV_LOADER_SCRIPT gpuctl-job ARGV…`, the last step before the job's command:
+ * exports the NUL-separated `NAME=value` items on fd 3, closes it and execs ARGV. The
+ * variables a job asks for (any name: `LD_PRELOAD`, `BASH_ENV`, `SHELLOPTS` …) must not
+ * reach a process that runs as the agent's user, such as the wrapper or `setpriv`, so they
+ * are set only here, after the switch to the job user; and they never appear on a command
+ * line, where any user of the host could read them.
+ */
+export const ENV_LOADER_SCRIPT = [
+  `while IFS= read -r -d '' kv; do export "$kv"; done <&3`,
+  "exec 3<&-",
+  'exec "$@"',
+].join("\n");
+
+/** The contents of the job's variables file: `NAME=value` items, each ended by a NUL. */
+export function encodeJobEnv(env: Record<string, string>): string {
+  return Object.entries(env).map(([name, value]) => `${name}=${value}\0`).join("");
+}
 
 /** The wrapper, started. */
 export interface LaunchedWrapper {
@@ -36,15 +59,21 @@ export interface LaunchOptions {
   runDir: string;
   argv: string[];
   cwd: string;
+  /** The wrapper's environment (the job's base environment: see base_env.ts). */
   env: Record<string, string>;
+  /** Variables for {@linkcode ENV_LOADER_SCRIPT}; the file is written even when empty. */
+  jobEnv: Record<string, string>;
 }
 
 /**
  * Spawns the wrapper in a new session (so a new process group whose id is its pid), with
  * no pipes to the agent, and lets the agent exit without waiting for it.
  */
-export function launchWrapper(options: LaunchOptions): Promise<LaunchedWrapper> {
-  return new Promise((resolve, reject) => {
+export async function launchWrapper(options: LaunchOptions): Promise<LaunchedWrapper> {
+  await Deno.writeTextFile(`${options.runDir}/${RUN_FILES.jobEnv}`, encodeJobEnv(options.jobEnv), {
+    mode: 0o600,
+  });
+  return await new Promise((resolve, reject) => {
     const child = spawn(
       options.bash,
       ["-c", WRAPPER_SCRIPT, "gpuctl-wrapper", options.runDir, ...options.argv],

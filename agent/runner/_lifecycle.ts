@@ -25,6 +25,8 @@ export interface StartPlan {
   argv: string[];
   /** The wrapper's complete environment. */
   env: Record<string, string>;
+  /** Variables set in the job's own process (see ENV_LOADER_SCRIPT). */
+  jobEnv: Record<string, string>;
   control: AttemptControl;
   /** Read the cgroup OOM-kill counter (not for Docker: the container has its own cgroup). */
   trackOom: boolean;
@@ -50,6 +52,7 @@ export async function startAttempt(plan: StartPlan, options: LoopOptions): Promi
       argv: plan.argv,
       cwd: spec.working_dir,
       env: plan.env,
+      jobEnv: plan.jobEnv,
     });
   } catch (err) {
     return failedAttempt(spec.run_id, control.kind, spec.run_dir, (err as Error).message);

@@ -127,7 +127,7 @@ export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
   return {
     kind: "docker",
     async start(spec: RunSpec, hooks: RunHooks): Promise<RunHandle> {
-      const path = spec.env.PATH ?? resolved.baseEnv.PATH ?? "";
+      const path = spec.env.PATH ?? resolved.agentEnv.PATH ?? "";
       const docker = await resolveProgram(dockerName, path, spec.working_dir);
       const problem = await prepareRunDir(spec) ?? checkDockerSpec(spec) ??
         (docker === null
@@ -142,8 +142,11 @@ export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
         hooks,
         bash: await resolved.bash(),
         argv: [docker, ...dockerRunArgs(spec, options.readOnlyMounts)],
-        env: resolved.baseEnv,
-        control: dockerControl(docker, name, resolved.baseEnv),
+        // The docker CLI is the agent's tool (DOCKER_HOST, its config): the container gets
+        // only the job's variables, named in `docker run`.
+        env: resolved.agentEnv,
+        jobEnv: {},
+        control: dockerControl(docker, name, resolved.agentEnv),
         trackOom: false,
       }, resolved);
     },
@@ -157,7 +160,7 @@ export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
         ? state.container
         : containerName(parsed.run_id);
       const docker = typeof state.docker === "string" ? state.docker : dockerName;
-      const control = dockerControl(docker, name, resolved.baseEnv);
+      const control = dockerControl(docker, name, resolved.agentEnv);
       return await reattachAttempt(parsed, hooks, lastDeliveredSeq, control, resolved);
     },
   };

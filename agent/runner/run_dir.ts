@@ -8,6 +8,8 @@ export const RUN_FILES = {
   stdout: "stdout.raw",
   /** The job's stderr, appended by the wrapper. */
   stderr: "stderr.raw",
+  /** The job's variables until the wrapper has opened them (it removes the file at once). */
+  jobEnv: "job.env",
   /** Every delivered line, one JSON object `{seq, ts, stream, text}` per line. */
   outputLog: "output.log",
   /** How far the raw files were read: `{version, seq, log_bytes, offsets}`. */
