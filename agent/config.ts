@@ -6,6 +6,7 @@ import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import { gpuctlHome } from "../protocol/config_files.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
+import { type JobUser, userSwitch } from "./runner/job_user.ts";
 
 /** CPU-only jobs this node runs at once. */
 export const DEFAULT_CPU_SLOTS = 2;
@@ -44,6 +45,8 @@ export const agentYaml = z.strictObject({
   spool_max_mb: z.number().positive().max(1_048_576).optional(),
   /** Path or name of libnvidia-ml. @default "libnvidia-ml.so.1" */
   nvml_library: z.string().min(1).optional(),
+  /** Run jobs as this user (the agent must run as root). @default the agent's own user */
+  job_user: z.string().min(1).max(64).optional(),
 });
 export type AgentYaml = z.infer<typeof agentYaml>;
 
@@ -51,6 +54,7 @@ export type AgentYaml = z.infer<typeof agentYaml>;
 export const agentFlags = z.strictObject({
   server: z.string().min(1).optional(),
   token: z.string().min(1).optional(),
+  "token-file": z.string().min(1).optional(),
   "node-id": z.string().min(1).max(MAX_NAME_LENGTH).optional(),
   "fake-gpus": z.coerce.number().int().min(0).max(64).optional(),
   "data-dir": z.string().min(1).optional(),
@@ -70,6 +74,10 @@ export interface ResolvedAgentConfig {
   /** `ws(s)://…/api/agent/ws`. */
   wsUrl: string;
   token: string;
+  /** Where the token came from; a `--token` flag is visible to every user in `ps`. */
+  tokenSource: "--token" | "--token-file" | "GPUCTL_AGENT_TOKEN" | "agent.yaml";
+  /** The user jobs run as, when the agent switches to one; null: the agent's own user. */
+  jobUser: JobUser | null;
   nodeId: string;
   hostname: string;
   dataDir: string;
@@ -95,6 +103,14 @@ export interface ConfigSurroundings {
   pythonPath?: string;
   /** `Deno.hostname()`. */
   hostname: string;
+  /** `GPUCTL_AGENT_TOKEN`. */
+  agentToken?: string;
+  /** The contents of the `--token-file` file (read by `loadAgentConfig`). */
+  tokenFileText?: string;
+  /** Finds a user of this host by name (for `job_user`). @default none: job_user is refused */
+  lookupUser?: (name: string) => JobUser | null;
+  /** The agent's user id (`Deno.uid()`). */
+  uid?: number | null;
 }
 
 export { gpuctlHome };
@@ -114,7 +130,23 @@ export async function loadAgentConfig(
       throw new Error(`Cannot read ${configPath}: ${(err as Error).message}`, { cause: err });
     }
   }
-  return resolveAgentConfig(parseAgentYaml(text, configPath), flags, surroundings, home);
+  const tokenFile = flags["token-file"];
+  let tokenFileText = surroundings.tokenFileText;
+  if (tokenFile !== undefined && tokenFileText === undefined) {
+    try {
+      tokenFileText = await Deno.readTextFile(tokenFile);
+    } catch (err) {
+      throw new Error(`Invalid --token-file "${tokenFile}": ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+  return resolveAgentConfig(
+    parseAgentYaml(text, configPath),
+    flags,
+    { ...surroundings, tokenFileText },
+    home,
+  );
 }
 
 /** Parses and validates the text of `agent.yaml`. */
@@ -148,10 +180,8 @@ export function resolveAgentConfig(
       `Missing server_url: pass --server URL or set server_url in ${home}/agent.yaml`,
     );
   }
-  const token = flags.token ?? file.token;
-  if (!token) {
-    throw new Error(`Missing token: pass --token TOKEN or set token in ${home}/agent.yaml`);
-  }
+  const { token, tokenSource } = resolveToken(file, flags, surroundings, home);
+  const jobUser = resolveJobUser(file.job_user, surroundings, `${home}/agent.yaml`);
   const { serverUrl, wsUrl } = serverUrls(serverText);
   const nodeId = flags["node-id"] ?? file.node_id ?? surroundings.hostname;
   if (!nodeId || nodeId.length > MAX_NAME_LENGTH) {
@@ -163,6 +193,8 @@ export function resolveAgentConfig(
     serverUrl,
     wsUrl,
     token,
+    tokenSource,
+    jobUser,
     nodeId,
     hostname: surroundings.hostname || nodeId,
     dataDir: flags["data-dir"] ?? file.data_dir ?? `${home}/agent`,
@@ -176,6 +208,54 @@ export function resolveAgentConfig(
     fakeGpus: flags["fake-gpus"] ?? null,
     pythonPath: surroundings.pythonPath || null,
   };
+}
+
+/**
+ * The agent token: `--token`, else `--token-file`, else `GPUCTL_AGENT_TOKEN`, else
+ * `token:` in agent.yaml. Only the flag puts it on a command line.
+ */
+function resolveToken(
+  file: AgentYaml,
+  flags: z.infer<typeof agentFlags>,
+  surroundings: ConfigSurroundings,
+  home: string,
+): Pick<ResolvedAgentConfig, "token" | "tokenSource"> {
+  if (flags.token) return { token: flags.token, tokenSource: "--token" };
+  if (flags["token-file"] !== undefined) {
+    const token = (surroundings.tokenFileText ?? "").trim();
+    if (token === "" || /\s/.test(token)) {
+      throw new Error(
+        `Invalid --token-file "${flags["token-file"]}": it must hold the agent token alone`,
+      );
+    }
+    return { token, tokenSource: "--token-file" };
+  }
+  if (surroundings.agentToken) {
+    return { token: surroundings.agentToken.trim(), tokenSource: "GPUCTL_AGENT_TOKEN" };
+  }
+  if (file.token) return { token: file.token, tokenSource: "agent.yaml" };
+  throw new Error(
+    `Missing token: set token in ${home}/agent.yaml, or GPUCTL_AGENT_TOKEN, or pass ` +
+      "--token-file PATH",
+  );
+}
+
+/** `job_user` checked against this host: a user that exists and that the agent can become. */
+function resolveJobUser(
+  name: string | undefined,
+  surroundings: ConfigSurroundings,
+  path: string,
+): JobUser | null {
+  if (name === undefined) return null;
+  const user = surroundings.lookupUser?.(name) ?? null;
+  if (user === null) {
+    throw new Error(`Invalid job_user "${name}" in ${path}: there is no such user on this host`);
+  }
+  const decision = userSwitch(user, surroundings.uid ?? null);
+  if (decision.problem !== null) {
+    throw new Error(`Invalid job_user "${name}" in ${path}: ${decision.problem}`);
+  }
+  return decision.switch ? user : null;
 }
 
 /** `http://h:p/` or `ws://h:p` → the HTTP base URL and the agent WebSocket URL. */

@@ -1,5 +1,11 @@
 import { assertEquals, assertStringIncludes, assertThrows } from "../tests/assert.ts";
-import { loadAgentConfig, parseAgentYaml, resolveAgentConfig, serverUrls } from "./config.ts";
+import {
+  type ConfigSurroundings,
+  loadAgentConfig,
+  parseAgentYaml,
+  resolveAgentConfig,
+  serverUrls,
+} from "./config.ts";
 
 const around = { hostname: "gpu-host-1" };
 
@@ -11,6 +17,8 @@ Deno.test("resolveAgentConfig() fills defaults from the home folder and the host
     serverUrl: "http://srv:8600",
     wsUrl: "ws://srv:8600/api/agent/ws",
     token: "t",
+    tokenSource: "--token",
+    jobUser: null,
     nodeId: "gpu-host-1",
     hostname: "gpu-host-1",
     dataDir: "/h/agent",
@@ -98,4 +106,67 @@ Deno.test("loadAgentConfig() reads agent.yaml from the home folder, and works wi
   } finally {
     await Deno.remove(home, { recursive: true });
   }
+});
+
+Deno.test("the agent token comes from --token, --token-file, GPUCTL_AGENT_TOKEN or agent.yaml, in that order", async () => {
+  const home = await Deno.makeTempDir();
+  try {
+    const server = { server: "http://s:1" };
+    await Deno.writeTextFile(`${home}/token`, "from-file\n");
+    await Deno.writeTextFile(`${home}/agent.yaml`, "token: from-yaml\n");
+    const env = { ...around, agentToken: "from-env" };
+    const pick = async (flags: Record<string, string>, surroundings: ConfigSurroundings = env) => {
+      const c = await loadAgentConfig(home, { ...server, ...flags }, surroundings);
+      return [c.token, c.tokenSource];
+    };
+    assertEquals(await pick({ token: "from-flag" }), ["from-flag", "--token"]);
+    assertEquals(await pick({ "token-file": `${home}/token` }), ["from-file", "--token-file"]);
+    assertEquals(await pick({}), ["from-env", "GPUCTL_AGENT_TOKEN"]);
+    assertEquals(await pick({}, around), ["from-yaml", "agent.yaml"]);
+    const missing = await loadAgentConfig(home, { ...server, "token-file": `${home}/nope` }, env)
+      .catch((e) => e as Error);
+    assertStringIncludes(String(missing), `Invalid --token-file "${home}/nope"`);
+    await Deno.writeTextFile(`${home}/token`, "\n");
+    const empty = await loadAgentConfig(home, { ...server, "token-file": `${home}/token` }, env)
+      .catch((e) => e as Error);
+    assertStringIncludes(String(empty), "must hold the agent token");
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("job_user: a user the agent can become is kept; an unknown one or one it cannot become stops the start", () => {
+  const trainer = {
+    name: "trainer",
+    uid: 1001,
+    gid: 1001,
+    home: "/home/trainer",
+    shell: "/bin/sh",
+  };
+  const users = (name: string) => name === "trainer" ? trainer : null;
+  const flags = { server: "http://s", token: "t" };
+  const file = parseAgentYaml("job_user: trainer");
+  const asRoot = resolveAgentConfig(file, flags, { ...around, lookupUser: users, uid: 0 }, "/h");
+  assertEquals(asRoot.jobUser, trainer);
+  const asItself = resolveAgentConfig(
+    file,
+    flags,
+    { ...around, lookupUser: users, uid: 1001 },
+    "/h",
+  );
+  assertEquals(asItself.jobUser, null, "no switch when the agent already is that user");
+  assertThrows(
+    () =>
+      resolveAgentConfig(
+        parseAgentYaml("job_user: ghost"),
+        flags,
+        { ...around, lookupUser: users, uid: 0 },
+        "/h",
+      ),
+    'Invalid job_user "ghost" in /h/agent.yaml: there is no such user on this host',
+  );
+  assertThrows(
+    () => resolveAgentConfig(file, flags, { ...around, lookupUser: users, uid: 1000 }, "/h"),
+    'Invalid job_user "trainer" in /h/agent.yaml: the agent runs as uid 1000',
+  );
 });

@@ -6,15 +6,17 @@
 import { parseArgs } from "node:util";
 import { type AgentFlags, gpuctlHome, loadAgentConfig } from "./config.ts";
 import { createLogger } from "./log.ts";
+import { lookupUser } from "./runner/job_user.ts";
 import { startAgent } from "./start_agent.ts";
 
-const USAGE =
-  `usage: agent.ts --server URL --token TOKEN [--node-id ID] [--fake-gpus N] [--data-dir DIR]
-                [--heartbeat-s S] [--sample-s S]
+const USAGE = `usage: agent.ts --server URL [--token-file PATH] [--node-id ID] [--fake-gpus N]
+                [--data-dir DIR] [--heartbeat-s S] [--sample-s S]
 
 Runs gpuctl jobs on this host for the server at URL. Settings not given as flags come from
-$GPUCTL_HOME/agent.yaml (GPUCTL_HOME defaults to ~/.gpuctl). GPUCTL_NVML_LIBRARY sets the
-path of libnvidia-ml.`;
+$GPUCTL_HOME/agent.yaml (GPUCTL_HOME defaults to ~/.gpuctl). The agent token comes from
+--token-file PATH, else GPUCTL_AGENT_TOKEN, else token: in agent.yaml (--token TOKEN works
+too, but every user of the host can read it in ps). GPUCTL_NVML_LIBRARY sets the path of
+libnvidia-ml.`;
 
 /** Runs the agent; resolves with the process exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -25,6 +27,7 @@ export async function main(argv: string[]): Promise<number> {
       options: {
         server: { type: "string" },
         token: { type: "string" },
+        "token-file": { type: "string" },
         "node-id": { type: "string" },
         "fake-gpus": { type: "string" },
         "data-dir": { type: "string" },
@@ -54,10 +57,21 @@ export async function main(argv: string[]): Promise<number> {
       hostname: Deno.hostname(),
       nvmlLibrary: Deno.env.get("GPUCTL_NVML_LIBRARY"),
       pythonPath: Deno.env.get("PYTHONPATH"),
+      agentToken: Deno.env.get("GPUCTL_AGENT_TOKEN"),
+      lookupUser,
+      uid: Deno.uid(),
     });
   } catch (err) {
     console.error((err as Error).message);
     return 2;
+  }
+  // Read once; no child process (jobs, docker, helpers) needs to see it.
+  Deno.env.delete("GPUCTL_AGENT_TOKEN");
+  if (config.tokenSource === "--token") {
+    log.warn(
+      "the agent token was given with --token, where every user of this host can read it " +
+        "(ps, /proc): use --token-file PATH, GPUCTL_AGENT_TOKEN or token: in agent.yaml",
+    );
   }
   const agent = await startAgent(config, { log, baseEnv: Deno.env.toObject() });
   await new Promise<void>((resolve) => {

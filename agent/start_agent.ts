@@ -71,9 +71,10 @@ export async function startAgent(
   const emit = spoolEmitter(spool, { log, now });
 
   const runners = deps.runners ?? {
-    process: createProcessRunner({ baseEnv: deps.baseEnv }),
+    process: createProcessRunner({ baseEnv: deps.baseEnv, jobUser: config.jobUser }),
     docker: createDockerRunner({
       baseEnv: deps.baseEnv,
+      jobUser: config.jobUser,
       readOnlyMounts: SDK_DIR === null ? [] : [SDK_DIR],
     }),
   };
@@ -166,6 +167,7 @@ export async function startAgent(
     fake_gpus: probe?.kind === "fake",
     data_dir: config.dataDir,
     ingest_port: ingestPort,
+    job_user: config.jobUser?.name ?? null,
   });
 
   let stopping: Promise<void> | null = null;

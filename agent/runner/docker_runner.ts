@@ -6,6 +6,7 @@ import { resolveProgram } from "./_launch.ts";
 import { parseHandleState, reattachAttempt, startAttempt } from "./_lifecycle.ts";
 import { prepareRunDir, resolveRunnerOptions, type RunnerOptions } from "./_options.ts";
 import type { ProcessTree } from "./_proc.ts";
+import type { JobUser } from "./job_user.ts";
 import type { HandleState, RunHandle, RunHooks, Runner, RunSpec } from "./types.ts";
 
 /** Options of {@linkcode createDockerRunner}; every field is optional. */
@@ -24,17 +25,44 @@ export function containerName(runId: string): string {
   return `gpuctl-${runId.replace(/[^a-zA-Z0-9_.-]/g, "-")}`;
 }
 
+/** Where an attempt's variables wait for `docker run --env-file`. */
+export function dockerEnvFile(spec: RunSpec): string {
+  return `${spec.run_dir}/docker.env`;
+}
+
+/**
+ * The container's variables: the job's, with a CUDA_VISIBLE_DEVICES that names its host GPUs
+ * renumbered 0…n-1, because inside a container started with `--gpus` the granted GPUs are
+ * the only ones CUDA sees, numbered from 0.
+ */
+export function containerEnv(spec: RunSpec): Record<string, string> {
+  const hostDevices = spec.gpu_indices.join(",");
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(spec.env)) {
+    env[name] = name === "CUDA_VISIBLE_DEVICES" && value === hostDevices
+      ? spec.gpu_indices.map((_, i) => i).join(",")
+      : value;
+  }
+  return env;
+}
+
 /**
  * The arguments of `docker run` for an attempt. Each is one argv item: nothing passes
- * through a shell. A job's CUDA_VISIBLE_DEVICES that names its host GPUs is renumbered
- * 0…n-1, because inside a container started with `--gpus` the granted GPUs are the only
- * ones CUDA sees, numbered from 0. The container shares the host's network, so the SDK
- * reaches the agent's ingest endpoint and the server at the same 127.0.0.1 addresses as a
- * process job would (the way multi-GPU training containers are usually run anyway).
+ * through a shell. The job's variables go through `--env-file` (see `containerEnv`), never
+ * as `--env NAME=value`, which every user of the host could read in `ps`. The container
+ * shares the host's network, so the SDK reaches the agent's ingest endpoint and the server
+ * at the same 127.0.0.1 addresses as a process job would (the way multi-GPU training
+ * containers are usually run anyway).
  */
-export function dockerRunArgs(spec: RunSpec, readOnlyMounts: string[] = []): string[] {
+export function dockerRunArgs(
+  spec: RunSpec,
+  readOnlyMounts: string[] = [],
+  jobUser: JobUser | null = null,
+): string[] {
   const dir = spec.working_dir;
   const args = ["run", "--rm", "--name", containerName(spec.run_id), "--network", "host"];
+  // The job user's ids, so the mounted folders are reached as that user, not as root.
+  if (jobUser) args.push("--user", `${jobUser.uid}:${jobUser.gid}`);
   if (spec.gpu_indices.length > 0) {
     // Docker reads the --gpus value as CSV: unquoted, "device=0,1" would grant only GPU 0.
     args.push("--gpus", `"device=${spec.gpu_indices.join(",")}"`);
@@ -43,15 +71,7 @@ export function dockerRunArgs(spec: RunSpec, readOnlyMounts: string[] = []): str
   for (const mount of readOnlyMounts) {
     if (mount !== dir && !mount.includes(":")) args.push("-v", `${mount}:${mount}:ro`);
   }
-  args.push("-w", dir);
-  const hostDevices = spec.gpu_indices.join(",");
-  for (const [name, value] of Object.entries(spec.env)) {
-    const inContainer = name === "CUDA_VISIBLE_DEVICES" && value === hostDevices
-      ? spec.gpu_indices.map((_, i) => i).join(",")
-      : value;
-    args.push("--env", `${name}=${inContainer}`);
-  }
-  args.push(spec.image ?? "");
+  args.push("-w", dir, "--env-file", dockerEnvFile(spec), spec.image ?? "");
   if (typeof spec.command === "string") args.push("bash", "-lc", spec.command);
   else if (spec.shell) args.push("bash", "-lc", spec.command.join(" "));
   else args.push(...spec.command);
@@ -64,6 +84,10 @@ function checkDockerSpec(spec: RunSpec): string | null {
   if (spec.image.startsWith("-")) return `image "${spec.image}" is not an image name`;
   if (spec.working_dir.includes(":")) {
     return `working directory "${spec.working_dir}" contains ":", which docker -v cannot mount`;
+  }
+  const multiLine = Object.entries(spec.env).find(([, value]) => /[\r\n]/.test(value));
+  if (multiLine) {
+    return `env ${multiLine[0]} holds a line break, which docker --env-file cannot pass`;
   }
   const argv = typeof spec.command === "string" ? [spec.command] : spec.command;
   return argv.length === 0 || argv[0] === "" ? "the command is empty" : null;
@@ -137,11 +161,13 @@ export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
         return failedAttempt(spec.run_id, "docker", spec.run_dir, problem ?? "");
       }
       const name = containerName(spec.run_id);
+      const envText = Object.entries(containerEnv(spec)).map(([k, v]) => `${k}=${v}\n`).join("");
+      await Deno.writeTextFile(dockerEnvFile(spec), envText, { mode: 0o600 });
       return startAttempt({
         spec,
         hooks,
         bash: await resolved.bash(),
-        argv: [docker, ...dockerRunArgs(spec, options.readOnlyMounts)],
+        argv: [docker, ...dockerRunArgs(spec, options.readOnlyMounts, resolved.jobUser)],
         // The docker CLI is the agent's tool (DOCKER_HOST, its config): the container gets
         // only the job's variables, named in `docker run`.
         env: resolved.agentEnv,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { containerName, createDockerRunner, dockerRunArgs } from "./docker_runner.ts";
+import { containerEnv, containerName, createDockerRunner, dockerRunArgs } from "./docker_runner.ts";
 import { runnerConformance } from "./runner_conformance.ts";
 import type { RunSpec } from "./types.ts";
 
@@ -76,17 +76,50 @@ Deno.test("dockerRunArgs() builds docker run with host network, GPUs, mounts, wo
     "/opt/gpuctl/sdk/python:/opt/gpuctl/sdk/python:ro",
     "-w",
     "/data/exp",
-    "--env",
-    "CUDA_VISIBLE_DEVICES=0,1",
-    "--env",
-    "GPUCTL_RUN_ID=r-42",
-    "--env",
-    "ODD=a b;$(x)",
+    "--env-file",
+    `${s.run_dir}/docker.env`,
     "img:1",
     "python3",
     "-c",
     "print('hi')",
   ]);
+});
+
+Deno.test("containerEnv() renumbers the job's host GPUs from 0 and keeps every other variable", () => {
+  const s = spec("/w", {
+    gpu_indices: [2, 3],
+    env: { CUDA_VISIBLE_DEVICES: "2,3", GPUCTL_RUN_ID: "r-42", ODD: "a b;$(x)" },
+  });
+  assert.deepEqual(containerEnv(s), {
+    CUDA_VISIBLE_DEVICES: "0,1",
+    GPUCTL_RUN_ID: "r-42",
+    ODD: "a b;$(x)",
+  });
+});
+
+Deno.test("docker runner: a job's variables reach the container but never the docker command line", async () => {
+  await withDir(async (dir) => {
+    const s = spec(dir, {
+      command: ["bash", "-c", 'echo "token=$HF_TOKEN"'],
+      env: { HF_TOKEN: "hf_not_on_argv" },
+    });
+    const lines: string[] = [];
+    const handle = await makeRunner().start(s, { onLine: (l) => void lines.push(l.text) });
+    assert.equal((await handle.exited).failure_class, null);
+    assert.deepEqual(lines, ["token=hf_not_on_argv"]);
+    const argv = await Deno.readTextFile(`${stateDir}/${containerName(s.run_id)}.argv.json`);
+    assert.equal(argv.includes("hf_not_on_argv"), false, argv);
+    assert.equal((await Deno.stat(`${s.run_dir}/docker.env`)).mode! & 0o777, 0o600);
+  });
+});
+
+Deno.test("docker runner: a multi-line variable, which --env-file cannot pass, is DISPATCH_FAILED", async () => {
+  await withDir(async (dir) => {
+    const s = spec(dir, { env: { KEY_PEM: "line1\nline2" } });
+    const exit = await (await makeRunner().start(s, { onLine: () => {} })).exited;
+    assert.equal(exit.failure_class, "DISPATCH_FAILED");
+    assert.match(exit.reason, /KEY_PEM/);
+  });
 });
 
 Deno.test("dockerRunArgs() leaves out --gpus for CPU jobs and runs a shell string with bash -lc", () => {

@@ -3,7 +3,7 @@
 
 Usage: fake_docker.py STATE_DIR ARGS...  (a test's `docker` shim passes STATE_DIR)
 
-  run --rm --name N [--gpus G] [-v A:B] [-w DIR] [--env K=V]... IMAGE ARGV...
+  run --rm --name N [--gpus G] [-v A:B] [-w DIR] [--env K=V]... [--env-file PATH] IMAGE ARGV...
       records its argv to STATE_DIR/N.argv.json, runs ARGV in DIR (in a new session)
       with only PATH and the --env variables (the image is ignored), and exits with its
       status like docker: 128 + N when killed by signal N, 127 when ARGV[0] is missing.
@@ -48,6 +48,12 @@ def run(state, args):
         elif flag in ("--env", "-e"):
             key, _, val = value.partition("=")
             env[key] = val
+        elif flag == "--env-file":
+            with open(value) as f:
+                for line in f.read().splitlines():
+                    key, _, val = line.partition("=")
+                    if key:
+                        env[key] = val
         i += 2
     argv = args[i + 1:]
     with open(os.path.join(state, name + ".argv.json"), "w") as f:
