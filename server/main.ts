@@ -101,7 +101,11 @@ function openContext(config: ResolvedServerConfig): Context {
   return ctx;
 }
 
-/** Starts the local agent as its own process, pointed at this server with the agent token. */
+/**
+ * Starts the local agent as its own process, pointed at this server with the agent token.
+ * The token goes in the agent's environment, which only its user can read, never on its
+ * command line, which every user of the host can read in `ps`.
+ */
 function startLocalAgent(
   config: ResolvedServerConfig,
   port: number,
@@ -113,8 +117,6 @@ function startLocalAgent(
     new URL("../agent.ts", import.meta.url).pathname,
     "--server",
     `http://127.0.0.1:${port}`,
-    "--token",
-    config.agentToken,
   ];
   if (options.fakeGpus !== undefined) args.push("--fake-gpus", options.fakeGpus);
   console.log(
@@ -122,7 +124,7 @@ function startLocalAgent(
   );
   return new Deno.Command(Deno.execPath(), {
     args,
-    env: { GPUCTL_HOME: config.home },
+    env: { GPUCTL_HOME: config.home, GPUCTL_AGENT_TOKEN: config.agentToken },
     stdin: "null",
   }).spawn();
 }

@@ -157,6 +157,38 @@ Deno.test("deno task start runs the server and a local agent: a CPU job runs end
     }
     const logs = await call("GET", `/api/runs/${done.run_id}/logs`);
     assertEquals(logs.lines.map((l: { text: string }) => l.text), ["hello from gpuctl"]);
+
+    // A job cannot find the server's tokens: no GPUCTL_HOME or token in its environment,
+    // and the local agent's token is on no command line of this host.
+    const agentToken = /agent_token: (gpc_\S+)/.exec(
+      await Deno.readTextFile(`${home}/server.yaml`),
+    )![1];
+    const probe = await call("POST", "/api/jobs", {
+      name: "probe",
+      command: 'cat "${GPUCTL_HOME:-/nonexistent}/server.yaml"; env; echo probe-done',
+      working_dir: home,
+      gpus: 0,
+    });
+    let probed;
+    while (
+      !["SUCCEEDED", "FAILED"].includes(
+        (probed = await call("GET", `/api/jobs/${probe.id}`)).status,
+      )
+    ) {
+      if (Date.now() > deadline + 30_000) throw new Error(`probe: ${JSON.stringify(probed)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const seen = (await call("GET", `/api/runs/${probed.run_id}/logs`)).lines
+      .map((l: { text: string }) => l.text).join("\n");
+    assertStringIncludes(seen, "probe-done");
+    for (const secret of [token, agentToken, "GPUCTL_HOME", "GPUCTL_AGENT_TOKEN"]) {
+      assertFalse(seen.includes(secret), `the job saw ${secret}:\n${seen}`);
+    }
+    for (const entry of Deno.readDirSync("/proc")) {
+      if (!/^\d+$/.test(entry.name)) continue;
+      const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
+      assertFalse(cmdline.includes(agentToken), `pid ${entry.name} has the agent token in argv`);
+    }
   } finally {
     const status = await proc.kill("SIGTERM");
     assertEquals(status.code, 0, proc.output());
