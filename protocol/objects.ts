@@ -10,7 +10,10 @@ export interface Job {
   command: string[] | string;
   shell: boolean;
   working_dir: string;
+  /** The job's variables; secret ones (see `secret_env`) show as "••••••". */
   env: Record<string, string>;
+  /** Names in `env` whose values are never shown, besides those that look secret. */
+  secret_env: string[];
   gpus: number;
   priority: number;
   max_attempts: number;

@@ -103,6 +103,9 @@ export const jobSubmission = z.strictObject({
   after: z.array(id).max(100).optional(),
   max_steps: z.number().int().min(1).optional(),
   grace_s: z.number().min(0).max(3600).optional(),
+  /** Names in `env` whose values are never shown, besides those that look secret. */
+  secret_env: z.array(z.string().regex(ENV_NAME, "env names must match [A-Z_][A-Z0-9_]*"))
+    .max(1000).optional(),
 }).superRefine((s, ctx) => {
   if (s.runner === "docker" && !s.image) {
     ctx.addIssue({ code: "custom", path: ["image"], message: "is required when runner is docker" });

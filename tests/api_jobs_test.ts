@@ -1,5 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
 import { withHarness } from "./_harness.ts";
+import { jobs as jobsDb } from "../server/db/mod.ts";
+import { toSpec } from "../server/scheduler/loop.ts";
 
 const submission = {
   name: "resnet",
@@ -126,5 +128,60 @@ Deno.test("unknown job ids are 404s that name the id", async () => {
       assertEquals(res.status, 404, path);
       assertEquals(res.json.error.message, 'Job "j-nope" does not exist');
     }
+  });
+});
+
+Deno.test("secret env values are masked for every token, in lists, events and logs, and reach the job's dispatch", async () => {
+  await withHarness(async (h) => {
+    const secrets = ["hf_abcdef123456", "sk-wandb-987", "postgres://u:pw@db/x", "hunter2"];
+    const res = await h.call("POST", "/api/jobs", {
+      token: h.tokens.write,
+      body: {
+        ...submission,
+        env: {
+          HF_TOKEN: secrets[0],
+          WANDB_API_KEY: secrets[1],
+          DATABASE_URL: secrets[2],
+          DB_PASSWORD: secrets[3],
+          WANDB_MODE: "offline",
+        },
+        secret_env: ["DATABASE_URL"],
+      },
+    });
+    assertEquals(res.status, 201, res.text);
+    const masked = {
+      HF_TOKEN: "••••••",
+      WANDB_API_KEY: "••••••",
+      DATABASE_URL: "••••••",
+      DB_PASSWORD: "••••••",
+      WANDB_MODE: "offline",
+    };
+    assertEquals([res.json.env, res.json.secret_env], [masked, ["DATABASE_URL"]]);
+    const id = res.json.id;
+    const answers = [res.text];
+    for (const token of [h.tokens.read, h.tokens.write, h.tokens.admin]) {
+      const one = await h.call("GET", `/api/jobs/${id}`, { token });
+      const list = await h.call("GET", "/api/jobs", { token });
+      assertEquals([one.json.env, list.json.items[0].env], [masked, masked]);
+      answers.push(one.text, list.text, (await h.call("GET", "/api/events", { token })).text);
+    }
+    answers.push((await h.call("POST", `/api/jobs/${id}/cancel`, { token: h.tokens.write })).text);
+    answers.push(...(h.ctx.log as unknown as { lines: string[] }).lines);
+    for (const secret of secrets) {
+      assert(!answers.some((text) => text.includes(secret)), `"${secret}" was shown`);
+    }
+    // The job's process still gets the real values.
+    const spec = toSpec(jobsDb.getJob(h.ctx.db, id)!, "r-1", []);
+    assertEquals([spec.env.HF_TOKEN, spec.env.DATABASE_URL], [secrets[0], secrets[2]]);
+  });
+});
+
+Deno.test("secret_env names are checked like env names", async () => {
+  await withHarness(async (h) => {
+    const res = await h.call("POST", "/api/jobs", {
+      body: { ...submission, secret_env: ["not-a-name"] },
+    });
+    assertEquals(res.status, 400);
+    assertStringIncludes(res.text, "secret_env");
   });
 });

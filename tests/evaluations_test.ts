@@ -223,3 +223,38 @@ Deno.test("evaluation results from a run with no evaluation record are ignored, 
     assert((await h.call("GET", `/api/runs/${runId}`)).json.step === 950);
   });
 });
+
+Deno.test("an evaluation job gets the training job's secret values, and shows them masked", async () => {
+  await withHarness(async (h) => {
+    await h.call("POST", "/api/projects", { body: { name: "nlp", eval_command: "python e.py" } });
+    const train = (await h.call("POST", "/api/jobs", {
+      body: {
+        name: "bert",
+        command: ["python", "train.py"],
+        working_dir: "/srv/bert",
+        gpus: 0,
+        project: "nlp",
+        env: { HF_TOKEN: "hf_real_value", DATA_URL: "s3://bucket?sig=abc" },
+        secret_env: ["DATA_URL"],
+      },
+    })).json;
+    const runId = start(h, train.id);
+    await log(h, runId, { checkpoints: [{ path: "/srv/bert/ckpt/step-1", step: 1 }] });
+    const checkpoint = (await h.call("GET", `/api/runs/${runId}/checkpoints`)).json.items[0];
+    const res = await h.call("POST", `/api/checkpoints/${checkpoint.id}/evaluations`, {
+      body: { suite: "heldout" },
+    });
+    assertEquals(res.status, 201, res.text);
+    const shown = res.json.job;
+    assertEquals([shown.env.HF_TOKEN, shown.env.DATA_URL, shown.secret_env], [
+      "••••••",
+      "••••••",
+      ["DATA_URL"],
+    ]);
+    const stored = jobsDb.getJob(h.ctx.db, shown.id)!;
+    assertEquals([stored.env.HF_TOKEN, stored.env.DATA_URL], [
+      "hf_real_value",
+      "s3://bucket?sig=abc",
+    ]);
+  });
+});

@@ -1,5 +1,6 @@
 import type { Job } from "../../protocol/objects.ts";
 import type { JobStatus } from "../../protocol/rest.ts";
+import { maskSecretEnv } from "../../protocol/secret_env.ts";
 import type { Database } from "./database.ts";
 import { json, pageOf, where } from "./_rows.ts";
 
@@ -14,6 +15,7 @@ interface JobRow {
   shell: number;
   working_dir: string;
   env: string;
+  secret_env: string;
   gpus: number;
   node_constraint: string | null;
   priority: number;
@@ -60,6 +62,7 @@ function toJob(r: JobRow): JobState {
     shell: r.shell === 1,
     working_dir: r.working_dir,
     env: json(r.env, {}),
+    secret_env: json(r.secret_env, [] as string[]),
     gpus: r.gpus,
     priority: r.priority,
     max_attempts: r.max_attempts,
@@ -88,10 +91,10 @@ function toJob(r: JobRow): JobState {
   };
 }
 
-/** What the API shows of a job: the server-only fields removed. */
+/** What the API shows of a job: the server-only fields removed, secret env values masked. */
 export function publicJob(j: JobState): Job {
   const { seq: _s, infra_attempts: _i, cancel_requested: _c, ...job } = j;
-  return job;
+  return { ...job, env: maskSecretEnv(job.env, job.secret_env) };
 }
 
 export type NewJob = Omit<
@@ -113,8 +116,8 @@ export function insertJob(db: Database, j: NewJob): void {
   db.prepare(
     `INSERT INTO jobs (id, name, project, experiment, kind, command, shell, working_dir, env, gpus,
        node_constraint, priority, max_attempts, status, runner, image, tensorboard_dir,
-       checkpoint_dir, after, max_steps, grace_s, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       checkpoint_dir, after, max_steps, grace_s, created_at, updated_at, secret_env)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     j.id,
     j.name,
@@ -138,6 +141,7 @@ export function insertJob(db: Database, j: NewJob): void {
     j.grace_s,
     j.created_at,
     j.created_at,
+    JSON.stringify(j.secret_env),
   );
 }
 

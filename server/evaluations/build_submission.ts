@@ -81,6 +81,7 @@ export function buildEvaluationSubmission(f: EvaluationFacts): JobSubmission {
     working_dir: workingDir,
     gpus: req.gpus ?? job?.gpus ?? 0,
     env,
+    ...(job?.secret_env.length ? { secret_env: job.secret_env } : {}),
     project: f.run.project,
     ...(f.run.experiment ? { experiment: f.run.experiment } : {}),
     runner,

@@ -7,7 +7,6 @@ import {
   projects as projectsDb,
   runs as runsDb,
 } from "../db/mod.ts";
-import { publicJob } from "../db/jobs.ts";
 import type { Context } from "../context.ts";
 import { notFound } from "../http/errors.ts";
 import { submitJob } from "../jobs/service.ts";
@@ -35,7 +34,8 @@ export function queueEvaluation(
       evaluation_id: evaluationId,
       checkpoint,
       run,
-      training_job: trainingJob ? publicJob(trainingJob) : null,
+      // The stored job, not its public view: the evaluation needs the real secret values.
+      training_job: trainingJob,
       eval_command: projectsDb.getProject(ctx.db, run.project)?.eval_command ?? null,
       request,
     });

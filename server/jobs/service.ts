@@ -54,6 +54,7 @@ export function submitJob(ctx: Context, s: JobSubmission, kind: Job["kind"] = "T
       shell,
       working_dir: s.working_dir,
       env: s.env ?? {},
+      secret_env: s.secret_env ?? [],
       gpus: s.gpus,
       priority: s.priority ?? 0,
       max_attempts: s.max_attempts ?? DEFAULT_MAX_ATTEMPTS,

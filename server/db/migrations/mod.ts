@@ -1,5 +1,6 @@
 import { migration001Initial } from "./001_initial.ts";
 import { migration002MetricBlocks } from "./002_metric_blocks.ts";
+import { migration003Trust } from "./003_trust.ts";
 
 /** One forward-only schema change. */
 export interface Migration {
@@ -9,4 +10,8 @@ export interface Migration {
 }
 
 /** Every migration, in the order it is applied. Append only; never edit a released one. */
-export const MIGRATIONS: Migration[] = [migration001Initial, migration002MetricBlocks];
+export const MIGRATIONS: Migration[] = [
+  migration001Initial,
+  migration002MetricBlocks,
+  migration003Trust,
+];
