@@ -5,7 +5,7 @@
  * environment, parses flags or prints to the console.
  */
 import { parseArgs } from "node:util";
-import { installConfiguredToken } from "./auth/service.ts";
+import { installConfiguredTokens } from "./auth/service.ts";
 import { Bus } from "./bus/bus.ts";
 import { gpuctlHome, loadServerConfig, type ResolvedServerConfig } from "./config.ts";
 import { type Context, randomId } from "./context.ts";
@@ -129,15 +129,26 @@ function startLocalAgent(
   }).spawn();
 }
 
+/** Installs server.yaml's tokens, except those deleted through the API (said in the log). */
+export function installTokens(ctx: Context, config: ResolvedServerConfig): void {
+  const { skipped } = installConfiguredTokens(ctx, [
+    { token: config.adminToken, name: "admin", scope: "admin" },
+    { token: config.agentToken, name: "agent", scope: "agent" },
+  ]);
+  for (const { name, deleted_at } of skipped) {
+    ctx.log.warn(
+      `the ${name}_token in ${config.configPath} was deleted through the API at ${deleted_at}; ` +
+        `it stays deleted (remove ${name}_token from that file to have a new one made at the next start)`,
+    );
+  }
+}
+
 async function serve(
   config: ResolvedServerConfig,
   localAgent: { fakeGpus?: string } | null,
 ): Promise<number> {
   const ctx = openContext(config);
-  ctx.db.tx(() => {
-    installConfiguredToken(ctx, config.adminToken, "admin", "admin");
-    installConfiguredToken(ctx, config.agentToken, "agent", "agent");
-  });
+  installTokens(ctx, config);
   const webhooks = new WebhookDispatcher({
     hooks: config.webhooks,
     bus: ctx.bus,

@@ -64,6 +64,15 @@ Deno.test("first start creates server.yaml (0600) with tokens, prints the admin 
       }),
     });
     assertEquals(job.status, 201);
+    // The configured agent token, deleted through the API, stays deleted after a restart.
+    const agentToken = /agent_token: (gpc_\S+)/.exec(
+      await Deno.readTextFile(`${home}/fresh/server.yaml`),
+    )![1];
+    const deleted = await fetch(`${first.url}/api/tokens/${agentToken.split("_")[1]}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assertEquals(deleted.status, 200, await deleted.text());
     await first.stop();
 
     const config = await Deno.readTextFile(`${home}/fresh/server.yaml`);
@@ -78,6 +87,11 @@ Deno.test("first start creates server.yaml (0600) with tokens, prints the admin 
       headers: { authorization: `Bearer ${token}` },
     });
     assertEquals((await jobs.json()).items.map((j: { name: string }) => j.name), ["hello"]);
+    const asAgent = await fetch(`${second.url}/api/agent/ws`, {
+      headers: { authorization: `Bearer ${agentToken}` },
+    });
+    assertEquals(asAgent.status, 401, await asAgent.text());
+    assertStringIncludes(second.output(), "agent_token in");
     await second.stop();
   } finally {
     await Deno.remove(home, { recursive: true });

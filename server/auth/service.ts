@@ -68,25 +68,48 @@ export function deleteToken(ctx: Context, id: string, caller: Principal): void {
       `Cannot delete token "${id}": it is the token making this request`,
     );
   }
-  if (!tokensDb.deleteToken(ctx.db, id)) throw notFound("Token", id);
+  const at = ctx.now().toISOString();
+  if (!ctx.db.tx(() => tokensDb.deleteToken(ctx.db, id, at))) throw notFound("Token", id);
 }
 
-/** Makes sure a token kept in a config file is known to the store (first start, or edited). */
-export function installConfiguredToken(
+/** A token kept in a config file (server.yaml's `admin_token`, `agent_token`). */
+export interface ConfiguredToken {
+  token: string;
+  name: string;
+  scope: Scope;
+}
+
+/**
+ * Makes sure the tokens kept in a config file are known to the store (first start, or
+ * edited), in one transaction. A token deleted through the API stays deleted: it is not
+ * installed again, and its name is returned so the caller can say so.
+ */
+export function installConfiguredTokens(
   ctx: Context,
-  token: string,
-  name: string,
-  scope: Scope,
-): void {
-  const parsed = parseToken(token);
-  if (!parsed) {
-    throw new Error(`Cannot use the ${name} token from the config: it is not a gpuctl token`);
-  }
-  tokensDb.upsertToken(ctx.db, {
-    id: parsed.id,
-    name,
-    scope,
-    secret_hash: hashSecret(parsed.secret),
-    created_at: ctx.now().toISOString(),
+  configured: ConfiguredToken[],
+): { installed: string[]; skipped: { name: string; deleted_at: string }[] } {
+  const installed: string[] = [];
+  const skipped: { name: string; deleted_at: string }[] = [];
+  ctx.db.tx(() => {
+    for (const { token, name, scope } of configured) {
+      const parsed = parseToken(token);
+      if (!parsed) {
+        throw new Error(`Cannot use the ${name} token from the config: it is not a gpuctl token`);
+      }
+      const deletedAt = tokensDb.tokenDeletedAt(ctx.db, parsed.id);
+      if (deletedAt !== null) {
+        skipped.push({ name, deleted_at: deletedAt });
+        continue;
+      }
+      tokensDb.upsertToken(ctx.db, {
+        id: parsed.id,
+        name,
+        scope,
+        secret_hash: hashSecret(parsed.secret),
+        created_at: ctx.now().toISOString(),
+      });
+      installed.push(name);
+    }
   });
+  return { installed, skipped };
 }

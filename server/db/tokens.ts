@@ -45,8 +45,22 @@ export function listTokens(db: Database): TokenInfo[] {
   ).all() as unknown as TokenInfo[];
 }
 
-export function deleteToken(db: Database, id: string): boolean {
-  return Number(db.prepare("DELETE FROM tokens WHERE id = ?").run(id).changes) > 0;
+/** Deletes a token and remembers its id, so a config file cannot bring it back. */
+export function deleteToken(db: Database, id: string, at: string): boolean {
+  const row = getToken(db, id);
+  if (!row) return false;
+  db.prepare("DELETE FROM tokens WHERE id = ?").run(id);
+  db.prepare("INSERT OR REPLACE INTO deleted_tokens (id, name, deleted_at) VALUES (?, ?, ?)")
+    .run(id, row.name, at);
+  return true;
+}
+
+/** When the token with this id was deleted, or null if it never was. */
+export function tokenDeletedAt(db: Database, id: string): string | null {
+  const row = db.prepare("SELECT deleted_at FROM deleted_tokens WHERE id = ?").get(id) as
+    | { deleted_at: string }
+    | undefined;
+  return row?.deleted_at ?? null;
 }
 
 export function touchToken(db: Database, id: string, at: string): void {
