@@ -12,6 +12,7 @@ const job = {
   shell: false,
   working_dir: "/work/exp/",
   env: { HF_HOME: "/cache", GPUCTL_CHECKPOINT_ID: "stale" },
+  secret_env: [],
   gpus: 2,
   priority: 5,
   max_attempts: 3,
