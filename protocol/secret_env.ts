@@ -27,3 +27,25 @@ export function maskSecretEnv(
   }
   return shown;
 }
+
+/** Shorter secret values are not masked in output: they would mask ordinary text. */
+export const MIN_MASKED_OUTPUT_LENGTH = 4;
+
+/** The values of a job's secret variables that its output is masked for, longest first. */
+export function secretValues(env: Record<string, string>, secretEnv: readonly string[]): string[] {
+  const values = Object.entries(env)
+    .filter(([name, value]) =>
+      isSecretEnvName(name, secretEnv) && value.length >= MIN_MASKED_OUTPUT_LENGTH
+    )
+    .map(([, value]) => value);
+  return [...new Set(values)].sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every occurrence of each of `values` replaced by {@linkcode SECRET_MASK}. */
+export function maskSecretValues(text: string, values: readonly string[]): string {
+  let out = text;
+  for (const value of values) {
+    if (out.includes(value)) out = out.split(value).join(SECRET_MASK);
+  }
+  return out;
+}

@@ -2,6 +2,8 @@ import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
 import { withHarness } from "./_harness.ts";
 import { jobs as jobsDb } from "../server/db/mod.ts";
 import { toSpec } from "../server/scheduler/loop.ts";
+import { dispatchJob } from "../server/jobs/transitions.ts";
+import { ingestBatch } from "../server/runs/service.ts";
 
 const submission = {
   name: "resnet",
@@ -183,5 +185,28 @@ Deno.test("secret_env names are checked like env names", async () => {
     });
     assertEquals(res.status, 400);
     assertStringIncludes(res.text, "secret_env");
+  });
+});
+
+Deno.test("a job that prints a secret variable gets it masked in its stored log", async () => {
+  await withHarness(async (h) => {
+    const job = (await h.call("POST", "/api/jobs", {
+      body: {
+        ...submission,
+        env: { HF_TOKEN: "hf_abcdef123456", DB: "db-pw-1" },
+        secret_env: ["DB"],
+      },
+    })).json;
+    const runId = h.ctx.db.tx(() =>
+      dispatchJob(h.ctx, jobsDb.getJob(h.ctx.db, job.id)!, "gpu-1", [0]).run_id
+    );
+    ingestBatch(h.ctx, runId, {
+      logs: [{ text: "HF_TOKEN=hf_abcdef123456 DB=db-pw-1" }, { text: "step 1" }],
+    });
+    const logs = await h.call("GET", `/api/runs/${runId}/logs`, { token: h.tokens.read });
+    assertEquals(logs.json.lines.map((l: { text: string }) => l.text), [
+      "HF_TOKEN=•••••• DB=••••••",
+      "step 1",
+    ]);
   });
 });

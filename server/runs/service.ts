@@ -2,6 +2,7 @@ import type { Run } from "../../protocol/objects.ts";
 import type { ImportRegistration, SdkLogBatch, SdkRunRegistration } from "../../protocol/rest.ts";
 import {
   checkpoints as checkpointsDb,
+  jobs as jobsDb,
   logs as logsDb,
   metrics as metricsDb,
   projects as projectsDb,
@@ -16,6 +17,7 @@ import { primaryMetricOf, resolvePrimaryKey } from "../metrics/primary_metric.ts
 import { DEFAULT_PROJECT } from "../jobs/service.ts";
 import { recordEvaluationResults } from "../evaluations/mod.ts";
 import { encodeMetricValue } from "../../protocol/objects.ts";
+import { maskSecretValues, secretValues } from "../../protocol/secret_env.ts";
 
 /** A run object with its primary metric resolved. */
 export function withPrimaryMetric(ctx: Context, run: StoredRun): Run {
@@ -140,6 +142,12 @@ const FINISH_EVENT = {
   CANCELLED: "RUN_CANCELLED",
 };
 
+/** The values of a job's secret variables (see protocol/secret_env.ts). */
+function jobSecretValues(ctx: Context, jobId: string): string[] {
+  const job = jobsDb.getJob(ctx.db, jobId);
+  return job ? secretValues(job.env, job.secret_env) : [];
+}
+
 /**
  * Stores one batch for a run in one transaction: points (newest write per key and step
  * wins), checkpoints (one per path), log lines (one per seq), progress, config, and the
@@ -200,6 +208,8 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
     }
     // An evaluation job's results (`run.log_evaluation()` or its output file, via the agent).
     if (b.evaluation) recordEvaluationResults(ctx, run, b.evaluation);
+    // A job that prints one of its secret variables gets it masked in its stored log.
+    const secrets = b.logs?.length && run.job_id ? jobSecretValues(ctx, run.job_id) : [];
     const lines = logsDb.appendLogs(
       ctx.db,
       runId,
@@ -207,7 +217,7 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
         seq: l.seq,
         ts: typeof l.ts === "number" ? new Date(l.ts * 1000).toISOString() : l.ts ?? atIso,
         stream: l.stream ?? "stdout",
-        text: l.text,
+        text: maskSecretValues(l.text, secrets),
       })),
     );
     if (b.status && run.status === "RUNNING") {
