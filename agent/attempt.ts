@@ -339,6 +339,7 @@ export class ManagedAttempt {
           checkpoint: {
             path: c.path,
             size_bytes: c.size_bytes,
+            mtime: c.mtime_ms / 1000,
             ...(c.step !== null ? { step: c.step } : {}),
             ...(c.epoch !== null ? { epoch: c.epoch } : {}),
           },

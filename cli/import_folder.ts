@@ -136,7 +136,11 @@ export function importBatches(source: ImportSource): LogBatch[] {
 }
 
 function wireCheckpoint(c: FoundCheckpoint): WireCheckpoint {
-  const wire: WireCheckpoint = { path: c.path, size_bytes: c.size_bytes };
+  const wire: WireCheckpoint = {
+    path: c.path,
+    size_bytes: c.size_bytes,
+    mtime: c.mtime_ms / 1000,
+  };
   if (c.step !== null) wire.step = c.step;
   if (c.epoch !== null) wire.epoch = c.epoch;
   return wire;

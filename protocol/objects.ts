@@ -25,6 +25,8 @@ export interface Job {
   after: string[];
   max_steps: number | null;
   grace_s: number | null;
+  /** Anomaly event types that cancel the job when raised on its run. */
+  stop_on: string[];
   status: JobStatus;
   attempt: number;
   failure_class: FailureClass | null;
@@ -109,8 +111,14 @@ export interface Checkpoint {
   epoch: number | null;
   path: string;
   size_bytes: number | null;
+  /** The file's modification time when it was registered (ISO 8601); null when not reported. */
+  mtime: string | null;
   metrics: Record<string, unknown>;
   created_at: string;
+  /** A later run registered the same path on the same host: the file is no longer this run's. */
+  overwritten: boolean;
+  /** The run whose checkpoint replaced this file. */
+  overwritten_by_run: string | null;
 }
 
 /** A GPU host as last reported by its agent. */
@@ -236,6 +244,8 @@ export interface MetricTrend {
   change: number | null;
   /** change / |earlier_mean|. */
   relative_change: number | null;
+  /** How much worse the latest level is than the run's best value, relative (0 at the best). */
+  from_best: number | null;
   explanation: string;
 }
 
@@ -345,8 +355,10 @@ export interface RankedCheckpoint {
   train_metric: { key: string; value: MetricNumber } | null;
   evaluations: Evaluation[];
   score: CheckpointScore | null;
-  /** 1 is best; null when the checkpoint has nothing to rank it by. */
+  /** 1 is best; null when the checkpoint has nothing to rank it by, or is excluded. */
   rank: number | null;
+  /** Why it is never recommended (its file was overwritten, it was saved after a NaN loss). */
+  excluded: string | null;
 }
 
 /** `GET /api/runs/{id}/checkpoints:compare`. */
@@ -379,6 +391,9 @@ export interface CheckpointRecommendation {
     note: string;
   }[];
   considered: { checkpoints: number; evaluated: number };
+  /** Checkpoints left out of the choice, and why. */
+  skipped: { checkpoint_id: string; run_id: string; step: number | null; why: string }[];
+  summary: string;
   next_actions: NextAction[];
 }
 

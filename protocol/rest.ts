@@ -43,6 +43,18 @@ export type FailureClass = typeof FAILURE_CLASSES[number];
 export const SEVERITIES = ["info", "warning", "critical"] as const;
 export type Severity = typeof SEVERITIES[number];
 
+/** The anomaly event types (the others are lifecycle events); a job may be stopped on these. */
+export const ANOMALY_EVENT_TYPES = [
+  "OOM",
+  "LOSS_NAN",
+  "LOSS_SPIKE",
+  "OVERFITTING_SUSPECTED",
+  "GPU_UNDERUTILIZED",
+  "DISK_LOW",
+  "STALLED",
+] as const;
+export type AnomalyEventType = typeof ANOMALY_EVENT_TYPES[number];
+
 export const SCOPES = ["read", "write", "admin", "agent"] as const;
 export type Scope = typeof SCOPES[number];
 
@@ -106,6 +118,14 @@ export const jobSubmission = z.strictObject({
   /** Names in `env` whose values are never shown, besides those that look secret. */
   secret_env: z.array(z.string().regex(ENV_NAME, "env names must match [A-Z_][A-Z0-9_]*"))
     .max(1000).optional(),
+  stop_on: z.array(
+    z.enum(ANOMALY_EVENT_TYPES, {
+      error: (i) =>
+        `${JSON.stringify(i.input)} is not an anomaly event type; use ${
+          ANOMALY_EVENT_TYPES.join(", ")
+        }`,
+    }),
+  ).max(ANOMALY_EVENT_TYPES.length * 4).optional(),
 }).superRefine((s, ctx) => {
   if (s.runner === "docker" && !s.image) {
     ctx.addIssue({ code: "custom", path: ["image"], message: "is required when runner is docker" });
@@ -145,6 +165,8 @@ export const checkpointIn = z.strictObject({
   step: z.number().int().min(0).optional(),
   epoch: z.number().int().min(0).optional(),
   size_bytes: z.number().int().min(0).optional(),
+  /** The file's modification time when it was registered, Unix seconds. */
+  mtime: z.number().min(0).max(1e11).optional(),
   metrics: freeObject.optional(),
 });
 export type CheckpointIn = z.infer<typeof checkpointIn>;

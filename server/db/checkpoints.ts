@@ -2,40 +2,68 @@ import type { Checkpoint } from "../../protocol/objects.ts";
 import type { Database } from "./database.ts";
 import { json } from "./_rows.ts";
 
-interface CheckpointRow extends Omit<Checkpoint, "metrics"> {
+interface CheckpointRow {
+  id: string;
+  run_id: string;
+  step: number | null;
+  epoch: number | null;
+  path: string;
+  size_bytes: number | null;
+  mtime: string | null;
+  host: string | null;
   metrics: string;
+  created_at: string;
+  overwritten_by_run: string | null;
+  overwritten_at: string | null;
 }
 
-const toCheckpoint = (r: CheckpointRow): Checkpoint => ({
+/** A checkpoint as the store keeps it: the API object plus the host its path lives on. */
+export interface StoredCheckpoint extends Checkpoint {
+  host: string | null;
+}
+
+/** What registering a checkpoint writes. */
+export type NewCheckpoint = Omit<StoredCheckpoint, "overwritten" | "overwritten_by_run">;
+
+const toStored = (r: CheckpointRow): StoredCheckpoint => ({
   id: r.id,
   run_id: r.run_id,
   step: r.step,
   epoch: r.epoch,
   path: r.path,
   size_bytes: r.size_bytes,
+  mtime: r.mtime,
   metrics: json(r.metrics, {}),
   created_at: r.created_at,
+  overwritten: r.overwritten_by_run !== null,
+  overwritten_by_run: r.overwritten_by_run,
+  host: r.host,
 });
+
+/** The API object: the host stays inside the server. */
+export const publicCheckpoint = ({ host: _host, ...c }: StoredCheckpoint): Checkpoint => c;
 
 /** Registers a checkpoint; the same path of the same run is updated, never duplicated. */
 export function upsertCheckpoint(
   db: Database,
-  c: Checkpoint,
-): { checkpoint: Checkpoint; created: boolean } {
-  const existing = db.prepare("SELECT * FROM checkpoints WHERE run_id = ? AND path = ?").get(
+  c: NewCheckpoint,
+): { checkpoint: StoredCheckpoint; created: boolean } {
+  const existing = db.prepare("SELECT id FROM checkpoints WHERE run_id = ? AND path = ?").get(
     c.run_id,
     c.path,
-  ) as CheckpointRow | undefined;
+  ) as { id: string } | undefined;
   if (existing) {
     db.prepare(
       `UPDATE checkpoints SET step = COALESCE(?, step), epoch = COALESCE(?, epoch),
-         size_bytes = COALESCE(?, size_bytes), metrics = ? WHERE id = ?`,
-    ).run(c.step, c.epoch, c.size_bytes, JSON.stringify(c.metrics), existing.id);
-    return { checkpoint: getCheckpoint(db, existing.id)!, created: false };
+         size_bytes = COALESCE(?, size_bytes), mtime = COALESCE(?, mtime), metrics = ?
+       WHERE id = ?`,
+    ).run(c.step, c.epoch, c.size_bytes, c.mtime, JSON.stringify(c.metrics), existing.id);
+    return { checkpoint: getStoredCheckpoint(db, existing.id)!, created: false };
   }
   db.prepare(
-    `INSERT INTO checkpoints (id, run_id, step, epoch, path, size_bytes, metrics, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO checkpoints
+       (id, run_id, step, epoch, path, size_bytes, mtime, host, metrics, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     c.id,
     c.run_id,
@@ -43,17 +71,41 @@ export function upsertCheckpoint(
     c.epoch,
     c.path,
     c.size_bytes,
+    c.mtime,
+    c.host,
     JSON.stringify(c.metrics),
     c.created_at,
   );
-  return { checkpoint: c, created: true };
+  return { checkpoint: getStoredCheckpoint(db, c.id)!, created: true };
 }
 
-export function getCheckpoint(db: Database, id: string): Checkpoint | null {
+/** Checkpoints of other runs at the same path on the same host (NULL hosts match each other). */
+export function samePathOfOtherRuns(db: Database, c: StoredCheckpoint): StoredCheckpoint[] {
+  const rows = db.prepare(
+    `SELECT * FROM checkpoints WHERE path = ? AND host IS ? AND run_id <> ? ORDER BY seq`,
+  ).all(c.path, c.host, c.run_id) as unknown as CheckpointRow[];
+  return rows.map(toStored);
+}
+
+/** Marks a checkpoint's file as replaced by another run's; the first mark stays. */
+export function markOverwritten(db: Database, id: string, byRun: string, at: string): boolean {
+  const r = db.prepare(
+    `UPDATE checkpoints SET overwritten_by_run = ?, overwritten_at = ?
+     WHERE id = ? AND overwritten_by_run IS NULL`,
+  ).run(byRun, at, id);
+  return Number(r.changes) > 0;
+}
+
+export function getStoredCheckpoint(db: Database, id: string): StoredCheckpoint | null {
   const row = db.prepare("SELECT * FROM checkpoints WHERE id = ?").get(id) as
     | CheckpointRow
     | undefined;
-  return row ? toCheckpoint(row) : null;
+  return row ? toStored(row) : null;
+}
+
+export function getCheckpoint(db: Database, id: string): Checkpoint | null {
+  const c = getStoredCheckpoint(db, id);
+  return c ? publicCheckpoint(c) : null;
 }
 
 /** A run's checkpoints by step (unknown steps last), then registration order. */
@@ -61,5 +113,5 @@ export function listCheckpoints(db: Database, runId: string): Checkpoint[] {
   const rows = db.prepare(
     "SELECT * FROM checkpoints WHERE run_id = ? ORDER BY step IS NULL, step, seq",
   ).all(runId) as unknown as CheckpointRow[];
-  return rows.map(toCheckpoint);
+  return rows.map((r) => publicCheckpoint(toStored(r)));
 }

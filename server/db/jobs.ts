@@ -34,6 +34,7 @@ interface JobRow {
   after: string;
   max_steps: number | null;
   grace_s: number | null;
+  stop_on: string;
   run_id: string | null;
   exit_code: number | null;
   signal: string | null;
@@ -74,6 +75,7 @@ function toJob(r: JobRow): JobState {
     after: json(r.after, []),
     max_steps: r.max_steps,
     grace_s: r.grace_s,
+    stop_on: json(r.stop_on, []),
     status: r.status,
     attempt: r.attempt,
     infra_attempts: r.infra_attempts,
@@ -110,6 +112,7 @@ export type NewJob = Omit<
   | "run_id"
   | "started_at"
   | "finished_at"
+  | "stop_on"
 >;
 
 export function insertJob(db: Database, j: NewJob): void {
@@ -143,6 +146,11 @@ export function insertJob(db: Database, j: NewJob): void {
     j.created_at,
     JSON.stringify(j.secret_env),
   );
+}
+
+/** The anomaly event types that stop a job (kept apart from the insert: set once, at submission). */
+export function setStopOn(db: Database, id: string, types: string[]): void {
+  db.prepare("UPDATE jobs SET stop_on = ? WHERE id = ?").run(JSON.stringify(types), id);
 }
 
 export function getJob(db: Database, id: string): JobState | null {

@@ -8,7 +8,7 @@ import {
   runs as runsDb,
 } from "../db/mod.ts";
 import type { Context } from "../context.ts";
-import { notFound } from "../http/errors.ts";
+import { conflict, notFound } from "../http/errors.ts";
 import { submitJob } from "../jobs/service.ts";
 import { buildEvaluationSubmission } from "./build_submission.ts";
 import { evaluationView } from "./list_evaluations.ts";
@@ -26,6 +26,14 @@ export function queueEvaluation(
   return ctx.db.tx(() => {
     const checkpoint = checkpointsDb.getCheckpoint(ctx.db, checkpointId);
     if (!checkpoint) throw notFound("Checkpoint", checkpointId);
+    if (checkpoint.overwritten) {
+      throw conflict(
+        `Cannot evaluate checkpoint "${checkpointId}" ("${checkpoint.path}", run ` +
+          `${checkpoint.run_id}): run ${checkpoint.overwritten_by_run} saved to the same path ` +
+          "later, so the file holds that run's weights now; evaluate a checkpoint of run " +
+          `${checkpoint.overwritten_by_run} instead`,
+      );
+    }
     const run = runsDb.getRun(ctx.db, checkpoint.run_id);
     if (!run) throw notFound("Run", checkpoint.run_id);
     const trainingJob = run.job_id ? jobsDb.getJob(ctx.db, run.job_id) : null;

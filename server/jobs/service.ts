@@ -68,6 +68,7 @@ export function submitJob(ctx: Context, s: JobSubmission, kind: Job["kind"] = "T
       grace_s: s.grace_s ?? null,
       created_at: at,
     });
+    if (s.stop_on?.length) jobsDb.setStopOn(ctx.db, id, [...new Set(s.stop_on)]);
     emitEvent(ctx, {
       type: "JOB_QUEUED",
       severity: "info",

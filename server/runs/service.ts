@@ -1,7 +1,6 @@
 import type { Run } from "../../protocol/objects.ts";
 import type { ImportRegistration, SdkLogBatch, SdkRunRegistration } from "../../protocol/rest.ts";
 import {
-  checkpoints as checkpointsDb,
   jobs as jobsDb,
   logs as logsDb,
   metrics as metricsDb,
@@ -18,6 +17,7 @@ import { DEFAULT_PROJECT } from "../jobs/service.ts";
 import { recordEvaluationResults } from "../evaluations/mod.ts";
 import { encodeMetricValue } from "../../protocol/objects.ts";
 import { maskSecretValues, secretValues } from "../../protocol/secret_env.ts";
+import { registerCheckpoint } from "./register_checkpoint.ts";
 
 /** A run object with its primary metric resolved. */
 export function withPrimaryMetric(ctx: Context, run: StoredRun): Run {
@@ -183,16 +183,7 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
     let newCheckpoints = 0;
     for (const c of b.checkpoints ?? []) {
       const metrics = c.metrics ?? metricsAtStep(ctx, runId, c.step);
-      const { checkpoint, created } = checkpointsDb.upsertCheckpoint(ctx.db, {
-        id: ctx.newId("c"),
-        run_id: runId,
-        step: c.step ?? null,
-        epoch: c.epoch ?? null,
-        path: c.path,
-        size_bytes: c.size_bytes ?? null,
-        metrics,
-        created_at: atIso,
-      });
+      const { checkpoint, created } = registerCheckpoint(ctx, run, c, metrics, atIso);
       if (created) {
         newCheckpoints++;
         emitEvent(ctx, {

@@ -73,8 +73,11 @@ export function aCheckpoint(
     epoch: null,
     path: `/ckpt/${id}`,
     size_bytes: null,
+    mtime: null,
     metrics: {},
     created_at: "2026-01-01T00:00:00.000Z",
+    overwritten: false,
+    overwritten_by_run: null,
     ...over,
   };
 }

@@ -30,6 +30,13 @@ export function getBestCheckpoint(input: BestCheckpointInput): CheckpointRecomme
   const best = ranking.ranked[0]?.rank === 1 ? ranking.ranked[0] : null;
   const evaluated =
     input.candidates.filter((c) => c.evaluations.some((e) => e.status === "COMPLETED")).length;
+  const skipped = ranking.ranked.filter((c) => c.excluded !== null).map((c) => ({
+    checkpoint_id: c.checkpoint_id,
+    run_id: c.run_id,
+    step: c.step,
+    why: c.excluded!,
+  }));
+  const reason = reasonOf(input, ranking, best, skipped);
   return {
     scope: input.scope,
     checkpoint: best,
@@ -38,8 +45,11 @@ export function getBestCheckpoint(input: BestCheckpointInput): CheckpointRecomme
     direction: best ? best.score!.direction : null,
     suite: best ? best.score!.suite : null,
     value: best ? best.score!.value : null,
-    reason: reasonOf(input, ranking, best),
-    alternatives: ranking.ranked.filter((c) => c !== best).slice(0, ALTERNATIVES_SHOWN).map((
+    reason,
+    alternatives: ranking.ranked.filter((c) => c !== best && !c.excluded).slice(
+      0,
+      ALTERNATIVES_SHOWN,
+    ).map((
       c,
     ) => ({
       checkpoint_id: c.checkpoint_id,
@@ -50,8 +60,59 @@ export function getBestCheckpoint(input: BestCheckpointInput): CheckpointRecomme
       note: noteOf(c, ranking),
     })),
     considered: { checkpoints: input.candidates.length, evaluated },
+    skipped,
+    summary: summaryOf(input, best, skipped, evaluated),
     next_actions: nextActions(input, ranking, best),
   };
+}
+
+type Skipped = CheckpointRecommendation["skipped"];
+
+/** Shown in full in the reason; the summary counts them. */
+const SKIPPED_LISTED = 5;
+
+function skippedText(skipped: Skipped): string {
+  if (skipped.length === 0) return "";
+  const more = skipped.length - SKIPPED_LISTED;
+  return ` Skipped ${skipped.length} checkpoint${skipped.length === 1 ? "" : "s"} that must ` +
+    `not be used: ${
+      skipped.slice(0, SKIPPED_LISTED).map((c) =>
+        `${c.checkpoint_id} (step ${c.step ?? "?"}: ${c.why})`
+      ).join("; ")
+    }${more > 0 ? ` and ${more} more` : ""}.`;
+}
+
+/** One or two sentences: the choice, its basis and value, and what was skipped. */
+function summaryOf(
+  input: BestCheckpointInput,
+  best: RankedCheckpoint | null,
+  skipped: Skipped,
+  evaluated: number,
+): string {
+  const n = input.candidates.length;
+  const of = `${n} checkpoint${n === 1 ? "" : "s"} of ${scopeText(input.scope)}` +
+    (evaluated ? `, ${evaluated} evaluated` : "");
+  const skippedNote = skipped.length
+    ? ` ${skipped.length} skipped (${
+      [
+        ...new Set(
+          skipped.map((c) => c.why.startsWith("overwritten") ? "overwritten" : "after NaN"),
+        ),
+      ]
+        .sort().join(", ")
+    }).`
+    : "";
+  if (!best) {
+    return (n === 0
+      ? `No checkpoint to recommend: ${scopeText(input.scope)} has none.`
+      : `No checkpoint to recommend among ${of}.`) + skippedNote;
+  }
+  const s = best.score!;
+  return `Use ${where(best)}: ${
+    s.basis === "evaluation" ? `held-out "${s.key}" on "${s.suite}"` : `training-time "${s.key}"`
+  } = ${valueText(s.value)} (${better(s.direction)}), best of ${
+    skipped.length ? `the ${n - skipped.length} usable of ` : ""
+  }${of}.` + skippedNote;
 }
 
 function scopeText(scope: BestCheckpointInput["scope"]): string {
@@ -62,16 +123,30 @@ function reasonOf(
   input: BestCheckpointInput,
   r: Ranking,
   best: RankedCheckpoint | null,
+  skipped: Skipped,
+): string {
+  return choiceOf(input, r, best, skipped.length) + skippedText(skipped);
+}
+
+function choiceOf(
+  input: BestCheckpointInput,
+  r: Ranking,
+  best: RankedCheckpoint | null,
+  skippedCount: number,
 ): string {
   const n = input.candidates.length;
   if (n === 0) return `No checkpoint to choose from: ${scopeText(input.scope)} has none.`;
+  if (!best && skippedCount === n) {
+    return `None of the ${n} checkpoint${n === 1 ? "" : "s"} of ${scopeText(input.scope)} ` +
+      "can be recommended.";
+  }
   if (!best) {
     return `None of the ${n} checkpoints of ${scopeText(input.scope)} can be ranked: no ` +
       "evaluation results and no finite value of a primary metric at their steps.";
   }
   const s = best.score!;
   if (s.basis === "evaluation") {
-    const rivals = r.ranked.filter((c) => c.score?.basis === "evaluation").length;
+    const rivals = r.ranked.filter((c) => c.score?.basis === "evaluation" && !c.excluded).length;
     let text = `Checkpoint ${where(best)} has the best held-out "${s.key}" on suite ` +
       `"${s.suite}": ${valueText(s.value)} (${better(s.direction)}), among ${rivals} ` +
       `evaluated checkpoint${rivals === 1 ? "" : "s"} of ${n}. Held-out evaluation results ` +

@@ -72,3 +72,46 @@ Deno.test("getBestCheckpoint() without checkpoints says why and chooses nothing"
   assertStringIncludes(rec.reason, "run r-1 has none");
   assertEquals(rec.next_actions.map((a) => a.tool), ["diagnose_run"]);
 });
+
+Deno.test("getBestCheckpoint() skips an overwritten checkpoint and one saved after LOSS_NAN, saying why", () => {
+  const overwritten: CheckpointCandidate = {
+    checkpoint: aCheckpoint("c-100", 100, { overwritten: true, overwritten_by_run: "r-2" }),
+    train_value: 0.2,
+    evaluations: [anEvaluation("c-100", "heldout", { accuracy: 0.99 })],
+  };
+  const rec = getBestCheckpoint({
+    scope: { run_id: "r-1" },
+    candidates: [overwritten, cand("c-200", 200, 0.5), cand("c-300", 300, 0.05)],
+    primary: loss,
+    eval_directions: dirs,
+    loss_nan_steps: { "r-1": 300 },
+  });
+  assertEquals(rec.checkpoint?.checkpoint_id, "c-200");
+  assertEquals(rec.basis, "training_metric");
+  assertEquals(rec.alternatives, []);
+  assertEquals(rec.skipped.map((s) => s.checkpoint_id).sort(), ["c-100", "c-300"]);
+  assertStringIncludes(rec.skipped.find((s) => s.checkpoint_id === "c-100")!.why, "run r-2");
+  assertStringIncludes(
+    rec.skipped.find((s) => s.checkpoint_id === "c-300")!.why,
+    "at or after the run's LOSS_NAN at step 300",
+  );
+  assertStringIncludes(rec.reason, "overwritten by run r-2");
+  assertStringIncludes(rec.summary, "Use c-200 (run r-1, step 200)");
+  assertStringIncludes(
+    rec.summary,
+    "best of the 1 usable of 3 checkpoints of run r-1, 1 evaluated. 2 skipped (after NaN, overwritten).",
+  );
+});
+
+Deno.test("getBestCheckpoint() recommends nothing when every checkpoint is excluded", () => {
+  const rec = getBestCheckpoint({
+    scope: { run_id: "r-1" },
+    candidates: [cand("c-300", 300, 0.05)],
+    primary: loss,
+    eval_directions: dirs,
+    loss_nan_steps: { "r-1": 250 },
+  });
+  assertEquals(rec.checkpoint, null);
+  assertStringIncludes(rec.reason, "None of the 1 checkpoint of run r-1 can be recommended");
+  assertStringIncludes(rec.summary, "No checkpoint to recommend");
+});

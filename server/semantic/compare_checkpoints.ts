@@ -22,7 +22,7 @@ export function compareCheckpoints(input: RankingInput & { run_id: string }): Ch
     basis: ranking.basis,
     metric,
     checkpoints: ranking.ranked,
-    summary: summaryOf(input, ranking),
+    summary: summaryOf(input, ranking) + excludedText(ranking),
     next_actions: nextActions(input.run_id, ranking),
   };
 }
@@ -32,14 +32,15 @@ function summaryOf(input: RankingInput & { run_id: string }, r: Ranking): string
   if (n === 0) return `Run ${input.run_id} has no checkpoints.`;
   const head = `${n} checkpoint${n === 1 ? "" : "s"} of run ${input.run_id}`;
   const top = r.ranked[0];
-  const topText = top.score
+  const topText = top.score && !top.excluded
     ? ` Best: ${top.checkpoint_id} (step ${top.step ?? "?"}) with ${top.score.key} = ${
       typeof top.score.value === "number" ? fmt(top.score.value) : top.score.value
     }.`
     : "";
   if (r.basis === "evaluation") {
     const m = r.evaluation_metric!;
-    const evaluated = r.ranked.filter((c) => c.score?.basis === "evaluation").length;
+    const evaluated = r.ranked.filter((c) => c.score?.basis === "evaluation" && !c.excluded)
+      .length;
     const rest = n - evaluated;
     return `${head}: ${evaluated} ranked by held-out "${m.key}" on suite "${m.suite}" ` +
       `(${better(m.direction)})` +
@@ -58,8 +59,16 @@ function summaryOf(input: RankingInput & { run_id: string }, r: Ranking): string
     "value at their steps.";
 }
 
+function excludedText(r: Ranking): string {
+  const excluded = r.ranked.filter((c) => c.excluded);
+  if (excluded.length === 0) return "";
+  return ` Not ranked, never to be used: ${
+    excluded.map((c) => `${c.checkpoint_id} (step ${c.step ?? "?"}: ${c.excluded})`).join("; ")
+  }.`;
+}
+
 function nextActions(runId: string, r: Ranking): NextAction[] {
-  const top = r.ranked[0];
+  const top = r.ranked.find((c) => !c.excluded);
   if (!top) return [act("diagnose_run", { run_id: runId }, "See what the run recorded")];
   if (r.basis === "evaluation") {
     const out = [act(

@@ -79,7 +79,11 @@ export function diagnoseRun(input: RunDiagnosisInput): RunDiagnosis {
       best: pm.best,
       best_step: pm.best_step,
       trend: input.primary_window
-        ? metricTrend(input.primary_window, pm.direction)
+        ? metricTrend(
+          input.primary_window,
+          pm.direction,
+          pm.best === null ? null : { value: pm.best, step: pm.best_step },
+        )
         : metricTrend({ key: pm.key, steps: [], values: [], wall_times: [] }, pm.direction),
     }
     : null;

@@ -200,6 +200,21 @@ function candidatesOf(
   });
 }
 
+/** Per run, the earliest step a LOSS_NAN event names (runs without one are left out). */
+export function loadLossNanSteps(ctx: Context, runIds: Iterable<string>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const runId of new Set(runIds)) {
+    const events = eventsDb.listEvents(ctx.db, { run_id: runId, type: "LOSS_NAN" }, EVENTS_READ);
+    for (const e of events.items) {
+      const step = (e.data as { step?: unknown }).step;
+      if (typeof step === "number" && Number.isFinite(step) && !(out[runId] <= step)) {
+        out[runId] = step;
+      }
+    }
+  }
+  return out;
+}
+
 function rankingInput(
   ctx: Context,
   scope: { project: string; experiment: string | null },
@@ -208,7 +223,12 @@ function rankingInput(
 ): RankingInput {
   const candidates = candidatesOf(ctx, runs, primary?.key ?? null);
   const evalKeys = candidates.flatMap((c) => c.evaluations.flatMap((e) => Object.keys(e.metrics)));
-  return { candidates, primary, eval_directions: directionsFor(ctx, scope, evalKeys) };
+  return {
+    candidates,
+    primary,
+    eval_directions: directionsFor(ctx, scope, evalKeys),
+    loss_nan_steps: loadLossNanSteps(ctx, candidates.map((c) => c.checkpoint.run_id)),
+  };
 }
 
 /** The checkpoints of one run, ready to rank by its primary metric. */

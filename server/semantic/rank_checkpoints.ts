@@ -22,6 +22,8 @@ export interface RankingInput {
   primary: { key: string; direction: "min" | "max" } | null;
   /** Directions of evaluation result keys that have one (definitions, then the name). */
   eval_directions: Readonly<Record<string, "min" | "max">>;
+  /** Per run, the step of its first LOSS_NAN event: checkpoints from then on are excluded. */
+  loss_nan_steps?: Readonly<Record<string, number>>;
 }
 
 /** Checkpoints ranked, and by what. */
@@ -38,16 +40,40 @@ export interface Ranking {
 }
 
 /**
+ * Why a checkpoint must not be handed back as its run's: its file now holds another run's
+ * weights, or it was saved at or after its run's loss went NaN. Null when it may be used.
+ */
+export function exclusionOf(
+  c: Checkpoint,
+  lossNanSteps: Readonly<Record<string, number>> = {},
+): string | null {
+  if (c.overwritten) {
+    return `overwritten by run ${c.overwritten_by_run}, which saved to the same path ` +
+      `"${c.path}" later: the file holds that run's weights now`;
+  }
+  const nanStep = lossNanSteps[c.run_id];
+  if (nanStep !== undefined && c.step !== null && c.step >= nanStep) {
+    return `saved at step ${c.step}, at or after the run's LOSS_NAN at step ${nanStep}: ` +
+      "its weights are likely NaN";
+  }
+  return null;
+}
+
+/**
  * Ranks checkpoints, held-out evaluations first: the suite that evaluated the most checkpoints,
  * by its key that fits the primary metric best (`chooseEvaluationKey`); the checkpoints it did
  * not evaluate follow, by the training-time primary metric at their step; checkpoints with
- * neither (or with a NaN) come last, unranked.
+ * neither (or with a NaN) come next, unranked; excluded ones (`exclusionOf`) last, unranked.
  */
 export function rankCheckpoints(input: RankingInput): Ranking {
-  const suites = suitesByUse(input.candidates);
-  const evalMetric = evaluationMetric(input, suites);
-  const rows = input.candidates.map((c) => row(c, input.primary, evalMetric));
+  const usable = input.candidates.filter((c) => !exclusionOf(c.checkpoint, input.loss_nan_steps));
+  const suites = suitesByUse(usable);
+  const evalMetric = evaluationMetric({ ...input, candidates: usable }, suites);
+  const rows = input.candidates.map((c) =>
+    row(c, input.primary, evalMetric, exclusionOf(c.checkpoint, input.loss_nan_steps))
+  );
   const tier = (r: RankedCheckpoint) => {
+    if (r.excluded) return 3;
     if (!r.score || typeof r.score.value !== "number") return 2;
     return r.score.basis === "evaluation" ? 0 : 1;
   };
@@ -119,6 +145,7 @@ function row(
   c: CheckpointCandidate,
   primary: RankingInput["primary"],
   evalMetric: Ranking["evaluation_metric"],
+  excluded: string | null,
 ): RankedCheckpoint {
   const train = primary && c.train_value !== null
     ? { key: primary.key, value: jsonMetric(c.train_value) }
@@ -154,6 +181,7 @@ function row(
     evaluations: c.evaluations,
     score,
     rank: null,
+    excluded,
   };
 }
 
@@ -164,6 +192,7 @@ function trainBest(
   if (!primary) return null;
   let best: RankedCheckpoint | null = null;
   for (const r of rows) {
+    if (r.excluded) continue;
     const v = r.train_metric?.value;
     if (typeof v !== "number") continue;
     const bv = best?.train_metric?.value as number | undefined;

@@ -16,6 +16,15 @@ export const TREND_WINDOW_POINTS = 50;
 export const TREND_MIN_POINTS = 4;
 /** A relative change of the mean below this (2 %) is flat. */
 export const FLAT_RELATIVE_CHANGE = 0.02;
+/**
+ * A latest level this much worse than the best (relative) is worsening, however flat the
+ * recent window: an eval loss that rose 80 % above its minimum and then levelled off.
+ */
+export const WORSE_THAN_BEST = 0.1;
+/** ...and only when the gap is this many times the window's point-to-point noise. */
+export const WORSE_THAN_BEST_NOISE = 5;
+/** The latest level: the mean of this many newest finite points. */
+export const LEVEL_POINTS = 3;
 /** How many of the newest points the step rate is measured over. */
 export const RATE_WINDOW_POINTS = 50;
 
@@ -23,9 +32,15 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /**
  * Whether a metric is improving, flat or worsening: the mean of the later half of its last
- * `TREND_WINDOW_POINTS` finite points against the earlier half, judged by its direction.
+ * `TREND_WINDOW_POINTS` finite points against the earlier half, judged by its direction; and
+ * worsening whatever the halves say when its latest level is well off its `best` (see
+ * `WORSE_THAN_BEST`), since a metric that rose and levelled off looks flat in a short window.
  */
-export function metricTrend(w: SeriesWindow, direction: "min" | "max"): MetricTrend {
+export function metricTrend(
+  w: SeriesWindow,
+  direction: "min" | "max",
+  best: { value: number; step: number | null } | null = null,
+): MetricTrend {
   const points: { step: number; value: number }[] = [];
   for (let i = 0; i < w.steps.length; i++) {
     if (Number.isFinite(w.values[i])) points.push({ step: w.steps[i], value: w.values[i] });
@@ -39,6 +54,7 @@ export function metricTrend(w: SeriesWindow, direction: "min" | "max"): MetricTr
       later_mean: null,
       change: null,
       relative_change: null,
+      from_best: null,
       explanation: `"${w.key}" has ${recent.length} finite recent point` +
         `${recent.length === 1 ? "" : "s"}; a trend needs ${TREND_MIN_POINTS}`,
     };
@@ -53,7 +69,9 @@ export function metricTrend(w: SeriesWindow, direction: "min" | "max"): MetricTr
   const relative = scale > 1e-12 ? change / scale : (Math.abs(change) <= 1e-12 ? 0 : null);
   const flat = relative !== null && Math.abs(relative) < FLAT_RELATIVE_CHANGE;
   const improved = direction === "min" ? change < 0 : change > 0;
-  const verdict = flat ? "flat" : improved ? "improving" : "worsening";
+  const halves = flat ? "flat" : improved ? "improving" : "worsening";
+  const off = offBest(recent.map((p) => p.value), direction, best);
+  const verdict = off?.worse ? "worsening" : halves;
   const moved = change < 0 ? "fell" : change > 0 ? "rose" : "stayed";
   const spans = `steps ${earlier[0].step}–${earlier[earlier.length - 1].step} → ` +
     `${later[0].step}–${later[later.length - 1].step}`;
@@ -68,10 +86,36 @@ export function metricTrend(w: SeriesWindow, direction: "min" | "max"): MetricTr
     later_mean: laterMean,
     change,
     relative_change: relative,
-    explanation: `mean of "${w.key}" ${moved} from ${fmt(earlierMean)} to ${fmt(laterMean)}` +
-      (relative === null ? "" : ` (${fmtPct(relative)})`) + ` over ${spans}: ${verdict}` +
-      ` (${better(direction)}; under ${FLAT_RELATIVE_CHANGE * 100}% change is flat)`,
+    from_best: off?.relative ?? null,
+    explanation: (off?.worse ? `${off.text}: worsening; ` : "") +
+      `mean of "${w.key}" ${moved} from ${fmt(earlierMean)} to ${fmt(laterMean)}` +
+      (relative === null ? "" : ` (${fmtPct(relative)})`) + ` over ${spans}: ${halves}` +
+      ` (${better(direction)}; under ${FLAT_RELATIVE_CHANGE * 100}% change is flat)` +
+      (off && !off.worse && off.relative > 0 ? `; ${off.text}` : ""),
   };
+}
+
+/**
+ * How far the latest level (the mean of the newest `LEVEL_POINTS`) is from the best value, in
+ * the worse direction, and whether that is worsening: beyond `WORSE_THAN_BEST` and beyond
+ * `WORSE_THAN_BEST_NOISE` times the window's noise (a noisy loss sits above its luckiest batch).
+ */
+function offBest(
+  values: number[],
+  direction: "min" | "max",
+  best: { value: number; step: number | null } | null,
+) {
+  if (!best || !Number.isFinite(best.value) || Math.abs(best.value) <= 1e-12) return null;
+  const level = mean(values.slice(-LEVEL_POINTS));
+  const gap = direction === "min" ? level - best.value : best.value - level;
+  const relative = gap / Math.abs(best.value);
+  let diff2 = 0;
+  for (let i = 1; i < values.length; i++) diff2 += (values[i] - values[i - 1]) ** 2;
+  const noise = values.length > 1 ? Math.sqrt(diff2 / (2 * (values.length - 1))) : 0;
+  const worse = relative >= WORSE_THAN_BEST && gap > WORSE_THAN_BEST_NOISE * noise;
+  const text = `the latest level ${fmt(level)} is ${fmtPct(relative)} off its best ` +
+    `${fmt(best.value)}${best.step === null ? "" : ` (step ${best.step})`}`;
+  return { relative, worse, text };
 }
 
 /**

@@ -49,3 +49,31 @@ Deno.test("stepRate() is steps over seconds of the newest points", () => {
     assertEquals(r === null ? null : Math.round(r.steps_per_s * 1000) / 1000, want, name);
   }
 });
+
+Deno.test("metricTrend() calls a metric that levelled off 80% above its best worsening, not flat", () => {
+  // An eval loss that bottomed at 0.1 and then rose to 0.18, where it stays: the recent
+  // window alone moves +0.6%.
+  const level = Array.from({ length: 40 }, (_, i) => 0.18 + (i < 20 ? 0 : 0.001));
+  const t = metricTrend(aWindow("eval/loss", level), "min", { value: 0.1, step: 6 });
+  assertEquals(t.verdict, "worsening", t.explanation);
+  assertEquals(Math.round(t.from_best! * 100), 81);
+  assertEquals(
+    t.explanation.startsWith("the latest level 0.181 is +81% off its best 0.1 (step 6): worsening"),
+    true,
+    t.explanation,
+  );
+  assertEquals(
+    metricTrend(aWindow("acc", level.map((v) => 1 - v)), "max", {
+      value: 0.95,
+      step: 6,
+    }).verdict,
+    "worsening",
+  );
+});
+
+Deno.test("metricTrend() does not call a noisy flat loss worsening for being above its luckiest point", () => {
+  const noisy = Array.from({ length: 50 }, (_, i) => 0.5 + (i % 2 ? 0.1 : -0.1));
+  const t = metricTrend(aWindow("train/loss", noisy), "min", { value: 0.3, step: 10 });
+  assertEquals(t.verdict, "flat", t.explanation);
+  assertEquals(t.explanation.includes("off its best 0.3"), true, t.explanation);
+});

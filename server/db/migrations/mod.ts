@@ -1,6 +1,7 @@
 import { migration001Initial } from "./001_initial.ts";
 import { migration002MetricBlocks } from "./002_metric_blocks.ts";
 import { migration003Trust } from "./003_trust.ts";
+import { migration005CheckpointFilesStopOn } from "./005_checkpoint_files_stop_on.ts";
 
 /** One forward-only schema change. */
 export interface Migration {
@@ -14,4 +15,5 @@ export const MIGRATIONS: Migration[] = [
   migration001Initial,
   migration002MetricBlocks,
   migration003Trust,
+  migration005CheckpointFilesStopOn,
 ];
