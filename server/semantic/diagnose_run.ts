@@ -49,16 +49,15 @@ const ACTIVE = new Set(["QUEUED", "RUNNING"]);
 /** The health of a run: progress, rate, ETA, trend, anomalies, GPU use, failure, next steps. */
 export function diagnoseRun(input: RunDiagnosisInput): RunDiagnosis {
   const { run, now } = input;
-  const rate = (input.primary_window && stepRate(input.primary_window)) ??
-    (input.activity_window && stepRate(input.activity_window)) ?? null;
   const step = run.step;
+  const { rate, onRunAxis } = rateOf(input.primary_window, input.activity_window, step);
   const progress = {
     step,
     epoch: run.epoch,
     max_steps: run.max_steps,
     fraction: run.max_steps && step !== null ? Math.min(1, step / run.max_steps) : null,
   };
-  const eta = run.status === "RUNNING" && run.max_steps && step !== null && rate
+  const eta = run.status === "RUNNING" && run.max_steps && step !== null && rate && onRunAxis
     ? etaOf(run.max_steps - step, rate.steps_per_s, now)
     : null;
   const lastWall = Math.max(
@@ -122,9 +121,33 @@ export function diagnoseRun(input: RunDiagnosisInput): RunDiagnosis {
   };
   return {
     ...diagnosis,
-    summary: summaryOf(diagnosis),
+    summary: summaryOf(diagnosis, onRunAxis),
     next_actions: nextActions(input, anomalies),
   };
+}
+
+/**
+ * Steps per second on the run's own step axis: of the primary metric, else of the key written
+ * last, whichever counts the same steps as the run (its newest step is the run's step). Keras
+ * writes `epoch_loss` by epoch next to `evaluation_loss_vs_iterations` by iteration, so a rate
+ * in epochs/s must never meet a step count in iterations. When no window is on the run's axis
+ * the primary metric's own rate is given (its key names the axis) and there is no ETA.
+ */
+function rateOf(
+  primary: SeriesWindow | null,
+  activity: SeriesWindow | null,
+  runStep: number | null,
+): { rate: RunDiagnosis["rate"]; onRunAxis: boolean } {
+  const windows = [primary, activity].filter((w): w is SeriesWindow => w !== null);
+  for (const w of windows) {
+    const rate = w.steps.at(-1) === runStep ? stepRate(w) : null;
+    if (rate) return { rate, onRunAxis: true };
+  }
+  for (const w of windows) {
+    const rate = stepRate(w);
+    if (rate) return { rate, onRunAxis: false };
+  }
+  return { rate: null, onRunAxis: false };
 }
 
 function etaOf(remaining: number, stepsPerS: number, now: Date) {
@@ -208,7 +231,10 @@ function gpuOf(windows: RunDiagnosisInput["gpu_windows"]): RunDiagnosis["gpu"] {
   return { mean_util: gpus.reduce((a, g) => a + g.mean, 0) / gpus.length, gpus };
 }
 
-function summaryOf(d: Omit<RunDiagnosis, "summary" | "next_actions">): string {
+function summaryOf(
+  d: Omit<RunDiagnosis, "summary" | "next_actions">,
+  rateOnRunAxis: boolean,
+): string {
   const parts: string[] = [];
   const p = d.progress;
   let where = `Run "${d.name}" (${d.run_id}) is ${d.status}`;
@@ -216,7 +242,11 @@ function summaryOf(d: Omit<RunDiagnosis, "summary" | "next_actions">): string {
     where += ` at step ${p.step}` +
       (p.max_steps ? ` of ${p.max_steps} (${Math.round((p.fraction ?? 0) * 100)}%)` : "");
   }
-  if (d.rate) where += `, ${fmt(d.rate.steps_per_s)} steps/s`;
+  if (d.rate) {
+    // Off the run's axis, the rate's key says which steps it counts.
+    where += `, ${fmt(d.rate.steps_per_s)} steps/s` +
+      (rateOnRunAxis ? "" : ` of "${d.rate.key}"`);
+  }
   if (d.eta) where += `, about ${fmtDuration(d.eta.seconds)} left (ETA ${d.eta.at})`;
   parts.push(where + ".");
   const m = d.primary_metric;

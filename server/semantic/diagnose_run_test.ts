@@ -148,3 +148,45 @@ Deno.test("diagnoseRun() of a run with no metrics says so", () => {
   assert(d.rate === null && d.eta === null && d.last_activity === null);
   assertStringIncludes(d.summary, "No primary metric");
 });
+
+Deno.test("diagnoseRun() keeps steps/s and ETA on one axis when keys count epochs and iterations", () => {
+  // Keras: epoch_loss by epoch (0..9, one a minute) next to *_vs_iterations every 1500
+  // iterations; the run's step counter is the iteration.
+  const epochs = aWindow("validation/epoch_loss", [
+    0.3,
+    0.2,
+    0.15,
+    0.1,
+    0.09,
+    0.08,
+    0.08,
+    0.07,
+    0.07,
+    0.07,
+  ], {
+    t0: T0,
+    secondsPerStep: 60,
+  });
+  const iterations = aWindow(
+    "validation/evaluation_loss_vs_iterations",
+    Array.from({ length: 10 }, (_, i) => 0.3 - i * 0.02),
+    { firstStep: 1500, every: 1500, t0: T0 + 60, secondsPerStep: 0.04 },
+  );
+  const base = input();
+  const run = {
+    ...base.run,
+    step: 15000,
+    max_steps: 30000,
+    primary_metric: { ...base.run.primary_metric!, key: "validation/epoch_loss" },
+  };
+  const d = diagnoseRun(input({ run, primary_window: epochs, activity_window: iterations }));
+  assertEquals(d.rate?.key, "validation/evaluation_loss_vs_iterations");
+  assertEquals(d.rate?.steps_per_s, 25);
+  assertEquals(d.eta?.remaining_steps, 15000);
+  assertEquals(d.eta?.seconds, 600);
+  // No key on the run's axis: the primary's own rate, named, and no ETA.
+  const other = diagnoseRun(input({ run, primary_window: epochs, activity_window: epochs }));
+  assertEquals(other.eta, null);
+  assertEquals(other.rate?.key, "validation/epoch_loss");
+  assertStringIncludes(other.summary, "at step 15000 of 30000 (50%), 0.01667 steps/s of");
+});
