@@ -285,3 +285,100 @@ Deno.test("diagnose_run reads the newest points of a long, unevenly logged serie
     assertEquals(Math.round(d.rate.steps_per_s), 10);
   }, { now: () => new Date(T0 + 10_000_000) });
 });
+
+Deno.test("a checkpoint path saved again by a later run is marked overwritten: recommend skips it, evaluating it is 409", async () => {
+  await withHarness(async (h) => {
+    const first = await startedJob(h, "synthetic-a");
+    const second = await startedJob(h, "synthetic-b");
+    const path = "/w/checkpoints/ckpt-100.pt";
+    await log(h, first.runId, {
+      points: points("train/loss", [1, 0.5], 100),
+      checkpoints: [{ path, step: 100, size_bytes: 1000, mtime: T0 / 1000 }],
+    });
+    const [before] = (await h.call("GET", `/api/runs/${first.runId}/checkpoints`)).json.items;
+    assertEquals([before.overwritten, before.size_bytes, before.mtime], [
+      false,
+      1000,
+      new Date(T0).toISOString(),
+    ]);
+    // The second job, started in the same working dir on the same node, writes the same file.
+    await log(h, second.runId, {
+      points: points("train/loss", [2, 1.8], 100),
+      checkpoints: [{ path, step: 100, size_bytes: 1000, mtime: T0 / 1000 + 60 }],
+    });
+    const [lost] = (await h.call("GET", `/api/runs/${first.runId}/checkpoints`)).json.items;
+    assertEquals([lost.overwritten, lost.overwritten_by_run], [true, second.runId]);
+    const [kept] = (await h.call("GET", `/api/runs/${second.runId}/checkpoints`)).json.items;
+    assertEquals(kept.overwritten, false);
+    const events = (await h.call("GET", `/api/events?run_id=${first.runId}`)).json.items;
+    const overwrittenEvent = events.find((e: { type: string }) =>
+      e.type === "CHECKPOINT_OVERWRITTEN"
+    );
+    assert(overwrittenEvent, JSON.stringify(events.map((e: { type: string }) => e.type)));
+    assertStringIncludes(overwrittenEvent.message, `was overwritten by run ${second.runId}`);
+
+    const rec = (await h.call("GET", `/api/checkpoints:recommend?run=${first.runId}`)).json;
+    assertEquals(rec.checkpoint, null);
+    assertEquals(rec.skipped.map((s: { checkpoint_id: string }) => s.checkpoint_id), [lost.id]);
+    assertStringIncludes(rec.reason, `overwritten by run ${second.runId}`);
+    assertStringIncludes(rec.summary, "No checkpoint to recommend");
+    const compared = (await h.call("GET", `/api/runs/${first.runId}/checkpoints:compare`)).json;
+    assertEquals(compared.checkpoints[0].rank, null);
+    assertStringIncludes(compared.checkpoints[0].excluded, `run ${second.runId}`);
+    assertEquals(
+      (await h.call("GET", `/api/checkpoints:recommend?run=${second.runId}`)).json.checkpoint
+        .checkpoint_id,
+      kept.id,
+    );
+
+    const evaluate = await h.call("POST", `/api/checkpoints/${lost.id}/evaluations`, {
+      body: { suite: "heldout", command: "python eval.py" },
+    });
+    assertEquals(evaluate.status, 409, evaluate.text);
+    assertStringIncludes(evaluate.json.error.message, `run ${second.runId} saved to the same path`);
+    assertEquals(
+      (await h.call("GET", "/api/jobs")).json.items.filter((j: { kind: string }) =>
+        j.kind === "EVALUATE"
+      ),
+      [],
+    );
+  });
+});
+
+Deno.test("the same path on another host, or the very same file seen again, is not overwritten", async () => {
+  await withHarness(async (h) => {
+    const onA = await sdkRun(h, { name: "a", env: { hostname: "host-a" } });
+    const onB = await sdkRun(h, { name: "b", env: { hostname: "host-b" } });
+    const sameFile = await sdkRun(h, { name: "c", env: { hostname: "host-a" } });
+    const c = { path: "/data/ckpt.pt", step: 5, size_bytes: 10, mtime: T0 / 1000 };
+    for (const id of [onA, onB, sameFile]) await log(h, id, { checkpoints: [c] });
+    for (const id of [onA, onB, sameFile]) {
+      const [ck] = (await h.call("GET", `/api/runs/${id}/checkpoints`)).json.items;
+      assertEquals(ck.overwritten, false, id);
+    }
+  });
+});
+
+Deno.test("get_best_checkpoint never recommends a checkpoint saved at or after the run's LOSS_NAN", async () => {
+  await withHarness(async (h) => {
+    const id = await sdkRun(h, { name: "diverged" });
+    await log(h, id, {
+      points: points("train/loss", [2, 1, 0.5, 0.1], 100),
+      checkpoints: [{ path: "/ck/a", step: 100 }, { path: "/ck/b", step: 300 }],
+    });
+    h.ctx.db.tx(() =>
+      emitEvent(h.ctx, {
+        type: "LOSS_NAN",
+        severity: "critical",
+        run_id: id,
+        message: 'Loss "train/loss" is NaN at step 250',
+        data: { key: "train/loss", step: 250, value: "NaN" },
+      })
+    );
+    const rec = (await h.call("GET", `/api/checkpoints:recommend?run=${id}`)).json;
+    assertEquals(rec.checkpoint.step, 100);
+    assertEquals(rec.skipped.map((s: { step: number }) => s.step), [300]);
+    assertStringIncludes(rec.reason, "at or after the run's LOSS_NAN at step 250");
+    assertStringIncludes(rec.summary, "Use ");
+  });
+});
