@@ -57,12 +57,18 @@ Deno.test("importBatches() sends at most 5000 points a batch, then the checkpoin
       749,
     ]],
   );
-  assertEquals(batches[3].checkpoints![1], { path: "/exp/step_1.pt", step: 1, size_bytes: 10 });
+  assertEquals(batches[3].checkpoints![1], {
+    path: "/exp/step_1.pt",
+    step: 1,
+    size_bytes: 10,
+    mtime: 0,
+  });
   assertEquals(batches[3].checkpoints![2], {
     path: "/exp/step_2.pt",
     step: 2,
     epoch: 1,
     size_bytes: 10,
+    mtime: 0,
   });
 });
 

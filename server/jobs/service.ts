@@ -90,9 +90,10 @@ export function getJob(ctx: Context, id: string): Job {
 
 /**
  * Cancels a job. A queued job ends CANCELLED at once; a dispatched or running one is
- * marked for cancellation and the agent that runs it is told (it reports the end).
+ * marked for cancellation and the agent that runs it is told (it reports the end). `reason`
+ * replaces the plain "Cancel requested by …" (a `stop_on` anomaly names itself).
  */
-export function cancelJob(ctx: Context, id: string, by: string): Job {
+export function cancelJob(ctx: Context, id: string, by: string, reason?: string): Job {
   const at = ctx.now().toISOString();
   return ctx.db.tx(() => {
     const job = jobsDb.getJob(ctx.db, id);
@@ -104,7 +105,7 @@ export function cancelJob(ctx: Context, id: string, by: string): Job {
       jobsDb.updateJob(ctx.db, id, {
         status: "CANCELLED",
         failure_class: "CANCELLED",
-        reason: `Cancelled by ${by} while queued`,
+        reason: reason ?? `Cancelled by ${by} while queued`,
         finished_at: at,
       }, at);
       emitEvent(ctx, {
@@ -120,7 +121,7 @@ export function cancelJob(ctx: Context, id: string, by: string): Job {
       jobsDb.updateJob(
         ctx.db,
         id,
-        { cancel_requested: true, reason: `Cancel requested by ${by}` },
+        { cancel_requested: true, reason: reason ?? `Cancel requested by ${by}` },
         at,
       );
     }

@@ -109,6 +109,11 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
   const cancelled = end.outcome === "CANCELLED" ||
     (job.cancel_requested && end.outcome !== "SUCCEEDED");
   const outcome = cancelled ? "CANCELLED" : end.outcome;
+  // A requested cancel keeps why it was asked for (`stopped by LOSS_NAN at step 1234: …`);
+  // the agent's own words (`killed by SIGTERM`) follow.
+  const reason = cancelled && job.cancel_requested && job.reason
+    ? `${job.reason} (${end.reason})`
+    : end.reason;
   const failureClass = cancelled ? "CANCELLED" : end.failure_class;
   if (job.run_id) {
     runsDb.updateRun(ctx.db, job.run_id, { status: outcome, finished_at: iso }, iso);
@@ -126,7 +131,7 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
     run_id: job.run_id,
     node_id: job.node_id,
     message:
-      `Run of job "${job.name}" (${job.id}) attempt ${job.attempt} ended ${outcome}: ${end.reason}`,
+      `Run of job "${job.name}" (${job.id}) attempt ${job.attempt} ended ${outcome}: ${reason}`,
     data: {
       attempt: job.attempt,
       failure_class: failureClass,
@@ -141,7 +146,7 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
       job_id: job.id,
       run_id: job.run_id,
       node_id: job.node_id,
-      message: `Job "${job.name}" (${job.id}) ran out of memory: ${end.reason}`,
+      message: `Job "${job.name}" (${job.id}) ran out of memory: ${reason}`,
       data: { attempt: job.attempt },
     });
   }
@@ -149,7 +154,7 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
     failure_class: outcome === "SUCCEEDED" ? null : failureClass,
     exit_code: end.exit_code ?? null,
     signal: end.signal ?? null,
-    reason: end.reason,
+    reason,
   };
   const decision = outcome === "SUCCEEDED" || outcome === "CANCELLED" || !failureClass
     ? { requeue: false, reason: "" }
@@ -186,10 +191,10 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
       ...base,
       status: outcome,
       finished_at: iso,
-      reason: decision.reason ? `${end.reason}; ${decision.reason}` : end.reason,
+      reason: decision.reason ? `${reason}; ${decision.reason}` : reason,
     }, iso);
     if (job.kind === "EVALUATE" && outcome !== "SUCCEEDED") {
-      failEvaluationsOfJob(ctx, job.id, end.reason);
+      failEvaluationsOfJob(ctx, job.id, reason);
     }
   }
   changed(ctx, job.id, "ended");

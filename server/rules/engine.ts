@@ -3,11 +3,14 @@
  * state, stores the events the pure rules raise, and runs the time-driven rules
  * periodically. State lives in memory and is rebuilt from the store after a restart.
  */
-import { metrics as metricsDb, runs as runsDb } from "../db/mod.ts";
+import type { EventRecord } from "../../protocol/objects.ts";
+import { jobs as jobsDb, metrics as metricsDb, runs as runsDb } from "../db/mod.ts";
 import type { StoredPoint } from "../db/metrics.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
+import { cancelJob } from "../jobs/service.ts";
+import { stopOnReason } from "./stop_on.ts";
 import {
   checkTimers,
   createRunRuleState,
@@ -53,6 +56,9 @@ export class RulesEngine {
         topics.allLogs,
         (m) => this.#onLines(m),
       ),
+      // Every anomaly, whoever raised it (these rules, the agent, the job's end), may stop
+      // a job that asked for it.
+      bus.subscribe<EventRecord>(topics.events, (e) => this.#onEvent(e)),
     ];
     this.#timer = setInterval(() => this.runOnce(), this.#intervalMs);
   }
@@ -87,6 +93,22 @@ export class RulesEngine {
     const first = m.points.reduce((lo, p) => Math.min(lo, p.seq), Infinity);
     const state = this.#stateOf(m.run_id, first);
     this.#store(m.run_id, observePoints(state, m.points, this.#cfg));
+  }
+
+  /** Cancels the job of the event's run when its `stop_on` names the event's type. */
+  #onEvent(e: EventRecord): void {
+    const ctx = this.#ctx;
+    const jobId = e.job_id ?? (e.run_id ? runsDb.getRun(ctx.db, e.run_id)?.job_id : null);
+    if (!jobId) return;
+    const job = jobsDb.getJob(ctx.db, jobId);
+    const reason = job ? stopOnReason(job, e) : null;
+    if (!reason) return;
+    cancelJob(ctx, job!.id, `stop_on ${e.type}`, reason);
+    ctx.log.info("job stopped by an anomaly it asked to stop on", {
+      job: job!.id,
+      event: e.id,
+      type: e.type,
+    });
   }
 
   #onLines(m: { run_id: string; lines: { ts: string }[] }): void {
