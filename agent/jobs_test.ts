@@ -201,7 +201,13 @@ Deno.test("JobManager sends new TensorBoard scalars and settled checkpoints, not
       Array.from({ length: 100 }, (_, step) => ["y=x", step, 2 * step]),
     );
     const checkpoints = frames.flatMap((f) => f.type === "checkpoint" ? [f.checkpoint] : []);
-    assertEquals(checkpoints, [{ path: `${dir}/ckpt/model-step-7.pt`, size_bytes: 7, step: 7 }]);
+    const written = (await Deno.stat(`${dir}/ckpt/model-step-7.pt`)).mtime!.getTime() / 1000;
+    assertEquals(checkpoints, [{
+      path: `${dir}/ckpt/model-step-7.pt`,
+      size_bytes: 7,
+      mtime: written,
+      step: 7,
+    }]);
     assertEquals(states(frames), ["RUNNING", "EXITED"]);
     assertEquals(frames.at(-1)!.type, "job_state", "the end comes after every other frame");
     await jobs.stop();
