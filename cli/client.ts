@@ -143,6 +143,13 @@ export class GpuctlClient {
     return (await this.request<Run>("GET", `/api/runs/${encodeURIComponent(id)}`)).body;
   }
 
+  /** How many metric points a run holds (`GET /api/runs/{id}/metrics`, summed over keys). */
+  async countPoints(runId: string): Promise<number> {
+    const path = `/api/runs/${encodeURIComponent(runId)}/metrics`;
+    const keys = (await this.request<{ keys: { points: number }[] }>("GET", path)).body.keys;
+    return keys.reduce((n, k) => n + k.points, 0);
+  }
+
   /** `GET /api/runs/{id}/checkpoints`. */
   async listCheckpoints(runId: string): Promise<Checkpoint[]> {
     const path = `/api/runs/${encodeURIComponent(runId)}/checkpoints`;

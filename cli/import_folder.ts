@@ -1,11 +1,13 @@
 // Turning an old experiment folder into an IMPORTED run: every TensorBoard scalar under it
-// (subfolders become tag prefixes, the newer event file wins) and every checkpoint, sent in
-// batches. The run is found again by the folder's real path, and the server keeps one point
-// per (key, step) and one checkpoint per path, so importing a folder twice changes nothing.
+// (subfolders become tag prefixes, the newer event file wins), the hparams plugin's session
+// as the run's config, and every checkpoint, sent in batches; what is not a scalar is counted
+// by kind and reported. The run is found again by the folder's real path, and the server
+// keeps one point per (key, step) and one checkpoint per path, so importing a folder twice
+// changes nothing (the summary says how many points and checkpoints were new).
 
 import { basename } from "node:path";
 import { type FoundCheckpoint, scanCheckpoints } from "../agent/checkpoints/mod.ts";
-import { readEventDir } from "../agent/tensorboard/mod.ts";
+import { readEventDirReport, type SkippedReport } from "../agent/tensorboard/mod.ts";
 import { encodeMetricValue } from "../protocol/objects.ts";
 import type {
   Accepted,
@@ -25,11 +27,16 @@ export const MAX_IMPORT_KEY_LENGTH = 200;
 /** The longest metric key or run name the server accepts; longer tags are left out. */
 const MAX_NAME_LENGTH = 200;
 
-/** The two calls an import makes; `GpuctlClient` is one, tests may bring another. */
+/** The calls an import makes; `GpuctlClient` is one, tests may bring another. */
 export interface ImportClient {
   createImport(body: ImportRequest): Promise<ImportResponse>;
   logBatch(runId: string, body: LogBatch): Promise<Accepted>;
+  /** How many metric points the run holds; without it a re-import cannot count new points. */
+  countPoints?(runId: string): Promise<number>;
 }
+
+/** What an import leaves out, by kind (only kinds that occurred). */
+export type LeftOut = Partial<Record<string, number>>;
 
 /** What was read from a folder, ready to send. */
 export interface ImportSource {
@@ -41,6 +48,10 @@ export interface ImportSource {
   checkpoints: FoundCheckpoint[];
   /** Scalars the server would refuse (negative step, key over 200 characters). */
   skipped: number;
+  /** What the event files held besides scalars, and their incomplete or corrupt records. */
+  left_out: LeftOut;
+  /** The TensorBoard hparams plugin's session values: the run's config. */
+  config: Record<string, string | number | boolean | null>;
 }
 
 /** What an import did. */
@@ -58,8 +69,22 @@ export interface ImportSummary {
   checkpoints: number;
   /** Checkpoints the server did not have yet. */
   new_checkpoints: number;
+  /** Points the run did not hold before (null when they could not be counted). */
+  new_points: number | null;
   skipped_points: number;
+  /** Non-scalar records by kind, truncated tails and corrupt records, left out. */
+  left_out: LeftOut;
+  /** Config keys taken from the hparams plugin. */
+  config_keys: string[];
   batches: number;
+}
+
+/** The left-out counts of an import, named as the summary shows them. */
+export function leftOutOf(report: SkippedReport): LeftOut {
+  const out: LeftOut = { ...report.skipped };
+  if (report.truncated_tails) out.truncated_tails = report.truncated_tails;
+  if (report.corrupt) out.corrupt_records = report.corrupt;
+  return out;
 }
 
 /**
@@ -88,7 +113,7 @@ export async function readImportSource(dir: string): Promise<ImportSource> {
   }
   const info = await Deno.stat(realDir);
   if (!info.isDirectory) throw new Error(`Cannot import "${dir}": it is not a folder`);
-  const scalars = await readEventDir(realDir);
+  const { points: scalars, report } = await readEventDirReport(realDir);
   const points: WirePoint[] = [];
   let skipped = 0;
   for (const s of scalars) {
@@ -111,15 +136,20 @@ export async function readImportSource(dir: string): Promise<ImportSource> {
     keys: [...new Set(points.map((p) => p.key))].sort(),
     checkpoints: await scanCheckpoints(realDir),
     skipped,
+    left_out: leftOutOf(report),
+    config: report.hparams ?? {},
   };
 }
 
 /**
- * The log batches of an import, in sending order: every point first, then the checkpoints,
- * so the server finds the metrics at each checkpoint's step among the points already stored.
+ * The log batches of an import, in sending order: the config (hparams) first, every point,
+ * then the checkpoints, so the server finds the metrics at each checkpoint's step among the
+ * points already stored. The config goes in a batch (not the registration) so a re-import
+ * of a folder whose hparams were added later updates it too.
  */
 export function importBatches(source: ImportSource): LogBatch[] {
   const batches: LogBatch[] = [];
+  if (Object.keys(source.config).length) batches.push({ config: source.config });
   for (let i = 0; i < source.points.length; i += POINTS_PER_BATCH) {
     batches.push({ points: source.points.slice(i, i + POINTS_PER_BATCH) });
   }
@@ -160,7 +190,10 @@ export async function importFolder(
   source: ImportSource,
   options: ImportOptions,
 ): Promise<ImportSummary> {
-  if (source.points.length === 0 && source.checkpoints.length === 0) {
+  if (
+    source.points.length === 0 && source.checkpoints.length === 0 &&
+    Object.keys(source.config).length === 0
+  ) {
     throw new Error(
       `Nothing to import from "${source.dir}": no TensorBoard scalars and no checkpoints ` +
         "under it (searched event files and checkpoint names 4 folders deep)",
@@ -174,6 +207,7 @@ export async function importFolder(
   };
   if (options.experiment !== undefined) request.experiment = options.experiment;
   const { run, created } = await client.createImport(request);
+  const before = created ? 0 : await client.countPoints?.(run.id);
   const batches = importBatches(source);
   let newCheckpoints = 0;
   for (const [i, batch] of batches.entries()) {
@@ -187,6 +221,7 @@ export async function importFolder(
       );
     }
   }
+  const after = before === undefined ? undefined : await client.countPoints?.(run.id);
   return {
     run_id: run.id,
     created,
@@ -199,7 +234,14 @@ export async function importFolder(
     keys: source.keys,
     checkpoints: source.checkpoints.length,
     new_checkpoints: newCheckpoints,
+    new_points: created
+      ? source.points.length
+      : before === undefined || after === undefined
+      ? null
+      : after - before,
     skipped_points: source.skipped,
+    left_out: source.left_out,
+    config_keys: Object.keys(source.config).sort(),
     batches: batches.length,
   };
 }

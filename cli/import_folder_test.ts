@@ -44,6 +44,8 @@ function source(points: number, checkpoints: number): ImportSource {
       mtime_ms: 0,
     })),
     skipped: 0,
+    left_out: {},
+    config: {},
   };
 }
 

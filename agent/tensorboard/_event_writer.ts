@@ -107,3 +107,43 @@ export function eventFileBytes(events: Uint8Array[]): Uint8Array {
   }
   return out;
 }
+
+/**
+ * The event the TensorBoard hparams plugin writes at a session's start (Keras
+ * `hp.KerasCallback`, PyTorch `add_hparams`): tag `_hparams_/session_start_info`, plugin
+ * `hparams`, content an `HParamsPluginData{version: 0, session_start_info{hparams}}`.
+ */
+export function hparamsSessionEvent(
+  wallTime: number,
+  hparams: Record<string, string | number | boolean>,
+): Uint8Array {
+  const session = new ProtoWriter();
+  for (const [name, value] of Object.entries(hparams)) {
+    const v = new ProtoWriter();
+    if (typeof value === "number") v.double(2, value);
+    else if (typeof value === "string") v.string(3, value);
+    else v.varint(4, value ? 1 : 0);
+    session.bytes(1, new ProtoWriter().string(1, name).bytes(2, v));
+  }
+  session.double(5, wallTime);
+  const content = new ProtoWriter().varint(1, 0).bytes(3, session);
+  const pluginData = new ProtoWriter().string(1, "hparams").bytes(2, content);
+  const value = new ProtoWriter().string(1, "_hparams_/session_start_info")
+    .bytes(9, new ProtoWriter().bytes(1, pluginData))
+    .bytes(8, new ProtoWriter().varint(1, 7)); // an empty DT_STRING tensor, as the plugin writes
+  return new ProtoWriter().double(1, wallTime).bytes(5, new ProtoWriter().bytes(1, value))
+    .finish();
+}
+
+/** An event with one legacy `Summary.Value.histo` (TF1 `tf.summary.histogram`). */
+export function histogramEvent(step: number, wallTime: number, tag: string): Uint8Array {
+  const histo = new ProtoWriter().double(1, 0).double(2, 1).double(3, 10);
+  const value = new ProtoWriter().string(1, tag).bytes(5, histo);
+  return new ProtoWriter().double(1, wallTime).varint(2, step)
+    .bytes(5, new ProtoWriter().bytes(1, value)).finish();
+}
+
+/** An event carrying a serialized `GraphDef` (its bytes do not matter to a scalar reader). */
+export function graphEvent(wallTime: number): Uint8Array {
+  return new ProtoWriter().double(1, wallTime).bytes(4, new Uint8Array([10, 0])).finish();
+}

@@ -1,6 +1,8 @@
 // Decodes the scalar values of one serialized `tensorboard.Event`, skipping everything
-// else (graphs, histograms, images, audio, text, hparams) without decoding it.
-// Messages: tensorboard/compat/proto/{event,summary,tensor,tensor_shape}.proto
+// else (graphs, histograms, images, audio, text) without decoding it; on request it counts
+// what it skipped by kind and decodes the hparams plugin's session (the run's config).
+// Messages: tensorboard/compat/proto/{event,summary,tensor,tensor_shape}.proto,
+// tensorboard/plugins/hparams/plugin_data.proto, google/protobuf/struct.proto
 
 import { ProtoReader, WireType } from "./protobuf.ts";
 
@@ -14,6 +16,45 @@ export interface ScalarPoint {
 
 /** The plugin name TF2 `tf.summary.scalar` puts in a tensor value's metadata. */
 export const SCALARS_PLUGIN = "scalars";
+/** The plugin of `_hparams_/…` summaries (Keras `hp.KerasCallback`, PyTorch `add_hparams`). */
+export const HPARAMS_PLUGIN = "hparams";
+
+/** What a scalar reader leaves out, by kind. */
+export type SkippedKind =
+  | "histograms"
+  | "images"
+  | "audio"
+  | "text"
+  | "graphs"
+  | "run_metadata"
+  | "other";
+
+/**
+ * Per-file notes a caller may keep while decoding: what was skipped, and the hparams of a
+ * session. `tagKinds` remembers the kind of each non-scalar tag, since TF2 writers attach the
+ * plugin name only to a tag's first value in a file.
+ */
+export interface EventNotes {
+  skipped: Partial<Record<SkippedKind, number>>;
+  tagKinds: Map<string, SkippedKind>;
+  /** The hparams of the newest `_hparams_/session_start_info` seen, or null. */
+  hparams: Record<string, string | number | boolean | null> | null;
+}
+
+/** Empty notes for one file. */
+export function createEventNotes(): EventNotes {
+  return { skipped: {}, tagKinds: new Map(), hparams: null };
+}
+
+const PLUGIN_KINDS: Record<string, SkippedKind> = {
+  histograms: "histograms",
+  distributions: "histograms",
+  images: "images",
+  audio: "audio",
+  text: "text",
+  graph_keras_model: "graphs",
+  graphs: "graphs",
+};
 
 // tensorflow/core/framework/types.proto
 const DT_FLOAT = 1;
@@ -24,14 +65,29 @@ const DT_HALF = 19;
 // Field numbers, per message.
 const EVENT_WALL_TIME = 1;
 const EVENT_STEP = 2;
+const EVENT_GRAPH_DEF = 4;
 const EVENT_SUMMARY = 5;
+const EVENT_TAGGED_RUN_METADATA = 8;
+const EVENT_META_GRAPH_DEF = 9;
 const SUMMARY_VALUE = 1;
 const VALUE_TAG = 1;
 const VALUE_SIMPLE_VALUE = 2;
+const VALUE_IMAGE = 4;
+const VALUE_HISTO = 5;
+const VALUE_AUDIO = 6;
 const VALUE_TENSOR = 8;
 const VALUE_METADATA = 9;
 const METADATA_PLUGIN_DATA = 1;
 const PLUGIN_DATA_PLUGIN_NAME = 1;
+const PLUGIN_DATA_CONTENT = 2;
+// HParamsPluginData.session_start_info, SessionStartInfo.hparams (a map: key 1, value 2).
+const HPARAMS_SESSION_START_INFO = 3;
+const SESSION_HPARAMS = 1;
+// google.protobuf.Value
+const STRUCT_NULL = 1;
+const STRUCT_NUMBER = 2;
+const STRUCT_STRING = 3;
+const STRUCT_BOOL = 4;
 const TENSOR_DTYPE = 1;
 const TENSOR_SHAPE = 2;
 const TENSOR_CONTENT = 4;
@@ -52,7 +108,11 @@ const scratch = new DataView(new ArrayBuffer(4));
  * values are recognised by tag alone (TensorBoard keeps the first metadata per tag too).
  * Throws `ProtobufError` when the bytes are not a well-formed message.
  */
-export function decodeScalars(event: Uint8Array, scalarTags: Set<string>): ScalarPoint[] {
+export function decodeScalars(
+  event: Uint8Array,
+  scalarTags: Set<string>,
+  notes?: EventNotes,
+): ScalarPoint[] {
   const reader = new ProtoReader(event);
   let wallTime = 0;
   let step = 0;
@@ -65,7 +125,13 @@ export function decodeScalars(event: Uint8Array, scalarTags: Set<string>): Scala
     else if (field === EVENT_STEP && wire === WireType.VARINT) step = reader.int64();
     // Fields may come in any order, so the summary is decoded once the step is known.
     else if (field === EVENT_SUMMARY && wire === WireType.LEN) summary = reader.bytesField();
-    else reader.skip(wire);
+    else {
+      if (notes && wire === WireType.LEN) {
+        if (field === EVENT_GRAPH_DEF || field === EVENT_META_GRAPH_DEF) count(notes, "graphs");
+        else if (field === EVENT_TAGGED_RUN_METADATA) count(notes, "run_metadata");
+      }
+      reader.skip(wire);
+    }
   }
   if (summary === undefined) return [];
   const points: ScalarPoint[] = [];
@@ -73,7 +139,7 @@ export function decodeScalars(event: Uint8Array, scalarTags: Set<string>): Scala
   while (!values.done) {
     const key = values.key();
     if (key >>> 3 === SUMMARY_VALUE && (key & 7) === WireType.LEN) {
-      const point = decodeValue(values.bytesField(), scalarTags);
+      const point = decodeValue(values.bytesField(), scalarTags, notes);
       if (point) points.push({ tag: point.tag, step, value: point.value, wall_time: wallTime });
     } else {
       values.skip(key & 7);
@@ -82,15 +148,21 @@ export function decodeScalars(event: Uint8Array, scalarTags: Set<string>): Scala
   return points;
 }
 
+function count(notes: EventNotes, kind: SkippedKind): void {
+  notes.skipped[kind] = (notes.skipped[kind] ?? 0) + 1;
+}
+
 function decodeValue(
   bytes: Uint8Array,
   scalarTags: Set<string>,
+  notes: EventNotes | undefined,
 ): { tag: string; value: number } | undefined {
   const reader = new ProtoReader(bytes);
   let tag = "";
   let simpleValue: number | undefined;
   let tensor: Uint8Array | undefined;
-  let pluginName = "";
+  let plugin: PluginData = { name: "", content: undefined };
+  let legacy: SkippedKind | undefined;
   while (!reader.done) {
     const key = reader.key();
     const field = key >>> 3;
@@ -100,36 +172,131 @@ function decodeValue(
     // Kept as a view: only a scalar tag's tensor is ever decoded.
     else if (field === VALUE_TENSOR && wire === WireType.LEN) tensor = reader.bytesField();
     else if (field === VALUE_METADATA && wire === WireType.LEN) {
-      pluginName = readPluginName(reader.bytesField());
-    } else reader.skip(wire);
+      plugin = readPluginData(reader.bytesField());
+    } else {
+      if (wire === WireType.LEN) {
+        if (field === VALUE_HISTO) legacy = "histograms";
+        else if (field === VALUE_IMAGE) legacy = "images";
+        else if (field === VALUE_AUDIO) legacy = "audio";
+      }
+      reader.skip(wire);
+    }
   }
   if (simpleValue !== undefined) return { tag, value: simpleValue };
-  if (tensor === undefined) return undefined;
-  if (pluginName === SCALARS_PLUGIN) scalarTags.add(tag);
-  else if (pluginName !== "" || !scalarTags.has(tag)) return undefined;
-  const value = tensorScalar(tensor);
-  return value === undefined ? undefined : { tag, value };
+  if (tensor !== undefined && plugin.name === SCALARS_PLUGIN) scalarTags.add(tag);
+  if (
+    tensor !== undefined && scalarTags.has(tag) &&
+    (plugin.name === "" || plugin.name === SCALARS_PLUGIN)
+  ) {
+    const value = tensorScalar(tensor);
+    if (value !== undefined) return { tag, value };
+  }
+  if (notes) noteSkipped(notes, tag, plugin, legacy);
+  return undefined;
 }
 
-function readPluginName(metadata: Uint8Array): string {
+/** Counts a value that is not a scalar; an hparams session becomes the notes' hparams. */
+function noteSkipped(
+  notes: EventNotes,
+  tag: string,
+  plugin: PluginData,
+  legacy: SkippedKind | undefined,
+): void {
+  if (plugin.name === HPARAMS_PLUGIN) {
+    const hparams = plugin.content ? sessionHparams(plugin.content) : null;
+    if (hparams) notes.hparams = hparams;
+    return;
+  }
+  let kind = legacy ?? (plugin.name !== "" ? PLUGIN_KINDS[plugin.name] ?? "other" : undefined);
+  if (kind !== undefined) notes.tagKinds.set(tag, kind);
+  else kind = notes.tagKinds.get(tag) ?? "other";
+  count(notes, kind);
+}
+
+interface PluginData {
+  name: string;
+  /** Kept (as a view) only for the hparams plugin: other plugins' content can be large. */
+  content: Uint8Array | undefined;
+}
+
+function readPluginData(metadata: Uint8Array): PluginData {
   const reader = new ProtoReader(metadata);
   let name = "";
+  let content: Uint8Array | undefined;
   while (!reader.done) {
     const key = reader.key();
     if (key >>> 3 === METADATA_PLUGIN_DATA && (key & 7) === WireType.LEN) {
       const pluginData = new ProtoReader(reader.bytesField());
       while (!pluginData.done) {
         const inner = pluginData.key();
-        // plugin_data.content is skipped: for hparams and others it can be large.
         if (inner >>> 3 === PLUGIN_DATA_PLUGIN_NAME && (inner & 7) === WireType.LEN) {
           name = pluginData.string();
+        } else if (inner >>> 3 === PLUGIN_DATA_CONTENT && (inner & 7) === WireType.LEN) {
+          content = pluginData.bytesField();
         } else pluginData.skip(inner & 7);
       }
     } else {
       reader.skip(key & 7);
     }
   }
-  return name;
+  return { name, content: name === HPARAMS_PLUGIN ? content : undefined };
+}
+
+/**
+ * The hparams map of an `HParamsPluginData` holding a `session_start_info`; null for the
+ * plugin's other messages (the experiment, the session end). Values are strings, numbers,
+ * booleans or null; nested structs and lists (which the plugin does not write) are left out.
+ */
+export function sessionHparams(
+  pluginContent: Uint8Array,
+): Record<string, string | number | boolean | null> | null {
+  const data = new ProtoReader(pluginContent);
+  let session: Uint8Array | undefined;
+  while (!data.done) {
+    const key = data.key();
+    if (key >>> 3 === HPARAMS_SESSION_START_INFO && (key & 7) === WireType.LEN) {
+      session = data.bytesField();
+    } else data.skip(key & 7);
+  }
+  if (session === undefined) return null;
+  const out: Record<string, string | number | boolean | null> = {};
+  const info = new ProtoReader(session);
+  while (!info.done) {
+    const key = info.key();
+    if (key >>> 3 !== SESSION_HPARAMS || (key & 7) !== WireType.LEN) {
+      info.skip(key & 7);
+      continue;
+    }
+    const entry = new ProtoReader(info.bytesField());
+    let name = "";
+    let value: string | number | boolean | null | undefined;
+    while (!entry.done) {
+      const k = entry.key();
+      if (k >>> 3 === 1 && (k & 7) === WireType.LEN) name = entry.string();
+      else if (k >>> 3 === 2 && (k & 7) === WireType.LEN) value = structValue(entry.bytesField());
+      else entry.skip(k & 7);
+    }
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+function structValue(bytes: Uint8Array): string | number | boolean | null | undefined {
+  const reader = new ProtoReader(bytes);
+  let value: string | number | boolean | null | undefined;
+  while (!reader.done) {
+    const key = reader.key();
+    const field = key >>> 3;
+    const wire = key & 7;
+    if (field === STRUCT_NULL && wire === WireType.VARINT) {
+      reader.int32();
+      value = null;
+    } else if (field === STRUCT_NUMBER && wire === WireType.I64) value = reader.double();
+    else if (field === STRUCT_STRING && wire === WireType.LEN) value = reader.string();
+    else if (field === STRUCT_BOOL && wire === WireType.VARINT) value = reader.int32() !== 0;
+    else reader.skip(wire);
+  }
+  return value;
 }
 
 /** The single element of a one-element float tensor, or undefined for anything else. */

@@ -1,7 +1,14 @@
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
-import { fileVersionEvent, ProtoWriter, summaryEvent } from "./_event_writer.ts";
+import {
+  fileVersionEvent,
+  graphEvent,
+  histogramEvent,
+  hparamsSessionEvent,
+  ProtoWriter,
+  summaryEvent,
+} from "./_event_writer.ts";
 import { closeTo, expectedScalars, fixturePath } from "./_fixtures.ts";
-import { decodeScalars, halfToNumber } from "./event_decoder.ts";
+import { createEventNotes, decodeScalars, halfToNumber } from "./event_decoder.ts";
 import { ProtobufError } from "./protobuf.ts";
 import { readRecords } from "./record_reader.ts";
 
@@ -200,4 +207,35 @@ Deno.test("halfToNumber() converts normal, subnormal and special binary16 values
   strictEqual(halfToNumber(0x8000), -0);
   strictEqual(halfToNumber(0xfc00), -Infinity);
   ok(Number.isNaN(halfToNumber(0x7c01)));
+});
+
+Deno.test("decodeScalars() with notes decodes the hparams session into string, number and bool values", () => {
+  const notes = createEventNotes();
+  const points = decodeScalars(
+    hparamsSessionEvent(10, { lr: 0.001, optimizer: "adam", batch_size: 64, amp: true }),
+    new Set(),
+    notes,
+  );
+  deepStrictEqual(points, []);
+  deepStrictEqual(notes.hparams, { lr: 0.001, optimizer: "adam", batch_size: 64, amp: true });
+  deepStrictEqual(notes.skipped, {});
+});
+
+Deno.test("decodeScalars() with notes counts what it skips by kind, a tag's kind kept after its first value", () => {
+  const notes = createEventNotes();
+  const scalarTags = new Set<string>();
+  const text = tensor(7, (w) => w.bytes(8, new TextEncoder().encode("hello")));
+  const events = [
+    graphEvent(1),
+    histogramEvent(1, 1, "weights"),
+    summaryEvent(1, 1, [{ tag: "notes", tensor: text, plugin: "text" }]),
+    // TF2 attaches the plugin only to a tag's first value in a file.
+    summaryEvent(2, 2, [{ tag: "notes", tensor: text }]),
+    summaryEvent(1, 1, [{ tag: "sample", tensor: text, plugin: "images" }]),
+    summaryEvent(1, 1, [{ tag: "loss", tensor: floatContent(0.5), plugin: "scalars" }]),
+    summaryEvent(2, 2, [{ tag: "loss", tensor: floatContent(0.25) }]),
+  ];
+  const points = events.flatMap((e) => decodeScalars(e, scalarTags, notes));
+  deepStrictEqual(points.map((p) => [p.tag, p.value]), [["loss", 0.5], ["loss", 0.25]]);
+  deepStrictEqual(notes.skipped, { graphs: 1, histograms: 1, text: 2, images: 1 });
 });

@@ -1,7 +1,7 @@
 // Finding event files under a directory and reading the scalars in a byte range of one,
 // a bounded chunk at a time, so a large file is never held in memory whole.
 
-import { decodeScalars, type ScalarPoint } from "./event_decoder.ts";
+import { decodeScalars, type EventNotes, type ScalarPoint } from "./event_decoder.ts";
 import { ProtobufError } from "./protobuf.ts";
 import { readRecords, RECORD_OVERHEAD } from "./record_reader.ts";
 
@@ -81,8 +81,8 @@ export interface RangeRead {
 
 /**
  * Reads the complete records of `file` between `offset` and `end` (its size when it was
- * stat'ed) and decodes their scalars, updating the file's `scalarTags`. A record cut off
- * at `end` is left for a later read.
+ * stat'ed) and decodes their scalars, updating the file's `scalarTags` (and `notes`, when
+ * given: what was skipped, the hparams). A record cut off at `end` is left for a later read.
  */
 export async function readEventRange(
   file: Deno.FsFile,
@@ -90,6 +90,7 @@ export async function readEventRange(
   end: number,
   scalarTags: Set<string>,
   chunkBytes: number = DEFAULT_CHUNK_BYTES,
+  notes?: EventNotes,
 ): Promise<RangeRead> {
   const result: RangeRead = {
     points: [],
@@ -109,7 +110,7 @@ export async function readEventRange(
     const batch = readRecords(bytes, 0);
     for (const record of batch.records) {
       try {
-        for (const point of decodeScalars(record, scalarTags)) result.points.push(point);
+        for (const point of decodeScalars(record, scalarTags, notes)) result.points.push(point);
       } catch (error) {
         if (!(error instanceof ProtobufError)) throw error;
         result.undecodable++;

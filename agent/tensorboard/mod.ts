@@ -14,7 +14,14 @@
 export { crc32c, maskCrc32c } from "./crc32c.ts";
 export { encodeRecord, readRecords, type RecordBatch } from "./record_reader.ts";
 export { ProtobufError } from "./protobuf.ts";
-export { decodeScalars, type ScalarPoint } from "./event_decoder.ts";
+export {
+  createEventNotes,
+  decodeScalars,
+  type EventNotes,
+  type ScalarPoint,
+  sessionHparams,
+  type SkippedKind,
+} from "./event_decoder.ts";
 export {
   DEFAULT_CHUNK_BYTES,
   EVENT_FILE_PREFIX,
@@ -23,10 +30,11 @@ export {
   listEventFiles,
 } from "./event_file.ts";
 export {
+  type SkippedReport,
   type TailerFileState,
   type TailerOptions,
   type TailerState,
   type TailerStats,
   TensorBoardTailer,
 } from "./tailer.ts";
-export { mergeScalars, readEventDir } from "./read_event_dir.ts";
+export { mergeScalars, readEventDir, readEventDirReport } from "./read_event_dir.ts";

@@ -1,7 +1,7 @@
 // One-shot reading of a TensorBoard directory, for imports.
 
 import type { ScalarPoint } from "./event_decoder.ts";
-import { TensorBoardTailer } from "./tailer.ts";
+import { type SkippedReport, TensorBoardTailer } from "./tailer.ts";
 
 /**
  * Applies `points` in order keeping the last write per (tag, step), as the metric store
@@ -24,4 +24,13 @@ export function mergeScalars(points: Iterable<ScalarPoint>): ScalarPoint[] {
 /** Every scalar under `root`, merged so the newest file wins each (tag, step). */
 export async function readEventDir(root: string): Promise<ScalarPoint[]> {
   return mergeScalars(await new TensorBoardTailer(root).poll());
+}
+
+/** Every scalar under `root` (as `readEventDir`), and what was left out of the files. */
+export async function readEventDirReport(
+  root: string,
+): Promise<{ points: ScalarPoint[]; report: SkippedReport }> {
+  const tailer = new TensorBoardTailer(root);
+  const points = mergeScalars(await tailer.poll());
+  return { points, report: tailer.skippedReport() };
 }

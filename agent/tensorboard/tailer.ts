@@ -1,7 +1,12 @@
 // Tails the TensorBoard event files under one directory, returning only scalars it has
 // not returned before, and reconciles event files that log the same tag and step.
 
-import type { ScalarPoint } from "./event_decoder.ts";
+import {
+  createEventNotes,
+  type EventNotes,
+  type ScalarPoint,
+  type SkippedKind,
+} from "./event_decoder.ts";
 import {
   DEFAULT_CHUNK_BYTES,
   type EventFile,
@@ -64,6 +69,22 @@ interface Cursor {
   scalarTags: Set<string>;
   ino: number | null;
   framingLost: boolean;
+  /** In memory only: what this tailer skipped in the file, and its hparams. */
+  notes: EventNotes;
+  /** Bytes after the last complete record at the last read: a record still being written. */
+  tailBytes: number;
+}
+
+/** What a tailer left out of the files it read (an import reports it). */
+export interface SkippedReport {
+  /** Values and records that are not scalars, by kind. */
+  skipped: Partial<Record<SkippedKind, number>>;
+  /** Files that end in an incomplete record (cut off, or still being written). */
+  truncated_tails: number;
+  /** Records with a bad CRC or bytes that are not an Event, and files whose framing was lost. */
+  corrupt: number;
+  /** The hparams plugin's session data, newest file last (keys of later files win); or null. */
+  hparams: Record<string, string | number | boolean | null> | null;
 }
 
 /**
@@ -126,6 +147,8 @@ export class TensorBoardTailer {
         scalarTags: new Set(Array.isArray(file.scalarTags) ? file.scalarTags : []),
         ino: typeof file.ino === "number" ? file.ino : null,
         framingLost: file.framingLost === true,
+        notes: createEventNotes(),
+        tailBytes: 0,
       });
     }
   }
@@ -155,6 +178,26 @@ export class TensorBoardTailer {
   /** Counters since construction. */
   stats(): TailerStats {
     return { ...this.#stats, files: this.#cursors.size };
+  }
+
+  /** What the polls so far left out of the files still present, and their hparams. */
+  skippedReport(): SkippedReport {
+    const report: SkippedReport = {
+      skipped: {},
+      truncated_tails: 0,
+      corrupt: this.#stats.badCrc + this.#stats.undecodable + this.#stats.framingLost,
+      hparams: null,
+    };
+    // Map order is first-seen order, which is oldest file first.
+    for (const cursor of this.#cursors.values()) {
+      for (const [kind, n] of Object.entries(cursor.notes.skipped)) {
+        const k = kind as SkippedKind;
+        report.skipped[k] = (report.skipped[k] ?? 0) + n;
+      }
+      if (cursor.tailBytes > 0 && !cursor.framingLost) report.truncated_tails++;
+      if (cursor.notes.hparams) report.hparams = { ...report.hparams, ...cursor.notes.hparams };
+    }
+    return report;
   }
 
   async #poll(): Promise<ScalarPoint[]> {
@@ -245,7 +288,9 @@ export class TensorBoardTailer {
         info.size,
         cursor.scalarTags,
         this.#chunkBytes,
+        cursor.notes,
       );
+      cursor.tailBytes = info.size - read.nextOffset;
       return read;
     } finally {
       handle.close();
@@ -293,7 +338,14 @@ export class TensorBoardTailer {
 }
 
 function newCursor(): Cursor {
-  return { offset: 0, scalarTags: new Set(), ino: null, framingLost: false };
+  return {
+    offset: 0,
+    scalarTags: new Set(),
+    ino: null,
+    framingLost: false,
+    notes: createEventNotes(),
+    tailBytes: 0,
+  };
 }
 
 function addStep(index: Map<string, Set<number>>, tag: string, step: number): void {

@@ -21,7 +21,12 @@ checkpoint under it (*.pt *.pth *.ckpt *.safetensors *.bin *.pkl, Hugging Face
 checkpoint-<step>/ folders, TensorFlow <name>.ckpt-<n>.index), with the metrics at the
 nearest step at or below each checkpoint's.
 
-Importing the same folder again reuses its run and adds only what is new.
+The TensorBoard hparams plugin's session values (Keras hp.KerasCallback, PyTorch
+add_hparams) become the run's config. Histograms, images, audio, text, graphs and
+incomplete records at the end of a file are left out, and counted by kind.
+
+Importing the same folder again reuses its run and adds only what is new (the summary
+says how many points and checkpoints were new).
 
 options:
   --project P      the project of the run (required)
@@ -84,10 +89,18 @@ function describe(s: ImportSummary): string[] {
   const lines = [
     `${s.created ? "Imported" : "Re-imported"} ${s.dir} as run ${s.run_id} ("${s.name}", ${where})`,
     `  ${plural(s.points, "point")} under ${plural(s.keys.length, "key")}` +
-    (s.keys.length ? `: ${listed(s.keys)}` : ""),
+    (s.keys.length ? `: ${listed(s.keys)}` : "") +
+    (s.created || s.new_points === null ? "" : ` (${s.new_points} new)`),
     `  ${plural(s.checkpoints, "checkpoint")}` +
     (s.created ? "" : ` (${s.new_checkpoints} new)`),
   ];
+  if (s.config_keys.length) {
+    lines.push(`  config from the hparams plugin: ${listed(s.config_keys)}`);
+  }
+  const leftOut = Object.entries(s.left_out).filter(([, n]) => n);
+  if (leftOut.length) {
+    lines.push(`  left out: ${leftOut.map(([kind, n]) => kindCount(kind, n!)).join(", ")}`);
+  }
   if (s.skipped_points) {
     lines.push(
       `  left out ${plural(s.skipped_points, "scalar")} the server cannot store ` +
@@ -95,6 +108,24 @@ function describe(s: ImportSummary): string[] {
     );
   }
   return lines;
+}
+
+/** How each left-out kind reads, singular and plural. */
+const KIND_WORDS: Record<string, [string, string]> = {
+  histograms: ["histogram", "histograms"],
+  images: ["image", "images"],
+  audio: ["audio clip", "audio clips"],
+  text: ["text summary", "text summaries"],
+  graphs: ["graph", "graphs"],
+  run_metadata: ["run metadata record", "run metadata records"],
+  other: ["other non-scalar value", "other non-scalar values"],
+  truncated_tails: ["file cut off mid-record", "files cut off mid-record"],
+  corrupt_records: ["corrupt record", "corrupt records"],
+};
+
+function kindCount(kind: string, n: number): string {
+  const [one, many] = KIND_WORDS[kind] ?? [kind, kind];
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 const KEYS_LISTED = 10;

@@ -8,6 +8,12 @@ import {
   type TestServer,
   TFEVENTS_FIXTURES,
 } from "../_test_server.ts";
+import {
+  eventFileBytes,
+  fileVersionEvent,
+  hparamsSessionEvent,
+  summaryEvent,
+} from "../../agent/tensorboard/_event_writer.ts";
 
 const KERAS = join(TFEVENTS_FIXTURES, "keras-exp0");
 const TORCH = join(TFEVENTS_FIXTURES, "torch-logs");
@@ -163,5 +169,57 @@ Deno.test("import-run with a read token fails with the server's message", async 
     });
     assertEquals(res.code, 1);
     assertStringIncludes(res.stderr, 'has scope "read"');
+  });
+});
+
+Deno.test("import-run says what it left out of the Keras run: graphs, histograms and images by kind", async () => {
+  await withServer(async (_server, env) => {
+    const json = await runInProcess(["import-run", KERAS, "--project", "p", "--json"], env);
+    assertEquals(JSON.parse(json.stdout).left_out, { graphs: 2, histograms: 40, images: 40 });
+    const text = await runInProcess(["import-run", KERAS, "--project", "p"], env);
+    assertStringIncludes(text.stdout, "left out: 2 graphs, 40 histograms, 40 images");
+    assertStringIncludes(text.stdout, "60 points under 6 keys");
+    assertStringIncludes(text.stdout, "(0 new)");
+  });
+});
+
+Deno.test("import-run makes the hparams session the run's config, reports a cut-off tail, and counts new points on a re-import", async () => {
+  await withServer(async (server, env) => {
+    const dir = join(env.GPUCTL_HOME, "exp");
+    await Deno.mkdir(dir);
+    const scalars = (from: number, n: number) =>
+      Array.from(
+        { length: n },
+        (_, i) =>
+          summaryEvent(from + i, 100 + i, [{ tag: "loss", simpleValue: 1 / (from + i + 1) }]),
+      );
+    const first = eventFileBytes([
+      fileVersionEvent(100),
+      hparamsSessionEvent(100, { lr: 0.001, optimizer: "adam", layers: 4, dropout_on: true }),
+      ...scalars(0, 3),
+    ]);
+    // A record cut off by a crash of the writer: its first bytes only.
+    const cut = eventFileBytes(scalars(3, 1)).subarray(0, 10);
+    const firstFile = join(dir, "events.out.tfevents.100.host");
+    await Deno.writeFile(firstFile, new Uint8Array([...first, ...cut]));
+    const argv = ["import-run", dir, "--project", "p", "--json"];
+    const imported = JSON.parse((await runInProcess(argv, env)).stdout);
+    assertEquals([imported.points, imported.new_points], [3, 3]);
+    assertEquals(imported.left_out, { truncated_tails: 1 });
+    assertEquals(imported.config_keys, ["dropout_on", "layers", "lr", "optimizer"]);
+    const run = (await server.h.call("GET", `/api/runs/${imported.run_id}`)).json;
+    assertEquals(run.config, { lr: 0.001, optimizer: "adam", layers: 4, dropout_on: true });
+
+    // The run went on in a new file: a re-import adds its two points only.
+    await Deno.writeFile(
+      join(dir, "events.out.tfevents.200.host"),
+      eventFileBytes([fileVersionEvent(200), ...scalars(3, 2)]),
+    );
+    const again = await runInProcess(["import-run", dir, "--project", "p"], env);
+    assertEquals([again.code, again.stderr], [0, ""]);
+    assertStringIncludes(again.stdout, "Re-imported");
+    assertStringIncludes(again.stdout, "5 points under 1 key: loss (2 new)");
+    assertStringIncludes(again.stdout, "config from the hparams plugin: dropout_on, layers, lr");
+    assertStringIncludes(again.stdout, "left out: 1 file cut off mid-record");
   });
 });
