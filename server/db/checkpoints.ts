@@ -2,18 +2,9 @@ import type { Checkpoint } from "../../protocol/objects.ts";
 import type { Database } from "./database.ts";
 import { json } from "./_rows.ts";
 
-interface CheckpointRow {
-  id: string;
-  run_id: string;
-  step: number | null;
-  epoch: number | null;
-  path: string;
-  size_bytes: number | null;
-  mtime: string | null;
+interface CheckpointRow extends Omit<Checkpoint, "metrics" | "overwritten"> {
   host: string | null;
   metrics: string;
-  created_at: string;
-  overwritten_by_run: string | null;
   overwritten_at: string | null;
 }
 

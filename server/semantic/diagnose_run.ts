@@ -5,21 +5,14 @@ import type {
   RunAnomaly,
   RunDiagnosis,
 } from "../../protocol/objects.ts";
+import { ANOMALY_EVENT_TYPES as ANOMALY_TYPES } from "../../protocol/rest.ts";
 import type { Diagnosis } from "../failure/mod.ts";
 import { isLossKey, STALLED_AFTER_S } from "../rules/mod.ts";
 import { act, fmt, fmtDuration, jsonMetric } from "./_format.ts";
 import { metricTrend, type SeriesWindow, stepRate } from "./trend.ts";
 
 /** Event types that are anomalies of a run, not its lifecycle. */
-export const ANOMALY_EVENT_TYPES: ReadonlySet<string> = new Set([
-  "OOM",
-  "LOSS_NAN",
-  "LOSS_SPIKE",
-  "OVERFITTING_SUSPECTED",
-  "GPU_UNDERUTILIZED",
-  "DISK_LOW",
-  "STALLED",
-]);
+export const ANOMALY_EVENT_TYPES: ReadonlySet<string> = new Set(ANOMALY_TYPES);
 
 /** How many recent events a diagnosis lists. */
 export const RECENT_EVENTS_SHOWN = 10;
