@@ -1,6 +1,7 @@
 /** The semantic layer through the API: diagnosis, comparisons, recommendation, failures. */
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
 import { type Harness, withHarness } from "./_harness.ts";
+import { createGatewayHarness, eventually, FakeAgent } from "./_fake_agent.ts";
 import { jobs as jobsDb } from "../server/db/mod.ts";
 import { emitEvent } from "../server/events/emit.ts";
 import { dispatchJob, endAttempt, markRunning } from "../server/jobs/transitions.ts";
@@ -381,4 +382,42 @@ Deno.test("get_best_checkpoint never recommends a checkpoint saved at or after t
     assertStringIncludes(rec.reason, "at or after the run's LOSS_NAN at step 250");
     assertStringIncludes(rec.summary, "Use ");
   });
+});
+
+Deno.test("checkpoint frames from one node's agent for the same path mark the earlier job's checkpoint overwritten", async () => {
+  const h = await createGatewayHarness();
+  try {
+    const agent = await FakeAgent.connect(h.base, h.tokens.agent);
+    agent.hello();
+    await agent.until((a) => a.of("ack").length === 2);
+    const refs = [];
+    for (const name of ["a", "b"]) {
+      const job = (await h.call("POST", "/api/jobs", {
+        body: { name, command: ["python", "train.py"], working_dir: "/w", gpus: 1 },
+      })).json;
+      await agent.until((a) => a.of("dispatch").some((d) => d.job.job_id === job.id));
+      const d = agent.of("dispatch").find((f) => f.job.job_id === job.id)!.job;
+      refs.push({ job_id: job.id, attempt: 1, run_id: d.run_id });
+    }
+    const path = "/w/checkpoints/ckpt-100.pt";
+    refs.forEach((ref, i) => {
+      agent.jobState(ref, "RUNNING", { pid: 40 + i });
+      agent.data({
+        type: "checkpoint",
+        ...ref,
+        checkpoint: { path, step: 100, size_bytes: 64, mtime: T0 / 1000 + i },
+      });
+    });
+    const [first, second] = refs.map((r) => r.run_id);
+    const lost = await eventually(async () => {
+      const [c] = (await h.call("GET", `/api/runs/${first}/checkpoints`)).json.items;
+      return c?.overwritten ? c : null;
+    });
+    assertEquals([lost.overwritten_by_run, lost.mtime], [second, new Date(T0).toISOString()]);
+    const [kept] = (await h.call("GET", `/api/runs/${second}/checkpoints`)).json.items;
+    assertEquals([kept.overwritten, kept.size_bytes], [false, 64]);
+    await agent.close();
+  } finally {
+    await h.stop();
+  }
 });
