@@ -62,7 +62,7 @@ export function explainFailure(input: ExplainFailureInput): FailureExplanation {
 
 /**
  * The newest checkpoint written before the loss first went NaN (a LOSS_NAN event's step), or
- * the newest one when there was no such event.
+ * the newest one when there was no such event; never one whose file another run overwrote.
  */
 function lastGoodCheckpoint(input: ExplainFailureInput): Checkpoint | null {
   const nanSteps = input.failure.events
@@ -70,7 +70,9 @@ function lastGoodCheckpoint(input: ExplainFailureInput): Checkpoint | null {
     .map((e) => (e.data as { step?: unknown } | undefined)?.step)
     .filter((s): s is number => typeof s === "number");
   const limit = nanSteps.length ? Math.min(...nanSteps) : Infinity;
-  const usable = input.checkpoints.filter((c) => c.step === null || c.step < limit);
+  const usable = input.checkpoints.filter((c) =>
+    !c.overwritten && (c.step === null || c.step < limit)
+  );
   return usable.filter((c) => c.step !== null).at(-1) ?? usable.at(-1) ?? null;
 }
 

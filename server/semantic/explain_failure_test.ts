@@ -98,3 +98,13 @@ Deno.test("explainFailure() of an unknown cause reads the log first and offers n
   assertEquals(x.cause_id, "unknown");
   assertEquals(x.next_actions.map((a) => a.tool), ["get_logs"]);
 });
+
+Deno.test("explainFailure() never points to a checkpoint whose file another run overwrote", () => {
+  const x = explainFailure(input({
+    checkpoints: [
+      aCheckpoint("c1", 50),
+      aCheckpoint("c2", 100, { overwritten: true, overwritten_by_run: "r-9" }),
+    ],
+  }));
+  assertEquals(x.last_checkpoint?.checkpoint_id, "c1");
+});
