@@ -421,3 +421,20 @@ Deno.test("checkpoint frames from one node's agent for the same path mark the ea
     await h.stop();
   }
 });
+
+Deno.test("a run that saves the path again after the run that overwrote it owns the file again", async () => {
+  await withHarness(async (h) => {
+    const [a, b] = [await sdkRun(h, { name: "a" }), await sdkRun(h, { name: "b" })];
+    const save = (id: string, at: number) =>
+      log(h, id, { checkpoints: [{ path: "/w/last.pt", step: 1, mtime: T0 / 1000 + at }] });
+    const state = async (id: string) => {
+      const [c] = (await h.call("GET", `/api/runs/${id}/checkpoints`)).json.items;
+      return [c.overwritten, c.overwritten_by_run];
+    };
+    await save(a, 1);
+    await save(b, 2);
+    assertEquals([await state(a), await state(b)], [[true, b], [false, null]]);
+    await save(a, 3);
+    assertEquals([await state(a), await state(b)], [[false, null], [true, a]]);
+  });
+});

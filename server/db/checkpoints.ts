@@ -34,22 +34,27 @@ const toStored = (r: CheckpointRow): StoredCheckpoint => ({
 /** The API object: the host stays inside the server. */
 export const publicCheckpoint = ({ host: _host, ...c }: StoredCheckpoint): Checkpoint => c;
 
-/** Registers a checkpoint; the same path of the same run is updated, never duplicated. */
+/**
+ * Registers a checkpoint; the same path of the same run is updated, never duplicated.
+ * `rewritten`: an update that reports another modification time (the run saved the file again).
+ */
 export function upsertCheckpoint(
   db: Database,
   c: NewCheckpoint,
-): { checkpoint: StoredCheckpoint; created: boolean } {
-  const existing = db.prepare("SELECT id FROM checkpoints WHERE run_id = ? AND path = ?").get(
-    c.run_id,
-    c.path,
-  ) as { id: string } | undefined;
+): { checkpoint: StoredCheckpoint; created: boolean; rewritten: boolean } {
+  const existing = db.prepare("SELECT id, mtime FROM checkpoints WHERE run_id = ? AND path = ?")
+    .get(c.run_id, c.path) as { id: string; mtime: string | null } | undefined;
   if (existing) {
     db.prepare(
       `UPDATE checkpoints SET step = COALESCE(?, step), epoch = COALESCE(?, epoch),
          size_bytes = COALESCE(?, size_bytes), mtime = COALESCE(?, mtime), metrics = ?
        WHERE id = ?`,
     ).run(c.step, c.epoch, c.size_bytes, c.mtime, JSON.stringify(c.metrics), existing.id);
-    return { checkpoint: getStoredCheckpoint(db, existing.id)!, created: false };
+    return {
+      checkpoint: getStoredCheckpoint(db, existing.id)!,
+      created: false,
+      rewritten: c.mtime !== null && c.mtime !== existing.mtime,
+    };
   }
   db.prepare(
     `INSERT INTO checkpoints
@@ -67,7 +72,7 @@ export function upsertCheckpoint(
     JSON.stringify(c.metrics),
     c.created_at,
   );
-  return { checkpoint: getStoredCheckpoint(db, c.id)!, created: true };
+  return { checkpoint: getStoredCheckpoint(db, c.id)!, created: true, rewritten: false };
 }
 
 /** Checkpoints of other runs at the same path on the same host (NULL hosts match each other). */
@@ -85,6 +90,13 @@ export function markOverwritten(db: Database, id: string, byRun: string, at: str
      WHERE id = ? AND overwritten_by_run IS NULL`,
   ).run(byRun, at, id);
   return Number(r.changes) > 0;
+}
+
+/** The run saved the file again after the run that had overwritten it: it is its own again. */
+export function clearOverwritten(db: Database, id: string): void {
+  db.prepare(
+    "UPDATE checkpoints SET overwritten_by_run = NULL, overwritten_at = NULL WHERE id = ?",
+  ).run(id);
 }
 
 export function getStoredCheckpoint(db: Database, id: string): StoredCheckpoint | null {

@@ -44,8 +44,9 @@ export function hostOfRun(ctx: Context, run: StoredRun): string | null {
 
 /**
  * Stores one checkpoint of a run (inside the caller's transaction) and marks whichever record
- * of the same path lost its file, with a CHECKPOINT_OVERWRITTEN event on that record's run.
- * Returns the checkpoint and whether it is new.
+ * of the same path lost its file, with a CHECKPOINT_OVERWRITTEN event on that record's run
+ * (also when the run reports the file saved again, with a new mtime). Returns the checkpoint
+ * and whether it is new.
  */
 export function registerCheckpoint(
   ctx: Context,
@@ -54,7 +55,7 @@ export function registerCheckpoint(
   metrics: Record<string, unknown>,
   atIso: string,
 ): { checkpoint: Checkpoint; created: boolean } {
-  const { checkpoint, created } = checkpointsDb.upsertCheckpoint(ctx.db, {
+  const { checkpoint, created, rewritten } = checkpointsDb.upsertCheckpoint(ctx.db, {
     id: ctx.newId("c"),
     run_id: run.id,
     step: c.step ?? null,
@@ -66,15 +67,25 @@ export function registerCheckpoint(
     metrics,
     created_at: atIso,
   });
-  if (created) {
+  if (created || rewritten) {
+    let newest = true;
     for (const other of checkpointsDb.samePathOfOtherRuns(ctx.db, checkpoint)) {
       const lost = overwrittenOf(other, checkpoint);
       if (lost === "earlier") markLost(ctx, other, checkpoint.run_id, atIso);
-      else if (lost === "later" && !checkpoint.overwritten) {
-        markLost(ctx, checkpoint, other.run_id, atIso);
-        checkpoint.overwritten = true;
-        checkpoint.overwritten_by_run = other.run_id;
+      else if (lost === "later") {
+        newest = false;
+        if (!checkpoint.overwritten) {
+          markLost(ctx, checkpoint, other.run_id, atIso);
+          checkpoint.overwritten = true;
+          checkpoint.overwritten_by_run = other.run_id;
+        }
       }
+    }
+    // Saved again after the run that had overwritten it: the file is this run's once more.
+    if (rewritten && newest && checkpoint.overwritten) {
+      checkpointsDb.clearOverwritten(ctx.db, checkpoint.id);
+      checkpoint.overwritten = false;
+      checkpoint.overwritten_by_run = null;
     }
   }
   return { checkpoint: checkpointsDb.publicCheckpoint(checkpoint), created };
