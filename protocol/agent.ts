@@ -78,6 +78,12 @@ export const helloFrame = z.strictObject({
   cpu_slots: z.number().int().min(0).max(256),
   avoid_foreign_gpus: z.boolean(),
   running: z.array(ownedProcess).max(1000),
+  /**
+   * The agent's lease: out of contact with the server longer than this, it stops its jobs
+   * itself, and the server starts a lost job's next attempt only after it surely did. Null or
+   * absent: no lease, so the server never requeues this node's lost jobs by itself.
+   */
+  fence_after_s: z.number().positive().max(86_400).nullable().optional(),
 });
 export type HelloFrame = z.infer<typeof helloFrame>;
 
@@ -215,6 +221,11 @@ export const serverFrame = z.discriminatedUnion("type", [
     grace_s: z.number().min(0),
     reason: z.string().max(2000),
   }),
+  /**
+   * The reply to each hello and heartbeat: the server heard the agent. The agent renews its
+   * lease from the time it sent the frame this answers (replies come in order).
+   */
+  z.strictObject({ type: z.literal("lease") }),
   /** The server refused a frame; the agent logs it (the connection stays up). */
   z.strictObject({ type: z.literal("error"), message: z.string().max(4000) }),
 ]);

@@ -27,6 +27,10 @@ export interface Job {
   grace_s: number | null;
   /** Anomaly event types that cancel the job when raised on its run. */
   stop_on: string[];
+  /** What happens when its node goes silent: requeue once the node's lease expired, or wait. */
+  on_node_lost: "requeue" | "wait";
+  /** The next attempt starts no earlier than this: the silent node's lease expiry. */
+  not_before: string | null;
   status: JobStatus;
   attempt: number;
   failure_class: FailureClass | null;
@@ -172,6 +176,8 @@ export interface TokenInfo {
   id: string;
   name: string;
   scope: Scope;
+  /** An agent token's node; null for the shared agent token (any node's first contact) and other scopes. */
+  node_id: string | null;
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;

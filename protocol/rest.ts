@@ -126,6 +126,12 @@ export const jobSubmission = z.strictObject({
         }`,
     }),
   ).max(ANOMALY_EVENT_TYPES.length * 4).optional(),
+  /**
+   * When its node goes silent: "requeue" (the next attempt starts once the node's lease has
+   * surely expired) or "wait" (never requeued by itself: the node's return or a manual retry).
+   * @default "requeue"
+   */
+  on_node_lost: z.enum(["requeue", "wait"]).optional(),
 }).superRefine((s, ctx) => {
   if (s.runner === "docker" && !s.image) {
     ctx.addIssue({ code: "custom", path: ["image"], message: "is required when runner is docker" });
@@ -218,6 +224,16 @@ export const tokenCreate = z.strictObject({
   name,
   scope: z.enum(SCOPES),
   expires_at: z.iso.datetime({ offset: true }).optional(),
+  /** Binds an agent token to one node id: it can speak only for that node. */
+  node_id: name.optional(),
+}).superRefine((t, ctx) => {
+  if (t.node_id !== undefined && t.scope !== "agent") {
+    ctx.addIssue({
+      code: "custom",
+      path: ["node_id"],
+      message: `only an agent token is bound to a node; scope is "${t.scope}"`,
+    });
+  }
 });
 export type TokenCreate = z.infer<typeof tokenCreate>;
 

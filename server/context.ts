@@ -13,8 +13,11 @@ export interface Context {
   newId: (prefix: string) => string;
   /** Where backups go. */
   backupDir: string;
-  /** Where agent WebSockets are handed over (absent in tests that run no gateway). */
-  agents?: { attach(socket: WebSocket): void };
+  /**
+   * Where agent WebSockets are handed over (absent in tests that run no gateway); `nodeId` is
+   * the node the agent token is bound to (null: the shared first-contact token).
+   */
+  agents?: { attach(socket: WebSocket, nodeId: string | null): void };
   /** Recently read metric series in memory (absent: every query reads the store). */
   series?: SeriesCache;
   /** SSE tuning; tests shorten these. */

@@ -10,6 +10,8 @@ export interface Principal {
   token_id: string;
   name: string;
   scope: Scope;
+  /** For an agent token bound to one node: the only node it may speak for. */
+  node_id: string | null;
 }
 
 /** Finds the principal of a presented token; null when it is unknown, wrong or expired. */
@@ -24,7 +26,7 @@ export function authenticate(ctx: Context, token: string): Principal | null {
   if (!row.last_used_at || now.getTime() - Date.parse(row.last_used_at) > 60_000) {
     tokensDb.touchToken(ctx.db, row.id, now.toISOString());
   }
-  return { token_id: row.id, name: row.name, scope: row.scope };
+  return { token_id: row.id, name: row.name, scope: row.scope, node_id: row.node_id ?? null };
 }
 
 /** Creates a token; the only time the token itself is ever returned. */
@@ -48,11 +50,13 @@ export function createToken(ctx: Context, t: TokenCreate): TokenInfo & { token: 
     secret_hash: hash,
     created_at: at,
     expires_at: t.expires_at ?? null,
+    node_id: t.node_id ?? null,
   });
   return {
     id,
     name: t.name,
     scope: t.scope,
+    node_id: t.node_id ?? null,
     created_at: at,
     expires_at: t.expires_at ?? null,
     last_used_at: null,

@@ -35,6 +35,8 @@ interface JobRow {
   max_steps: number | null;
   grace_s: number | null;
   stop_on: string;
+  on_node_lost: Job["on_node_lost"];
+  not_before: string | null;
   run_id: string | null;
   exit_code: number | null;
   signal: string | null;
@@ -76,6 +78,8 @@ function toJob(r: JobRow): JobState {
     max_steps: r.max_steps,
     grace_s: r.grace_s,
     stop_on: json(r.stop_on, []),
+    on_node_lost: r.on_node_lost,
+    not_before: r.not_before,
     status: r.status,
     attempt: r.attempt,
     infra_attempts: r.infra_attempts,
@@ -113,14 +117,15 @@ export type NewJob = Omit<
   | "started_at"
   | "finished_at"
   | "stop_on"
+  | "not_before"
 >;
 
 export function insertJob(db: Database, j: NewJob): void {
   db.prepare(
     `INSERT INTO jobs (id, name, project, experiment, kind, command, shell, working_dir, env, gpus,
        node_constraint, priority, max_attempts, status, runner, image, tensorboard_dir,
-       checkpoint_dir, after, max_steps, grace_s, created_at, updated_at, secret_env)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       checkpoint_dir, after, max_steps, grace_s, on_node_lost, created_at, updated_at, secret_env)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     j.id,
     j.name,
@@ -142,6 +147,7 @@ export function insertJob(db: Database, j: NewJob): void {
     JSON.stringify(j.after),
     j.max_steps,
     j.grace_s,
+    j.on_node_lost,
     j.created_at,
     j.created_at,
     JSON.stringify(j.secret_env),
@@ -197,6 +203,7 @@ const UPDATABLE = new Set([
   "cancel_requested",
   "started_at",
   "finished_at",
+  "not_before",
 ]);
 
 export type JobPatch = Partial<
@@ -215,6 +222,7 @@ export type JobPatch = Partial<
     | "cancel_requested"
     | "started_at"
     | "finished_at"
+    | "not_before"
   >
 >;
 

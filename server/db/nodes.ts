@@ -110,3 +110,19 @@ export function recordHeartbeat(
        updated_at = ? WHERE id = ?`,
   ).run(JSON.stringify(telemetry), diskFreeMb, at, at, id);
 }
+
+/**
+ * The lease a node's agent declared in its hello: it stops its own jobs after this many
+ * seconds out of contact. Null: the agent holds no lease, so its lost jobs are never
+ * requeued by themselves.
+ */
+export function setFenceAfter(db: Database, id: string, fenceAfterS: number | null): void {
+  db.prepare("UPDATE nodes SET fence_after_s = ? WHERE id = ?").run(fenceAfterS, id);
+}
+
+export function fenceAfterOf(db: Database, id: string): number | null {
+  const row = db.prepare("SELECT fence_after_s FROM nodes WHERE id = ?").get(id) as
+    | { fence_after_s: number | null }
+    | undefined;
+  return row?.fence_after_s ?? null;
+}

@@ -16,11 +16,21 @@ export function insertToken(
     secret_hash: string;
     created_at: string;
     expires_at?: string | null;
+    /** An agent token bound to one node: it can speak only for that node. */
+    node_id?: string | null;
   },
 ): void {
   db.prepare(
-    "INSERT INTO tokens (id, name, scope, secret_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-  ).run(t.id, t.name, t.scope, t.secret_hash, t.created_at, t.expires_at ?? null);
+    "INSERT INTO tokens (id, name, scope, secret_hash, created_at, expires_at, node_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  ).run(
+    t.id,
+    t.name,
+    t.scope,
+    t.secret_hash,
+    t.created_at,
+    t.expires_at ?? null,
+    t.node_id ?? null,
+  );
 }
 
 /** Inserts or refreshes a token whose secret lives in a config file (the bootstrap tokens). */
@@ -41,7 +51,7 @@ export function getToken(db: Database, id: string): TokenRow | null {
 
 export function listTokens(db: Database): TokenInfo[] {
   return db.prepare(
-    "SELECT id, name, scope, created_at, expires_at, last_used_at FROM tokens ORDER BY created_at, id",
+    "SELECT id, name, scope, node_id, created_at, expires_at, last_used_at FROM tokens ORDER BY created_at, id",
   ).all() as unknown as TokenInfo[];
 }
 
@@ -65,4 +75,11 @@ export function tokenDeletedAt(db: Database, id: string): string | null {
 
 export function touchToken(db: Database, id: string, at: string): void {
   db.prepare("UPDATE tokens SET last_used_at = ? WHERE id = ?").run(at, id);
+}
+
+/** Whether some agent token is bound to this node (then only such a token may speak for it). */
+export function nodeHasToken(db: Database, nodeId: string): boolean {
+  return db.prepare("SELECT 1 FROM tokens WHERE scope = 'agent' AND node_id = ? LIMIT 1").get(
+    nodeId,
+  ) !== undefined;
 }

@@ -12,9 +12,17 @@ import { emitEvent } from "../events/emit.ts";
 import { endAttempt, markRunning } from "../jobs/transitions.ts";
 import { ingestBatch } from "../runs/service.ts";
 
+/**
+ * How far ahead of a node's cursor a frame's seq may be. An agent's seqs rise by one per
+ * frame; gaps come only from `sys` frames its full spool dropped. Without a bound, one frame
+ * with seq 2^53−1 would move the cursor past every frame the real agent will ever send.
+ */
+export const MAX_SEQ_STEP = 10_000_000;
+
 /** What the gateway does after a frame: ack it, and maybe refuse it or kill a stale copy. */
 export interface FrameOutcome {
-  ack: { stream: StreamName; seq: number };
+  /** Absent for a frame refused before it was counted: its seq is not acknowledged. */
+  ack?: { stream: StreamName; seq: number };
   applied: boolean;
   refused?: string;
   kill?: { job_id: string; attempt: number; reason: string };
@@ -24,8 +32,14 @@ export interface FrameOutcome {
 export function applyDataFrame(ctx: Context, nodeId: string, frame: DataFrame): FrameOutcome {
   return ctx.db.tx(() => {
     const ack = { stream: frame.stream, seq: frame.seq };
-    if (frame.seq <= cursors.getCursor(ctx.db, nodeId, frame.stream)) {
-      return { ack, applied: false };
+    const cursor = cursors.getCursor(ctx.db, nodeId, frame.stream);
+    if (frame.seq <= cursor) return { ack, applied: false };
+    if (frame.seq - cursor > MAX_SEQ_STEP) {
+      return {
+        applied: false,
+        refused: `Refused ${frame.type} frame ${frame.stream}#${frame.seq}: seq is more than ` +
+          `${MAX_SEQ_STEP} ahead of node "${nodeId}"'s cursor ${cursor}`,
+      };
     }
     cursors.setCursor(ctx.db, nodeId, frame.stream, frame.seq);
     if (frame.type === "event") {

@@ -12,15 +12,38 @@ import {
   type ServerFrame,
   STREAMS,
 } from "../../protocol/agent.ts";
-import { cursors, isTransientStoreError, jobs as jobsDb, nodes as nodesDb } from "../db/mod.ts";
+import {
+  cursors,
+  isTransientStoreError,
+  jobs as jobsDb,
+  nodes as nodesDb,
+  runs as runsDb,
+  tokens as tokensDb,
+} from "../db/mod.ts";
 import type { JobState } from "../db/jobs.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
-import { DEFAULT_GRACE_S, endAttempt, reattachLostAttempt } from "../jobs/transitions.ts";
+import {
+  clockTime,
+  DEFAULT_GRACE_S,
+  endAttempt,
+  type LeaseHold,
+  reattachLostAttempt,
+} from "../jobs/transitions.ts";
 import { type NodeLink, SchedulerLoop } from "../scheduler/loop.ts";
 
 import { applyDataFrame } from "./apply_frame.ts";
+
+/** The largest agent frame the gateway reads; a larger one closes the connection. */
+export const MAX_FRAME_CHARS = 16 * 1024 * 1024;
+
+/**
+ * Added to a silent node's lease before its lost jobs' next attempts may start: the agent's
+ * fence check runs once a second, the kill after the grace period takes a moment, and the
+ * server's gateway starts counting a little before it listens.
+ */
+export const LEASE_MARGIN_MS = 5_000;
 
 export interface GatewayOptions {
   /** Silence after which a node is OFFLINE and its jobs LOST. @default 90_000 */
@@ -33,11 +56,15 @@ export interface GatewayOptions {
   schedulerIntervalMs?: number;
   /** A monotonic clock in ms (liveness must not jump with the wall clock). */
   monotonic?: () => number;
+  /** @default LEASE_MARGIN_MS */
+  leaseMarginMs?: number;
 }
 
 interface Session {
   socket: WebSocket;
   nodeId: string | null;
+  /** The node the connection's token is bound to; null for the shared agent token. */
+  boundNode: string | null;
   /**
    * Set when a data frame could not be applied (a full disk, say). Later frames of the same
    * connection are ignored, not applied: applying frame n+1 would move the cursor past n,
@@ -52,6 +79,8 @@ interface NodeState {
   foreign: Map<number, number>;
   /** Jobs assigned here that the agent's heartbeats did not list, and how many times. */
   misses: Map<string, number>;
+  /** The agent's lease (hello `fence_after_s`); null: it holds none. */
+  fenceAfterS: number | null;
 }
 
 export class AgentGateway implements NodeLink {
@@ -61,6 +90,9 @@ export class AgentGateway implements NodeLink {
   #livenessMs: number;
   #missedHeartbeats: number;
   #monotonic: () => number;
+  #leaseMarginMs: number;
+  /** When the last liveness pass ran (monotonic), to tell the server's own stalls apart. */
+  #lastPass: number | null = null;
   #nodes = new Map<string, NodeState>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #unsubscribe = () => {};
@@ -71,16 +103,24 @@ export class AgentGateway implements NodeLink {
     this.#livenessMs = options.livenessIntervalMs ?? 5_000;
     this.#missedHeartbeats = options.missedHeartbeats ?? 2;
     this.#monotonic = options.monotonic ?? (() => performance.now());
+    this.#leaseMarginMs = options.leaseMarginMs ?? LEASE_MARGIN_MS;
     this.scheduler = new SchedulerLoop(ctx, this, { intervalMs: options.schedulerIntervalMs });
   }
 
-  /** Starts liveness checks and the scheduler. Nodes ONLINE in the store get a full timeout to reconnect. */
+  /**
+   * Starts liveness checks and the scheduler. Nodes ONLINE in the store get a full timeout to
+   * reconnect. While this server was down its agents saw their connections refused and kept
+   * their leases (a server that is not running cannot requeue anything), so every lease is
+   * counted afresh from now: held attempts wait at least a whole lease again.
+   */
   start(): void {
     if (this.#timer !== undefined) return;
     const now = this.#monotonic();
+    this.#lastPass = now;
     for (const n of nodesDb.listNodes(this.#ctx.db)) {
       if (n.status === "ONLINE") this.#state(n.id).lastSeen = now;
     }
+    this.#extendHolds();
     this.#unsubscribe = this.#ctx.bus.subscribe<{ job_id: string; reason: string }>(
       topics.jobs,
       (m) => {
@@ -105,24 +145,35 @@ export class AgentGateway implements NodeLink {
     }
   }
 
-  /** One liveness pass: nodes silent past the timeout go OFFLINE and their jobs are LOST. */
-  runOnce(): { offline: string[] } {
+  /**
+   * One liveness pass: nodes silent past the timeout go OFFLINE and their jobs are LOST. A
+   * pass that comes late means this server's own loop was stalled (a heavy request, a full
+   * disk): heartbeats that arrived meanwhile are not read yet, so the delay is not counted as
+   * the nodes' silence; every node's deadline moves by it. Returns the lag it forgave (ms).
+   */
+  runOnce(): { offline: string[]; lag_ms: number } {
     const now = this.#monotonic();
+    const lag = this.#lastPass === null ? 0 : Math.max(0, now - this.#lastPass - this.#livenessMs);
+    this.#lastPass = now;
+    if (lag > 0) { for (const st of this.#nodes.values()) st.lastSeen += lag; }
+    if (lag >= 1000) {
+      this.#ctx.log.warn("the server's loop was stalled", { lag_ms: Math.round(lag) });
+    }
     const offline: string[] = [];
     for (const n of nodesDb.listNodes(this.#ctx.db)) {
       if (n.status !== "ONLINE") continue;
       const st = this.#state(n.id);
       if (now - st.lastSeen < this.#timeoutMs) continue;
       offline.push(n.id);
-      this.#markOffline(n.id, Math.round((now - st.lastSeen) / 1000));
+      this.#markOffline(n.id, (now - st.lastSeen) / 1000);
     }
     if (offline.length) this.scheduler.trigger();
-    return { offline };
+    return { offline, lag_ms: lag };
   }
 
-  /** Takes over an upgraded WebSocket of an agent. */
-  attach(socket: WebSocket): void {
-    const session: Session = { socket, nodeId: null };
+  /** Takes over an upgraded WebSocket of an agent whose token is bound to `boundNode` (null: shared). */
+  attach(socket: WebSocket, boundNode: string | null = null): void {
+    const session: Session = { socket, nodeId: null, boundNode };
     socket.onmessage = (e) => this.#onMessage(session, e.data);
     socket.onclose = () => {
       if (session.nodeId) {
@@ -151,7 +202,13 @@ export class AgentGateway implements NodeLink {
   #state(nodeId: string): NodeState {
     let st = this.#nodes.get(nodeId);
     if (!st) {
-      st = { session: null, lastSeen: this.#monotonic(), foreign: new Map(), misses: new Map() };
+      st = {
+        session: null,
+        lastSeen: this.#monotonic(),
+        foreign: new Map(),
+        misses: new Map(),
+        fenceAfterS: nodesDb.fenceAfterOf(this.#ctx.db, nodeId),
+      };
       this.#nodes.set(nodeId, st);
     }
     return st;
@@ -170,12 +227,21 @@ export class AgentGateway implements NodeLink {
 
   #onMessage(session: Session, data: unknown): void {
     if (session.broken) return;
+    const size = typeof data === "string"
+      ? data.length
+      : data instanceof ArrayBuffer
+      ? data.byteLength
+      : data instanceof Blob
+      ? data.size
+      : 0;
+    if (size > MAX_FRAME_CHARS) {
+      // Already read whole (Deno has no earlier limit); closing stops a second one.
+      this.#refuse(session, 1009, `a frame of ${size} bytes is larger than ${MAX_FRAME_CHARS}`);
+      return;
+    }
     let frame;
     try {
       if (typeof data !== "string") throw new Error("frames are JSON text");
-      if (data.length > 16 * 1024 * 1024) {
-        throw new Error(`a frame of ${data.length} bytes is too large`);
-      }
       const parsed = agentFrame.safeParse(JSON.parse(data));
       if (!parsed.success) {
         const i = parsed.error.issues[0];
@@ -193,14 +259,14 @@ export class AgentGateway implements NodeLink {
         return;
       }
       this.#state(session.nodeId).lastSeen = this.#monotonic();
-      if (frame.type === "heartbeat") return this.#onHeartbeat(session.nodeId, frame);
+      if (frame.type === "heartbeat") return this.#onHeartbeat(session, session.nodeId, frame);
       const outcome = applyDataFrame(this.#ctx, session.nodeId, frame);
       if (outcome.refused) this.#sendTo(session, { type: "error", message: outcome.refused });
       if (outcome.kill) {
         this.#kill(session.nodeId, outcome.kill.job_id, outcome.kill.attempt, outcome.kill.reason);
       }
       // Acked only after the transaction committed (applyDataFrame returned).
-      this.#sendTo(session, { type: "ack", ...outcome.ack });
+      if (outcome.ack) this.#sendTo(session, { type: "ack", ...outcome.ack });
     } catch (err) {
       const transient = isTransientStoreError(err);
       this.#ctx.log.error(
@@ -226,12 +292,54 @@ export class AgentGateway implements NodeLink {
     }
   }
 
+  /** Sends an error and closes the connection: nothing more of it is read. */
+  #refuse(session: Session, code: number, message: string): void {
+    session.broken = true;
+    this.#ctx.log.warn("agent connection refused", { node: session.nodeId, code, message });
+    this.#sendTo(session, { type: "error", message });
+    try {
+      session.socket.close(code, message.slice(0, 120));
+    } catch {
+      // already closed
+    }
+  }
+
+  /** Why this connection may not speak for `nodeId`, or null when it may. */
+  #helloRefusal(session: Session, nodeId: string): string | null {
+    if (session.nodeId !== null && session.nodeId !== nodeId) {
+      return `this connection speaks for node "${session.nodeId}", not "${nodeId}"`;
+    }
+    if (session.boundNode !== null && session.boundNode !== nodeId) {
+      return `the token is bound to node "${session.boundNode}", not "${nodeId}"`;
+    }
+    if (session.boundNode === null && tokensDb.nodeHasToken(this.#ctx.db, nodeId)) {
+      return `node "${nodeId}" has its own agent token; the shared agent token cannot speak for it`;
+    }
+    const other = this.#nodes.get(nodeId)?.session;
+    if (other && other !== session && other.socket.readyState === WebSocket.OPEN) {
+      const silentMs = this.#monotonic() - this.#state(nodeId).lastSeen;
+      if (silentMs < this.#timeoutMs) {
+        return `node "${nodeId}" already has a live connection (heard ${
+          Math.round(silentMs / 1000)
+        } s ago); a second one is refused until it closes or stays silent ${
+          this.#timeoutMs / 1000
+        } s`;
+      }
+    }
+    return null;
+  }
+
   #onHello(session: Session, hello: HelloFrame): void {
     const ctx = this.#ctx;
     const nodeId = hello.node_id;
+    const refusal = this.#helloRefusal(session, nodeId);
+    if (refusal) {
+      this.#refuse(session, 4003, `Refused hello: ${refusal}`);
+      return;
+    }
     const st = this.#state(nodeId);
     if (st.session && st.session !== session) {
-      // A reconnect wins over a connection the agent has already given up on.
+      // The old connection is closed or silent past the timeout: the agent gave up on it.
       try {
         st.session.socket.close(4000, "replaced by a newer connection");
       } catch {
@@ -242,6 +350,7 @@ export class AgentGateway implements NodeLink {
     st.session = session;
     st.lastSeen = this.#monotonic();
     st.misses.clear();
+    st.fenceAfterS = hello.fence_after_s ?? null;
     const at = ctx.now();
     const iso = at.toISOString();
     ctx.db.tx(() => {
@@ -267,6 +376,7 @@ export class AgentGateway implements NodeLink {
         fake_gpus: hello.fake_gpus,
         last_heartbeat_at: iso,
       }, iso);
+      nodesDb.setFenceAfter(ctx.db, nodeId, st.fenceAfterS);
       if (!before || before.status !== "ONLINE") {
         const gpus = hello.gpus.length;
         emitEvent(ctx, {
@@ -291,11 +401,12 @@ export class AgentGateway implements NodeLink {
         seq: cursors.getCursor(ctx.db, nodeId, stream),
       });
     }
+    this.#sendTo(session, { type: "lease" });
     this.#reconcileOwned(nodeId, hello.running);
     this.scheduler.trigger();
   }
 
-  #onHeartbeat(nodeId: string, hb: HeartbeatFrame): void {
+  #onHeartbeat(session: Session, nodeId: string, hb: HeartbeatFrame): void {
     const ctx = this.#ctx;
     const st = this.#state(nodeId);
     st.foreign = new Map();
@@ -316,6 +427,7 @@ export class AgentGateway implements NodeLink {
       hb.disk_free_mb,
       iso,
     );
+    this.#sendTo(session, { type: "lease" });
     this.#reconcileOwned(nodeId, hb.running);
     this.#checkMissing(nodeId, hb.running);
   }
@@ -400,9 +512,58 @@ export class AgentGateway implements NodeLink {
     });
   }
 
+  /**
+   * When a lost job of a node silent for `silentMs` may start again: once the agent's lease
+   * ran out (it stops its jobs after `fence_after_s` without the server), the job's kill
+   * grace and a margin. No lease: never by itself.
+   */
+  #leaseHold(st: NodeState, job: JobState, silentMs: number): LeaseHold {
+    if (st.fenceAfterS === null) {
+      return {
+        until: null,
+        why: "the node's agent holds no lease (fence_after_s), so nothing stops the old copy",
+      };
+    }
+    const leftMs = st.fenceAfterS * 1000 + (job.grace_s ?? DEFAULT_GRACE_S) * 1000 +
+      this.#leaseMarginMs - silentMs;
+    return { until: new Date(this.#ctx.now().getTime() + Math.max(0, leftMs)) };
+  }
+
+  /**
+   * After a restart: every job waiting for a silent node's lease waits a whole lease again
+   * from now, because that node's agent may have renewed it while this server was down.
+   */
+  #extendHolds(): void {
+    const ctx = this.#ctx;
+    const now = ctx.now().getTime();
+    ctx.db.tx(() => {
+      for (const job of jobsDb.jobsInStatus(ctx.db, ["QUEUED"])) {
+        if (!job.not_before || job.attempt < 2) continue;
+        const nodeId = runsDb.getRunOfAttempt(ctx.db, job.id, job.attempt - 1)?.node_id;
+        if (!nodeId) continue;
+        const hold = this.#leaseHold(this.#state(nodeId), job, 0);
+        if (hold.until === null || hold.until.getTime() <= Date.parse(job.not_before)) continue;
+        const until = hold.until.toISOString();
+        jobsDb.updateJob(
+          ctx.db,
+          job.id,
+          {
+            not_before: until,
+            reason: `The server restarted while ${nodeId} was silent; next attempt at ${
+              clockTime(hold.until)
+            } unless it returns`,
+          },
+          new Date(now).toISOString(),
+          ["QUEUED"],
+        );
+      }
+    });
+  }
+
   #markOffline(nodeId: string, silentS: number): void {
     const ctx = this.#ctx;
     const st = this.#state(nodeId);
+    const silentMs = silentS * 1000;
     try {
       st.session?.socket.close(4001, "no heartbeat");
     } catch {
@@ -415,8 +576,8 @@ export class AgentGateway implements NodeLink {
         type: "NODE_OFFLINE",
         severity: "warning",
         node_id: nodeId,
-        message: `Node ${nodeId} offline: no heartbeat for ${silentS} s`,
-        data: { silent_s: silentS },
+        message: `Node ${nodeId} offline: no heartbeat for ${Math.round(silentS)} s`,
+        data: { silent_s: Math.round(silentS) },
       });
       const lost: JobState[] = jobsDb.jobsInStatus(ctx.db, ["DISPATCHED", "RUNNING"]).filter((j) =>
         j.node_id === nodeId
@@ -425,8 +586,9 @@ export class AgentGateway implements NodeLink {
         endAttempt(ctx, job, {
           outcome: "LOST",
           failure_class: "NODE_LOST",
-          reason: `node ${nodeId} went silent for ${silentS} s`,
+          reason: `node ${nodeId} silent ${Math.round(silentS)} s`,
           at: ctx.now(),
+          lease: this.#leaseHold(st, job, silentMs),
         });
       }
     });

@@ -66,6 +66,7 @@ export function submitJob(ctx: Context, s: JobSubmission, kind: Job["kind"] = "T
       after: s.after ?? [],
       max_steps: s.max_steps ?? null,
       grace_s: s.grace_s ?? null,
+      on_node_lost: s.on_node_lost ?? "requeue",
       created_at: at,
     });
     if (s.stop_on?.length) jobsDb.setStopOn(ctx.db, id, [...new Set(s.stop_on)]);
@@ -136,6 +137,29 @@ export function retryJob(ctx: Context, id: string, by: string): Job {
   return ctx.db.tx(() => {
     const job = jobsDb.getJob(ctx.db, id);
     if (!job) throw notFound("Job", id);
+    if (job.status === "QUEUED" && job.not_before) {
+      // A person lifts the wait for a silent node's lease: they vouch that the old copy stopped.
+      jobsDb.updateJob(
+        ctx.db,
+        id,
+        {
+          not_before: null,
+          reason: `Retried by ${by}: starts without waiting for the lease of its silent node`,
+        },
+        at,
+        ["QUEUED"],
+      );
+      emitEvent(ctx, {
+        type: "JOB_RETRIED",
+        severity: "info",
+        job_id: id,
+        message: `Job "${job.name}" (${id}) attempt ${job.attempt} released by ${by}: ` +
+          `it no longer waits until ${job.not_before} for its silent node`,
+        data: { attempt: job.attempt, previous_status: job.status, by, released: true },
+      });
+      jobsChanged(ctx, id, "retry");
+      return publicJob(jobsDb.getJob(ctx.db, id)!);
+    }
     if ((ACTIVE as readonly string[]).includes(job.status)) {
       throw conflict(`Cannot retry job "${id}": it is still ${job.status}; cancel it first`);
     }
@@ -151,6 +175,7 @@ export function retryJob(ctx: Context, id: string, by: string): Job {
       cancel_requested: false,
       started_at: null,
       finished_at: null,
+      not_before: null,
     }, at);
     emitEvent(ctx, {
       type: "JOB_RETRIED",

@@ -53,6 +53,7 @@ export function dispatchJob(
       gpu_indices: gpuIndices,
       run_id: runId,
       reason: null,
+      not_before: null,
     },
     at,
     ["QUEUED"],
@@ -98,6 +99,38 @@ export interface AttemptEnd {
   signal?: string | null;
   reason: string;
   at: Date;
+  /**
+   * LOST only: when the next attempt may start. `until` is the silent node's lease expiry
+   * (its agent has surely stopped the old copy by then); null when nothing proves it will
+   * stop (the agent holds no lease), and `why` says so.
+   */
+  lease?: LeaseHold;
+}
+
+/** When a lost attempt's successor may start (see {@linkcode AttemptEnd.lease}). */
+export type LeaseHold = { until: Date } | { until: null; why: string };
+
+/** `12:04:10 UTC`: the clock time a person reads in a job's reason. */
+export function clockTime(at: Date): string {
+  return `${at.toISOString().slice(11, 19)} UTC`;
+}
+
+/**
+ * Why a lost attempt is not requeued by itself, or null when the retry policy decides: the
+ * job waits for its node (`on_node_lost: "wait"`), or the node's agent holds no lease.
+ */
+function keptLost(job: JobState, end: AttemptEnd): string | null {
+  if (end.outcome !== "LOST") return null;
+  const node = job.node_id ?? "its node";
+  if (job.on_node_lost === "wait") {
+    return `on_node_lost is "wait": it stays LOST until ${node} returns with it, ` +
+      `or "gpuctl job retry" starts the next attempt`;
+  }
+  if (end.lease && end.lease.until === null) {
+    return `not requeued: ${end.lease.why}; once sure it stopped, "gpuctl job retry" ` +
+      `starts the next attempt`;
+  }
+  return null;
 }
 
 /**
@@ -156,8 +189,11 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
     signal: end.signal ?? null,
     reason,
   };
+  const kept = cancelled ? null : keptLost(job, end);
   const decision = outcome === "SUCCEEDED" || outcome === "CANCELLED" || !failureClass
     ? { requeue: false, reason: "" }
+    : kept !== null
+    ? { requeue: false, reason: kept }
     : retryDecision({
       attempt: job.attempt,
       max_attempts: job.max_attempts,
@@ -165,6 +201,9 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
     }, failureClass);
   if (decision.requeue) {
     const infra = isInfrastructureFailure(failureClass!);
+    // A lost attempt's successor waits for the node's lease to expire, unless it returns.
+    const until = end.lease?.until && end.lease.until > end.at ? end.lease.until : null;
+    const held = until ? `; next attempt at ${clockTime(until)} unless ${job.node_id} returns` : "";
     jobsDb.updateJob(ctx.db, job.id, {
       ...base,
       status: "QUEUED",
@@ -175,7 +214,10 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
       run_id: null,
       started_at: null,
       finished_at: null,
-      reason: `Attempt ${job.attempt} ended ${outcome} (${failureClass}): requeued`,
+      not_before: until?.toISOString() ?? null,
+      reason: outcome === "LOST"
+        ? `${end.reason}${held}`
+        : `Attempt ${job.attempt} ended ${outcome} (${failureClass}): requeued`,
     }, iso);
     emitEvent(ctx, {
       type: "JOB_RETRIED",
@@ -183,8 +225,13 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
       job_id: job.id,
       message: `Job "${job.name}" (${job.id}) requeued as attempt ${
         job.attempt + 1
-      }: ${decision.reason}`,
-      data: { attempt: job.attempt + 1, failure_class: failureClass, automatic: true },
+      }: ${decision.reason}${held}`,
+      data: {
+        attempt: job.attempt + 1,
+        failure_class: failureClass,
+        automatic: true,
+        not_before: until?.toISOString() ?? null,
+      },
     });
   } else {
     jobsDb.updateJob(ctx.db, job.id, {
@@ -203,7 +250,9 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
 
 /**
  * An agent came back still running an attempt that was marked LOST with its node and not
- * yet placed elsewhere: the job gets that attempt back instead of starting a new one.
+ * yet placed elsewhere: the job gets that attempt back instead of starting a new one. The
+ * job is either requeued as the next attempt (waiting for its turn or the lease) or kept
+ * LOST (`on_node_lost: "wait"`, or a node without a lease).
  */
 export function reattachLostAttempt(
   ctx: Context,
@@ -212,7 +261,9 @@ export function reattachLostAttempt(
   nodeId: string,
   at: Date,
 ): boolean {
-  if (job.status !== "QUEUED" || job.attempt !== attempt + 1) return false;
+  const requeued = job.status === "QUEUED" && job.attempt === attempt + 1;
+  const kept = job.status === "LOST" && job.attempt === attempt;
+  if (!requeued && !kept) return false;
   const run = runsDb.getRunOfAttempt(ctx.db, job.id, attempt);
   if (!run || run.status !== "LOST" || run.node_id !== nodeId) return false;
   const iso = at.toISOString();
@@ -222,16 +273,17 @@ export function reattachLostAttempt(
     {
       status: "RUNNING",
       attempt,
-      infra_attempts: Math.max(0, job.infra_attempts - 1),
+      infra_attempts: requeued ? Math.max(0, job.infra_attempts - 1) : job.infra_attempts,
       failure_class: null,
       node_id: nodeId,
       gpu_indices: run.gpu_indices,
       run_id: run.id,
       finished_at: null,
+      not_before: null,
       reason: `Reattached: ${nodeId} came back still running attempt ${attempt}`,
     },
     iso,
-    ["QUEUED"],
+    [job.status],
   );
   runsDb.updateRun(ctx.db, run.id, { status: "RUNNING", finished_at: null }, iso);
   emitEvent(ctx, {

@@ -85,7 +85,11 @@ export class SchedulerLoop {
     const sends: [string, DispatchSpec][] = [];
     const result = ctx.db.tx(() => {
       const active = jobsDb.jobsInStatus(ctx.db, ["QUEUED", "DISPATCHED", "RUNNING"]);
-      const queued = active.filter((j) => j.status === "QUEUED");
+      // A lost job's next attempt waits until its silent node's lease has surely expired.
+      const now = ctx.now().getTime();
+      const queued = active.filter((j) =>
+        j.status === "QUEUED" && !(j.not_before && Date.parse(j.not_before) > now)
+      );
       if (queued.length === 0) return { dispatched: 0, waiting: 0, dependency_failures: 0 };
       const deps = this.#resolveDependencies(queued);
       const ready = new Set(deps.ready);

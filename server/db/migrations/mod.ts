@@ -1,6 +1,7 @@
 import { migration001Initial } from "./001_initial.ts";
 import { migration002MetricBlocks } from "./002_metric_blocks.ts";
 import { migration003Trust } from "./003_trust.ts";
+import { migration004Fencing } from "./004_fencing.ts";
 import { migration005CheckpointFilesStopOn } from "./005_checkpoint_files_stop_on.ts";
 
 /** One forward-only schema change. */
@@ -15,5 +16,6 @@ export const MIGRATIONS: Migration[] = [
   migration001Initial,
   migration002MetricBlocks,
   migration003Trust,
+  migration004Fencing,
   migration005CheckpointFilesStopOn,
 ];

@@ -1,5 +1,5 @@
 import { HttpError } from "../errors.ts";
-import type { RouteDef } from "../route.ts";
+import { principalOf, type RouteDef } from "../route.ts";
 
 export const agentRoutes: RouteDef[] = [
   {
@@ -15,8 +15,11 @@ export const agentRoutes: RouteDef[] = [
           "GET /api/agent/ws expects a WebSocket upgrade",
         );
       }
+      // Deno reads each WebSocket message whole (up to its own 64 MiB cap) before the
+      // gateway sees it, and has no option to lower that cap: the gateway closes the
+      // connection on the first oversize frame, so one connection costs at most one.
       const { socket, response } = Deno.upgradeWebSocket(c.req.raw, { idleTimeout: 60 });
-      ctx.agents.attach(socket);
+      ctx.agents.attach(socket, principalOf(c).node_id);
       return response;
     },
   },
