@@ -31,6 +31,8 @@ export class FakeServer {
   readonly authorizations: (string | null)[] = [];
   /** When false, data frames are applied but their acks are not sent (as if lost on the way). */
   sendAcks = true;
+  /** When false, hello and heartbeats get no `lease` reply (a server that does not hear them). */
+  sendLeases = true;
   /** When true, WebSocket requests are refused with 503. */
   refuse = false;
   #socket: WebSocket | null = null;
@@ -105,10 +107,12 @@ export class FakeServer {
       for (const stream of STREAMS) {
         socket.send(JSON.stringify({ type: "ack", stream, seq: this.cursors[stream] }));
       }
+      if (this.sendLeases) socket.send(JSON.stringify({ type: "lease" }));
       return;
     }
     if (frame.type === "heartbeat") {
       this.heartbeats.push(frame);
+      if (this.sendLeases) socket.send(JSON.stringify({ type: "lease" }));
       return;
     }
     if (frame.seq <= this.cursors[frame.stream]) {

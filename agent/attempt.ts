@@ -52,6 +52,8 @@ export class ManagedAttempt {
   #watching: Promise<unknown> = Promise.resolve();
   #batcher: LogBatcher;
   #cancel: number | null = null;
+  /** Why the agent's fence stopped the attempt (its lease on the server ran out), or null. */
+  #fenced: string | null = null;
   #detached = false;
   #pidsFailed = false;
   #detach!: () => void;
@@ -152,6 +154,20 @@ export class ManagedAttempt {
     }
   }
 
+  /** True once the fence stopped the attempt. */
+  get fenced(): boolean {
+    return this.#fenced !== null;
+  }
+
+  /**
+   * Stops the attempt because the agent's lease ran out: as a cancel, but it ends as a lost
+   * node (NODE_LOST, requeued by the server) rather than a cancel a person asked for.
+   */
+  fence(reason: string): void {
+    this.#fenced = reason;
+    this.cancel(this.spec.grace_s);
+  }
+
   /** Polls the TensorBoard and checkpoint folders once and spools what is new. */
   pollWatchers(): Promise<void> {
     return this.#watch(false);
@@ -229,7 +245,10 @@ export class ManagedAttempt {
   }
 
   /** Spools the attempt's last frames; false when the agent detached before they all were. */
-  async #finish(exit: ExitInfo): Promise<boolean> {
+  async #finish(ended: ExitInfo): Promise<boolean> {
+    const exit: ExitInfo = this.#fenced === null
+      ? ended
+      : { ...ended, failure_class: "NODE_LOST", reason: this.#fenced };
     this.#record.state = "STOPPING";
     await this.#batcher.flush();
     await this.#watch(true);

@@ -16,6 +16,12 @@ export const DEFAULT_HEARTBEAT_S = 10;
 export const DEFAULT_SAMPLE_S = 10;
 /** Spool size cap; system metrics are dropped first when it is reached. */
 export const DEFAULT_SPOOL_MAX_MB = 512;
+/**
+ * Seconds out of contact with the server after which the agent stops its jobs (its lease).
+ * Below the server's default node_timeout_s (90): by the time a silent node is declared
+ * OFFLINE, its jobs have usually stopped and the next attempts start at once.
+ */
+export const DEFAULT_FENCE_AFTER_S = 60;
 /** Where the agent connects on the server. */
 export const AGENT_WS_PATH = "/api/agent/ws";
 
@@ -47,6 +53,8 @@ export const agentYaml = z.strictObject({
   nvml_library: z.string().min(1).optional(),
   /** Run jobs as this user (the agent must run as root). @default the agent's own user */
   job_user: z.string().min(1).max(64).optional(),
+  /** The lease: seconds out of contact before the agent stops its jobs; 0 = never. @default 60 */
+  fence_after_s: z.number().min(0).max(86_400).optional(),
 });
 export type AgentYaml = z.infer<typeof agentYaml>;
 
@@ -60,6 +68,7 @@ export const agentFlags = z.strictObject({
   "data-dir": z.string().min(1).optional(),
   "heartbeat-s": z.coerce.number().positive().max(3600).optional(),
   "sample-s": z.coerce.number().positive().max(3600).optional(),
+  "fence-after-s": z.coerce.number().min(0).max(86_400).optional(),
 });
 export type AgentFlags = z.input<typeof agentFlags>;
 
@@ -93,6 +102,8 @@ export interface ResolvedAgentConfig {
   fakeGpus: number | null;
   /** The agent's own PYTHONPATH, kept after the SDK folder in jobs; null when unset. */
   pythonPath: string | null;
+  /** The lease in seconds; null: the agent never stops its jobs for lack of contact. */
+  fenceAfterS: number | null;
 }
 
 /** What the entry point read from its surroundings, passed in so nothing else reads `Deno.env`. */
@@ -207,6 +218,7 @@ export function resolveAgentConfig(
     nvmlLibrary: surroundings.nvmlLibrary || file.nvml_library || null,
     fakeGpus: flags["fake-gpus"] ?? null,
     pythonPath: surroundings.pythonPath || null,
+    fenceAfterS: (flags["fence-after-s"] ?? file.fence_after_s ?? DEFAULT_FENCE_AFTER_S) || null,
   };
 }
 

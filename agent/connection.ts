@@ -52,6 +52,28 @@ export interface ConnectionOptions {
   heartbeatMs: number;
   /** Reconnect delay for a 0-based attempt. @default backoffDelay with Math.random */
   backoff?: (attempt: number) => number;
+  /**
+   * The server heard us: a frame sent at `sentAt` (monotonic ms) was answered, or the
+   * connection was refused (nothing listens, so no server runs that could requeue a job).
+   */
+  onLease?(sentAt: number): void;
+  /** A monotonic clock in ms. @default performance.now */
+  monotonic?: () => number;
+  /** Whether nothing listens at the server's address now. @default a TCP connect to it */
+  serverRefuses?: () => Promise<boolean>;
+}
+
+/** True when a TCP connection to the URL's host and port is refused: no server process listens. */
+export async function connectionRefused(url: string): Promise<boolean> {
+  const u = new URL(url);
+  const port = Number(u.port || (u.protocol === "wss:" ? 443 : 80));
+  try {
+    const conn = await Deno.connect({ hostname: u.hostname, port });
+    conn.close();
+    return false;
+  } catch (err) {
+    return err instanceof Deno.errors.ConnectionRefused;
+  }
 }
 
 interface Session {
@@ -62,6 +84,9 @@ interface Session {
   acked: Set<StreamName>;
   heartbeat: ReturnType<typeof setInterval> | null;
   closed: Promise<void>;
+  /** Send times of the hello and heartbeats the server has not answered yet, oldest first. */
+  unanswered: number[];
+  opened: boolean;
 }
 
 /** Keeps one WebSocket to the server open while started. */
@@ -142,6 +167,8 @@ export class Connection {
       acked: new Set(),
       heartbeat: null,
       closed: new Promise((resolve) => closedResolve = resolve),
+      unanswered: [],
+      opened: false,
     };
     this.#session = session;
     socket.onopen = () => this.#onOpen(session);
@@ -153,15 +180,36 @@ export class Connection {
       closedResolve();
     };
     if (this.#stopped) socket.close(1000);
+    const probeAt = this.#now();
     await session.closed;
     if (this.#session === session) this.#session = null;
+    if (!session.opened && !this.#stopped) await this.#probeServer(probeAt);
     return session.acked.size > 0;
   }
 
+  #now(): number {
+    return (this.#options.monotonic ?? (() => performance.now()))();
+  }
+
+  /**
+   * A connection that never opened: if nothing listens at the server's address, the server
+   * is down and cannot requeue anything, so the lease holds (from before this attempt).
+   */
+  async #probeServer(startedAt: number): Promise<void> {
+    if (!this.#options.onLease) return;
+    const refuses = this.#options.serverRefuses ?? (() => connectionRefused(this.#options.url));
+    try {
+      if (await refuses()) this.#options.onLease(startedAt);
+    } catch {
+      // no proof either way: the lease keeps running down
+    }
+  }
+
   async #onOpen(session: Session): Promise<void> {
+    session.opened = true;
     try {
       const hello = await this.#options.hello();
-      if (!this.#send(session, hello)) return;
+      if (!this.#sendAnswered(session, hello)) return;
       this.#options.log.info("connected", {
         url: this.#options.url,
         running: hello.running.length,
@@ -178,7 +226,7 @@ export class Connection {
 
   async #sendHeartbeat(session: Session): Promise<void> {
     try {
-      this.#send(session, await this.#options.heartbeat());
+      this.#sendAnswered(session, await this.#options.heartbeat());
     } catch (err) {
       this.#options.log.error("cannot build a heartbeat", { error: String(err) });
     }
@@ -215,6 +263,12 @@ export class Connection {
       case "error":
         this.#options.log.warn("the server refused a frame", { message: frame.message });
         return;
+      case "lease": {
+        // Replies come in order: this one answers the oldest frame not yet answered.
+        const sentAt = session.unanswered.shift();
+        if (sentAt !== undefined) this.#options.onLease?.(sentAt);
+        return;
+      }
       default:
         this.#options.onCommand(frame);
     }
@@ -259,6 +313,14 @@ export class Connection {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     }
+  }
+
+  /** Sends a hello or heartbeat, noting when: the server's `lease` reply renews from then. */
+  #sendAnswered(session: Session, frame: HelloFrame | HeartbeatFrame): boolean {
+    const at = this.#now();
+    if (!this.#send(session, frame)) return false;
+    session.unanswered.push(at);
+    return true;
   }
 
   #sendLive(frame: WireDataFrame): void {

@@ -4,6 +4,7 @@ import { eventually, FakeServer } from "./_fake_server.ts";
 import {
   backoffDelay,
   Connection,
+  type ConnectionOptions,
   MAX_BACKOFF_MS,
   MIN_BACKOFF_MS,
   type ServerCommand,
@@ -67,7 +68,7 @@ function event(i: number): NewDataFrame {
   };
 }
 
-async function setup() {
+async function setup(lease: Partial<ConnectionOptions> = {}) {
   const dir = await Deno.makeTempDir();
   const spool = await Spool.open(dir);
   const server = FakeServer.start();
@@ -83,6 +84,7 @@ async function setup() {
     onCommand: (c) => commands.push(c),
     heartbeatMs: 50,
     backoff: () => 50,
+    ...lease,
   });
   const cleanup = async () => {
     await connection.stop();
@@ -191,5 +193,74 @@ Deno.test("Connection numbers on from the server's cursor when the agent lost it
     assertEquals(server.ignored, []);
   } finally {
     await cleanup();
+  }
+});
+
+Deno.test("Connection renews the lease only when the server answers, from the answered frame's send time", async () => {
+  let clock = 0;
+  const leases: number[] = [];
+  const sent: number[] = [];
+  const { server, connection, cleanup } = await setup({
+    monotonic: () => clock,
+    onLease: (at) => leases.push(at),
+    heartbeat: () => {
+      sent.push(clock);
+      return heartbeat();
+    },
+  });
+  try {
+    server.sendLeases = false;
+    connection.start();
+    await eventually("heartbeats", () => server.heartbeats.length >= 3);
+    assertEquals(leases, []); // heard nothing back: the lease runs down
+    server.sendLeases = true;
+    clock = 1000;
+    const from = server.heartbeats.length;
+    await eventually("a lease", () => leases.length > 0);
+    // The reply answers the oldest frame not yet answered: the hello, sent at 0.
+    assertEquals(leases[0], 0);
+    await eventually("later leases", () => leases.some((at) => at === 1000));
+    assert(server.heartbeats.length > from);
+    assert(leases.every((at) => at === 0 || sent.includes(at)), leases.join());
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("Connection keeps the lease while nothing listens at the server's address, not while it is unreachable", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close(); // nothing listens there now: a connection is refused
+  const refused: number[] = [];
+  const dir = await Deno.makeTempDir();
+  const spool = await Spool.open(dir);
+  const options = {
+    url: `ws://127.0.0.1:${port}/api/agent/ws`,
+    token: "agent-token",
+    spool,
+    log: memoryLogger(),
+    hello,
+    heartbeat,
+    onCommand: () => {},
+    heartbeatMs: 50,
+    backoff: () => 20,
+  };
+  const down = new Connection({ ...options, onLease: (at) => refused.push(at) });
+  const unknown: number[] = [];
+  const partitioned = new Connection({
+    ...options,
+    onLease: (at) => unknown.push(at),
+    serverRefuses: () => Promise.resolve(false), // a timeout, say: no proof the server is down
+  });
+  try {
+    down.start();
+    partitioned.start();
+    await eventually("a lease from a refusal", () => refused.length >= 2);
+    assertEquals(unknown, []);
+  } finally {
+    await down.stop();
+    await partitioned.stop();
+    await spool.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -14,6 +14,9 @@ import type { TelemetryJob } from "./telemetry.ts";
 /** How often the TensorBoard and checkpoint folders are polled (points reach the server within 2 s). */
 export const WATCH_POLL_MS = 1000;
 
+/** How often the lease is checked: the server's margin covers this delay. */
+export const FENCE_CHECK_MS = 1000;
+
 /** Options of {@linkcode JobManager}. */
 export interface JobManagerOptions {
   dataDir: string;
@@ -27,6 +30,13 @@ export interface JobManagerOptions {
   watchPollMs?: number;
   /** Milliseconds between log flushes. @default 250 */
   logFlushMs?: number;
+  /**
+   * The lease: out of contact with the server longer than this, the agent stops its jobs
+   * (the server starts their next attempts only after that). Null: never.
+   */
+  fenceAfterS?: number | null;
+  /** A monotonic clock in ms for the lease. @default performance.now */
+  monotonic?: () => number;
 }
 
 const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
@@ -44,6 +54,9 @@ export class JobManager {
   #saveTimer: ReturnType<typeof setTimeout> | null = null;
   #polling: Promise<void> = Promise.resolve();
   #stopped = false;
+  /** When the lease was last renewed (monotonic ms): the send time of a frame the server answered. */
+  #leaseRenewed: number;
+  #leaseTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(options: JobManagerOptions) {
     this.#options = options;
@@ -52,6 +65,81 @@ export class JobManager {
       () => ({ version: 1, attempts: [...this.#attempts.values()].map((a) => a.persisted()) }),
       (err) => options.log.error("cannot write the state file", { error: String(err) }),
     );
+    this.#leaseRenewed = this.#monotonic();
+  }
+
+  #monotonic(): number {
+    return (this.#options.monotonic ?? (() => performance.now()))();
+  }
+
+  /** `<data_dir>/lease.json`: when the lease was last renewed, so a restarted agent keeps counting. */
+  get leasePath(): string {
+    return `${this.#options.dataDir}/lease.json`;
+  }
+
+  /**
+   * The server heard a frame this agent sent at `sentAt` (monotonic ms), or refused the
+   * connection outright (nothing listens: a server that is down cannot requeue anything).
+   */
+  renewLease(sentAt: number): void {
+    if (sentAt <= this.#leaseRenewed) return;
+    this.#leaseRenewed = sentAt;
+    const wall = (this.#options.now ?? Date.now)() - (this.#monotonic() - sentAt);
+    Deno.writeTextFile(this.leasePath, JSON.stringify({ renewed_at_ms: wall })).catch((err) =>
+      this.#options.log.warn("cannot write the lease file", { error: String(err) })
+    );
+  }
+
+  /**
+   * Stops every attempt when the lease ran out: the server may start their next attempts
+   * elsewhere once it surely has. Jobs with `on_node_lost: "wait"` keep running (nothing
+   * replaces them by itself). Returns the attempts it stopped now.
+   */
+  checkLease(): AttemptRef[] {
+    const fenceS = this.#options.fenceAfterS ?? null;
+    if (fenceS === null || this.#stopped) return [];
+    const silentMs = this.#monotonic() - this.#leaseRenewed;
+    if (silentMs <= fenceS * 1000) return [];
+    const stopped: AttemptRef[] = [];
+    for (const managed of this.#attempts.values()) {
+      if (managed.fenced || managed.spec.on_node_lost === "wait") continue;
+      const silentS = Math.round(silentMs / 1000);
+      const reason = `stopped by its agent: no contact with the server for ${silentS} s ` +
+        `(fence_after_s ${fenceS}), so the server may start the next attempt elsewhere`;
+      this.#options.log.warn("lease expired: stopping the attempt", {
+        ...managed.ref,
+        silent_s: silentS,
+      });
+      managed.fence(reason);
+      void this.#options.emit({
+        type: "event",
+        stream: "data",
+        event: {
+          type: "JOB_FENCED",
+          severity: "warning",
+          message: `Attempt ${managed.ref.attempt} of job ${managed.ref.job_id} ${reason}`,
+          job_id: managed.ref.job_id,
+          run_id: managed.ref.run_id,
+          data: { attempt: managed.ref.attempt, silent_s: silentS, fence_after_s: fenceS },
+        },
+      });
+      stopped.push(managed.ref);
+    }
+    return stopped;
+  }
+
+  /** Picks up the lease where a previous agent left it (its last renewal, by the wall clock). */
+  async #restoreLease(): Promise<void> {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(this.leasePath);
+    } catch {
+      return; // never renewed: the lease counts from this start
+    }
+    const wall = Number((JSON.parse(text) as { renewed_at_ms?: unknown }).renewed_at_ms);
+    if (!Number.isFinite(wall)) return;
+    const ago = Math.max(0, (this.#options.now ?? Date.now)() - wall);
+    this.#leaseRenewed = Math.min(this.#leaseRenewed, this.#monotonic() - ago);
   }
 
   /** `<data_dir>/state.json`. */
@@ -64,6 +152,11 @@ export class JobManager {
    * reports them). Attempts whose processes are gone end with what the runner knows.
    */
   async restore(): Promise<number> {
+    try {
+      await this.#restoreLease();
+    } catch (err) {
+      this.#options.log.warn("cannot read the lease file", { error: String(err) });
+    }
     const { attempts, problems } = await loadState(this.statePath);
     for (const problem of problems) this.#options.log.warn(problem);
     for (const persisted of attempts) {
@@ -74,9 +167,10 @@ export class JobManager {
     return attempts.length;
   }
 
-  /** Starts the folder-polling loop; idempotent. */
+  /** Starts the folder-polling loop and the lease check; idempotent. */
   start(): void {
     if (this.#timer !== null || this.#stopped) return;
+    this.#leaseTimer = setInterval(() => this.checkLease(), FENCE_CHECK_MS);
     const tick = () => {
       this.#polling = this.#pollAll().finally(() => {
         if (!this.#stopped) {
@@ -150,6 +244,8 @@ export class JobManager {
    */
   async stop(): Promise<void> {
     this.#stopped = true;
+    if (this.#leaseTimer !== null) clearInterval(this.#leaseTimer);
+    this.#leaseTimer = null;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     await this.#polling;

@@ -7,7 +7,10 @@ import { JobManager } from "./jobs.ts";
 import { silentLogger } from "./log.ts";
 import { loadState } from "./state_file.ts";
 
-async function setup(dataDir?: string) {
+async function setup(
+  dataDir?: string,
+  lease: { fenceAfterS?: number; clock?: { ms: number } } = {},
+) {
   const dir = dataDir ?? await Deno.makeTempDir();
   const runner = new FakeRunner();
   const frames: NewDataFrame[] = [];
@@ -20,6 +23,8 @@ async function setup(dataDir?: string) {
     now: () => 1_700_000_000_000,
     watchPollMs: 20,
     logFlushMs: 10,
+    fenceAfterS: lease.fenceAfterS ?? null,
+    monotonic: lease.clock ? () => lease.clock!.ms : undefined,
   });
   return { dir, runner, frames, jobs };
 }
@@ -291,5 +296,76 @@ Deno.test("scalars written while the disk is full arrive once, after the frames 
     await jobs.stop();
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the fence: out of contact past fence_after_s, the agent stops its attempts as NODE_LOST; wait jobs run on", async () => {
+  const clock = { ms: 0 };
+  const { dir, runner, frames, jobs } = await setup(undefined, { fenceAfterS: 10, clock });
+  try {
+    jobs.dispatch(dispatchSpec({ working_dir: dir, grace_s: 3 }));
+    jobs.dispatch(dispatchSpec({
+      working_dir: dir,
+      job_id: "j-wait",
+      run_id: "r-wait",
+      on_node_lost: "wait",
+    }));
+    await eventually("both RUNNING", () => states(frames).length === 2);
+    clock.ms = 8_000;
+    assertEquals(jobs.checkLease(), []);
+    jobs.renewLease(7_000); // the server answered a heartbeat sent at 7 s
+    clock.ms = 17_000;
+    assertEquals(jobs.checkLease(), []); // 10 s since the renewal: not past the lease
+    clock.ms = 17_001;
+    assertEquals(jobs.checkLease(), [{ job_id: "j-1", attempt: 2, run_id: "r-abc" }]);
+    assertEquals(jobs.checkLease(), []); // once
+    const fenced = runner.started.find((s) => s.spec.run_id === "r-abc")!;
+    const waiting = runner.started.find((s) => s.spec.run_id === "r-wait")!;
+    assertEquals([fenced.handle.cancels, waiting.handle.cancels], [[3], []]);
+    await eventually("the end", () => states(frames).length === 3);
+    const end = frames.findLast((f) => f.type === "job_state")!;
+    assert(end.type === "job_state");
+    assertEquals([end.state, end.failure_class], ["EXITED", "NODE_LOST"]);
+    assert(
+      end.reason!.includes("no contact with the server for 10 s (fence_after_s 10)"),
+      end.reason!,
+    );
+    const event = frames.find((f) => f.type === "event");
+    assert(event?.type === "event" && event.event.type === "JOB_FENCED", JSON.stringify(event));
+    assertEquals(jobs.running().map((p) => p.job_id), ["j-wait"]);
+    await jobs.stop();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the fence counts on across an agent restart from the last renewal", async () => {
+  const firstClock = { ms: 0 };
+  const first = await setup(undefined, { fenceAfterS: 10, clock: firstClock });
+  try {
+    firstClock.ms = 50_000;
+    first.jobs.renewLease(49_000); // 1 s ago
+    await eventually("the lease file", async () => {
+      try {
+        return (await Deno.readTextFile(first.jobs.leasePath)).includes("renewed_at_ms");
+      } catch {
+        return false;
+      }
+    });
+    await first.jobs.stop();
+    // The next agent's monotonic clock starts afresh; its wall clock (now() in setup) says
+    // no time passed, so the lease it inherits is 1 s old, not new.
+    const clock = { ms: 0 };
+    const again = await setup(first.dir, { fenceAfterS: 10, clock });
+    await again.jobs.restore();
+    again.jobs.dispatch(dispatchSpec({ working_dir: first.dir }));
+    await eventually("RUNNING", () => states(again.frames).includes("RUNNING"));
+    clock.ms = 8_999;
+    assertEquals(again.jobs.checkLease(), []);
+    clock.ms = 9_001;
+    assertEquals(again.jobs.checkLease().length, 1);
+    await again.jobs.stop();
+  } finally {
+    await Deno.remove(first.dir, { recursive: true });
   }
 });

@@ -93,6 +93,7 @@ export async function startAgent(
     log,
     now,
     watchPollMs: deps.watchPollMs,
+    fenceAfterS: config.fenceAfterS,
   });
   const ingest = startIngestServer({ findRun: (runId) => jobs.findRun(runId), emit, log });
   ingestPort = ingest.port;
@@ -133,6 +134,7 @@ export async function startAgent(
       cpu_slots: config.cpuSlots,
       avoid_foreign_gpus: config.avoidForeignGpus,
       running: jobs.running(),
+      fence_after_s: config.fenceAfterS,
     };
   };
   const heartbeat = (): HeartbeatFrame => ({
@@ -155,6 +157,7 @@ export async function startAgent(
     onCommand,
     heartbeatMs: config.heartbeatMs,
     backoff: deps.backoff,
+    onLease: (sentAt) => jobs.renewLease(sentAt),
   });
 
   telemetry.start();

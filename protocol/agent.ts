@@ -205,6 +205,8 @@ export const dispatchSpec = z.object({
   checkpoint_dir: z.string().nullable(),
   grace_s: z.number().min(0),
   max_steps: z.number().int().nullable(),
+  /** "wait": the agent's fence leaves this job running (the server never requeues it by itself). */
+  on_node_lost: z.enum(["requeue", "wait"]).optional(),
 });
 export type DispatchSpec = z.infer<typeof dispatchSpec>;
 

@@ -9,10 +9,25 @@ export interface GatewayHarness extends Harness {
   stop(): Promise<void>;
 }
 
+/** A fake clock for the gateway: its monotonic ms and the server's wall clock move together. */
+export class FakeClock {
+  ms = 0;
+  readonly base = Date.parse("2026-01-01T12:00:00Z");
+  monotonic = (): number => this.ms;
+  now = (): Date => new Date(this.base + this.ms);
+}
+
 /** A harness whose app also runs the agent gateway, served on 127.0.0.1. */
-export async function createGatewayHarness(options: GatewayOptions = {}): Promise<GatewayHarness> {
-  const h = await createHarness();
-  const gateway = new AgentGateway(h.ctx, { schedulerIntervalMs: 200, ...options });
+export async function createGatewayHarness(
+  options: GatewayOptions = {},
+  clock?: FakeClock,
+): Promise<GatewayHarness> {
+  const h = await createHarness(clock ? { now: clock.now } : {});
+  const gateway = new AgentGateway(h.ctx, {
+    schedulerIntervalMs: 200,
+    ...(clock ? { monotonic: clock.monotonic } : {}),
+    ...options,
+  });
   h.ctx.agents = gateway;
   gateway.start();
   const abort = new AbortController();
@@ -86,6 +101,7 @@ export class FakeAgent {
       cpu_slots: 2,
       avoid_foreign_gpus: false,
       running: [],
+      fence_after_s: 10,
       ...overrides,
     });
   }

@@ -1,7 +1,13 @@
 /** The agent gateway and the scheduler loop, driven by a scripted agent over a real WebSocket. */
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
-import { createGatewayHarness, eventually, FakeAgent, type GatewayHarness } from "./_fake_agent.ts";
-import type { GatewayOptions } from "../server/gateway/gateway.ts";
+import {
+  createGatewayHarness,
+  eventually,
+  FakeAgent,
+  FakeClock,
+  type GatewayHarness,
+} from "./_fake_agent.ts";
+import { AgentGateway, type GatewayOptions } from "../server/gateway/gateway.ts";
 
 const gpuJob = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -28,8 +34,9 @@ async function runningJob(h: GatewayHarness, body = gpuJob("a")) {
 async function withGateway(
   test: (h: GatewayHarness) => Promise<void>,
   options?: GatewayOptions,
+  clock?: FakeClock,
 ): Promise<void> {
-  const h = await createGatewayHarness(options);
+  const h = await createGatewayHarness(options, clock);
   try {
     await test(h);
   } finally {
@@ -37,12 +44,33 @@ async function withGateway(
   }
 }
 
-async function connected(h: GatewayHarness): Promise<FakeAgent> {
-  const agent = await FakeAgent.connect(h.base, h.tokens.agent);
-  agent.hello();
+async function connected(
+  h: GatewayHarness,
+  hello: Parameters<FakeAgent["hello"]>[0] = {},
+  token = h.tokens.agent,
+): Promise<FakeAgent> {
+  const agent = await FakeAgent.connect(h.base, token);
+  agent.hello(hello);
   await agent.until((a) => a.of("ack").length === 2);
   return agent;
 }
+
+/** A second node, idle, with two free GPUs. */
+const nodeB = { node_id: "node-b", hostname: "node-b.test" };
+
+/**
+ * Moves the fake clock on in liveness-interval steps (1 s here), with a liveness pass at
+ * each, as a server whose loop is never late sees it.
+ */
+function advance(h: GatewayHarness, clock: FakeClock, ms: number): void {
+  for (let left = ms; left > 0; left -= 1000) {
+    clock.ms += Math.min(1000, left);
+    h.gateway.runOnce();
+  }
+}
+
+/** node_timeout 15 s, liveness every 1 s, driven by hand with a fake clock. */
+const LIVENESS = { nodeTimeoutMs: 15_000, livenessIntervalMs: 1000 };
 
 Deno.test("hello registers the node ONLINE and gets one ack per stream", async () => {
   await withGateway(async (h) => {
@@ -205,37 +233,209 @@ Deno.test("cancel reaches the agent, and the job ends CANCELLED when the agent s
   });
 });
 
-Deno.test("a silent node goes OFFLINE, its job is LOST and requeued; the agent coming back reattaches", async () => {
-  let clock = 0;
-  await withGateway(async (h) => {
-    const { agent, id, dispatch: d, ref } = await runningJob(h);
-    agent.jobState(ref, "RUNNING");
-    await eventually(async () => (await job(h, id)).status === "RUNNING");
-    clock += 2000;
-    await eventually(async () =>
-      (await h.call("GET", "/api/nodes/node-a")).json.status === "OFFLINE"
-    );
-    const lost = await job(h, id);
-    assertEquals([lost.status, lost.attempt, lost.failure_class], ["QUEUED", 2, "NODE_LOST"]);
-    assertEquals((await h.call("GET", `/api/runs/${d.run_id}`)).json.status, "LOST");
-    const types = (await h.call("GET", `/api/events?job_id=${id}`)).json.items.map((
-      e: { type: string },
-    ) => e.type);
-    assert(types.includes("RUN_LOST") && types.includes("JOB_RETRIED"), types.join());
+Deno.test("a silent node goes OFFLINE, its job is LOST; the agent coming back before its lease expires reattaches, though another node is free", async () => {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const { agent, id, dispatch: d, ref } = await runningJob(h);
+      agent.jobState(ref, "RUNNING");
+      await eventually(async () => (await job(h, id)).status === "RUNNING");
+      advance(h, clock, 15_000);
+      assertEquals((await h.call("GET", "/api/nodes/node-a")).json.status, "OFFLINE");
+      const lost = await job(h, id);
+      assertEquals([lost.status, lost.attempt, lost.failure_class], ["QUEUED", 2, "NODE_LOST"]);
+      assertEquals((await h.call("GET", `/api/runs/${d.run_id}`)).json.status, "LOST");
+      const types = (await h.call("GET", `/api/events?job_id=${id}`)).json.items.map((
+        e: { type: string },
+      ) => e.type);
+      assert(types.includes("RUN_LOST") && types.includes("JOB_RETRIED"), types.join());
 
-    // No other node: nothing placed it elsewhere, so the returning agent keeps its attempt.
-    const back = await FakeAgent.connect(h.base, h.tokens.agent);
-    back.hello({
-      running: [{ ...ref, pid: 42, state: "RUNNING" }],
-    });
-    await eventually(async () => (await job(h, id)).status === "RUNNING");
-    const j = await job(h, id);
-    assertEquals([j.attempt, j.run_id, j.gpu_indices], [1, d.run_id, d.gpu_indices]);
-    assertEquals(back.of("dispatch").length, 0);
-    assertEquals(back.of("cancel").length, 0);
-    await back.close();
-    await agent.close();
-  }, { nodeTimeoutMs: 1000, livenessIntervalMs: 50, monotonic: () => clock });
+      // A free node is there, but the lease of node-a has not run out: nothing goes there.
+      const b = await connected(h, nodeB);
+      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+      const back = await FakeAgent.connect(h.base, h.tokens.agent);
+      back.hello({ running: [{ ...ref, pid: 42, state: "RUNNING" }] });
+      await eventually(async () => (await job(h, id)).status === "RUNNING");
+      const j = await job(h, id);
+      assertEquals([j.attempt, j.run_id, j.gpu_indices, j.not_before], [
+        1,
+        d.run_id,
+        d.gpu_indices,
+        null,
+      ]);
+      advance(h, clock, 10_000); // past the old expiry: still one attempt
+      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+      assertEquals([back.of("dispatch").length, b.of("dispatch").length], [0, 0]);
+      assertEquals(back.of("cancel").length, 0);
+      await Promise.all([back.close(), b.close(), agent.close()]);
+    },
+    LIVENESS,
+    clock,
+  );
+});
+
+Deno.test("fencing: a lost job's next attempt waits for the silent node's lease, then starts on a free node", async () => {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const { agent, id, ref } = await runningJob(h); // node-a: fence_after_s 10, grace 5 s
+      agent.jobState(ref, "RUNNING");
+      await eventually(async () => (await job(h, id)).status === "RUNNING");
+      advance(h, clock, 15_000);
+      // The lease ends 10 s after node-a was last heard, the kill grace 5 s later, plus 5 s:
+      // 20 s after the last heartbeat, 12:00:20.
+      const held = await job(h, id);
+      assertEquals([held.status, held.attempt, held.not_before], [
+        "QUEUED",
+        2,
+        "2026-01-01T12:00:20.000Z",
+      ]);
+      assertEquals(
+        held.reason,
+        "node node-a silent 15 s; next attempt at 12:00:20 UTC unless node-a returns",
+      );
+      const retried = (await h.call("GET", `/api/events?job_id=${id}&type=JOB_RETRIED`)).json
+        .items[0];
+      assertStringIncludes(retried.message, "next attempt at 12:00:20 UTC unless node-a returns");
+      const b = await connected(h, nodeB);
+      advance(h, clock, 4_900);
+      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+      assertEquals(b.of("dispatch").length, 0);
+      advance(h, clock, 100);
+      await b.until((a) => a.of("dispatch").length === 1);
+      assertEquals(b.of("dispatch")[0].job.attempt, 2);
+      assertEquals((await job(h, id)).not_before, null);
+      await Promise.all([agent.close(), b.close()]);
+    },
+    LIVENESS,
+    clock,
+  );
+});
+
+Deno.test("fencing: a person's retry starts a held job at once", async () => {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const { agent, id, ref } = await runningJob(h);
+      agent.jobState(ref, "RUNNING");
+      await eventually(async () => (await job(h, id)).status === "RUNNING");
+      advance(h, clock, 15_000);
+      const b = await connected(h, nodeB);
+      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+      const res = await h.call("POST", `/api/jobs/${id}/retry`);
+      assertEquals([res.status, res.json.attempt, res.json.not_before], [200, 2, null]);
+      await b.until((a) => a.of("dispatch").length === 1);
+      assertEquals(b.of("dispatch")[0].job.attempt, 2);
+      await Promise.all([agent.close(), b.close()]);
+    },
+    LIVENESS,
+    clock,
+  );
+});
+
+Deno.test('fencing: on_node_lost "wait" is never requeued by itself; its node\'s return or a retry goes on', async () => {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const bad = await h.call("POST", "/api/jobs", {
+        body: gpuJob("w", { on_node_lost: "later" }),
+      });
+      assertEquals(bad.status, 400);
+      assertStringIncludes(bad.json.error.message, "on_node_lost");
+      const { agent, id, ref, dispatch } = await runningJob(
+        h,
+        gpuJob("w", { on_node_lost: "wait" }),
+      );
+      assertEquals(dispatch.on_node_lost, "wait");
+      assertEquals((await job(h, id)).on_node_lost, "wait");
+      agent.jobState(ref, "RUNNING");
+      await eventually(async () => (await job(h, id)).status === "RUNNING");
+      advance(h, clock, 15_000);
+      const b = await connected(h, nodeB);
+      advance(h, clock, 60_000 - 15_000);
+      b.heartbeat(); // b stays alive through the minute
+      advance(h, clock, 10_000);
+      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+      const lost = await job(h, id);
+      assertEquals([lost.status, lost.attempt, lost.failure_class], ["LOST", 1, "NODE_LOST"]);
+      assertStringIncludes(lost.reason, 'on_node_lost is "wait"');
+      assertEquals(b.of("dispatch").length, 0);
+      // node-a returns with it: the same attempt goes on.
+      const back = await FakeAgent.connect(h.base, h.tokens.agent);
+      back.hello({ running: [{ ...ref, pid: 42, state: "RUNNING" }] });
+      await eventually(async () => (await job(h, id)).status === "RUNNING");
+      assertEquals((await job(h, id)).attempt, 1);
+      assertEquals(back.of("cancel").length, 0);
+      await Promise.all([agent.close(), back.close(), b.close()]);
+    },
+    { ...LIVENESS, nodeTimeoutMs: 15_000 },
+    clock,
+  );
+});
+
+Deno.test("fencing: the lost job of an agent that holds no lease is never requeued by itself", async () => {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const agent = await connected(h, { fence_after_s: null });
+      const id = (await h.call("POST", "/api/jobs", { body: gpuJob("a") })).json.id;
+      await agent.until((a) => a.of("dispatch").length === 1);
+      advance(h, clock, 15_000);
+      const lost = await job(h, id);
+      assertEquals([lost.status, lost.attempt], ["LOST", 1]);
+      assertStringIncludes(lost.reason, "holds no lease");
+      await agent.close();
+    },
+    LIVENESS,
+    clock,
+  );
+});
+
+Deno.test("fencing: a stall of the server's own loop is not counted as the nodes' silence", async () => {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const agent = await connected(h);
+      clock.ms += 20_000; // the loop was blocked for 20 s: the next pass comes 19 s late
+      const pass = h.gateway.runOnce();
+      assertEquals([pass.offline, pass.lag_ms], [[], 19_000]);
+      advance(h, clock, 13_000); // 14 s of silence the server could see
+      assertEquals((await h.call("GET", "/api/nodes/node-a")).json.status, "ONLINE");
+      advance(h, clock, 1_000); // 15 s of silence the server could see
+      assertEquals((await h.call("GET", "/api/nodes/node-a")).json.status, "OFFLINE");
+      await agent.close();
+    },
+    LIVENESS,
+    clock,
+  );
+});
+
+Deno.test("fencing: after a server restart a held job waits a whole lease again", async () => {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const { agent, id, ref } = await runningJob(h);
+      agent.jobState(ref, "RUNNING");
+      await eventually(async () => (await job(h, id)).status === "RUNNING");
+      advance(h, clock, 15_000);
+      assertEquals((await job(h, id)).not_before, "2026-01-01T12:00:20.000Z");
+      h.gateway.stop();
+      clock.ms += 3_000; // down 3 s; node-a's agent saw refusals and kept its lease
+      const restarted = new AgentGateway(h.ctx, { ...LIVENESS, monotonic: clock.monotonic });
+      restarted.start();
+      try {
+        const held = await job(h, id);
+        // From the restart at 12:00:18: 10 s lease + 5 s grace + 5 s margin.
+        assertEquals(held.not_before, "2026-01-01T12:00:38.000Z");
+        assertStringIncludes(held.reason, "The server restarted while node-a was silent");
+      } finally {
+        restarted.stop();
+      }
+      await agent.close();
+    },
+    LIVENESS,
+    clock,
+  );
 });
 
 Deno.test("a dispatched job the agent's heartbeats never list is declared gone and requeued", async () => {
@@ -355,5 +555,100 @@ Deno.test("a frame that fails for its own sake is skipped, and the frames after 
     const stored = await h.call("GET", `/api/runs/${ref.run_id}/logs`);
     assertEquals(stored.json.lines.map((l: { text: string }) => l.text), ["fine"]);
     await agent.close();
+  });
+});
+
+Deno.test("a frame far ahead of a node's cursor is refused and does not poison it: the node's next job runs once", async () => {
+  await withGateway(async (h) => {
+    const hostile = await connected(h, nodeB);
+    // Under node-b: the frame would move node-b's cursor past every frame node-b will send.
+    hostile.data(
+      {
+        type: "event",
+        event: { type: "POISON", severity: "info", message: "x" },
+      },
+      "data",
+      Number.MAX_SAFE_INTEGER,
+    );
+    await hostile.until((a) => a.of("error").length === 1);
+    assertStringIncludes(hostile.of("error")[0].message, 'ahead of node "node-b"\'s cursor 0');
+    assertEquals(hostile.of("ack").length, 2); // the hello's two: the frame is not acked
+    await hostile.close();
+
+    const agent = await connected(h, nodeB);
+    const id = (await h.call("POST", "/api/jobs", { body: gpuJob("after") })).json.id;
+    await agent.until((a) => a.of("dispatch").length === 1);
+    const d = agent.of("dispatch")[0].job;
+    const ref = { job_id: id, attempt: 1, run_id: d.run_id };
+    agent.jobState(ref, "RUNNING");
+    agent.heartbeat([ref]);
+    agent.heartbeat([ref]);
+    agent.jobState(ref, "EXITED", { exit_code: 0 });
+    await eventually(async () => (await job(h, id)).status === "SUCCEEDED");
+    assertEquals((await job(h, id)).attempt, 1);
+    assertEquals(agent.of("dispatch").length, 1);
+    assertEquals(agent.of("error"), []);
+    await agent.close();
+  });
+});
+
+Deno.test("a node's own agent token speaks only for that node, and then the shared token no longer can", async () => {
+  await withGateway(async (h) => {
+    const wrong = await h.call("POST", "/api/tokens", {
+      body: { name: "b", scope: "write", node_id: "node-b" },
+    });
+    assertEquals(wrong.status, 400);
+    assertStringIncludes(wrong.json.error.message, "node_id");
+    const created = await h.call("POST", "/api/tokens", {
+      body: { name: "node-b agent", scope: "agent", node_id: "node-b" },
+    });
+    assertEquals([created.status, created.json.node_id], [201, "node-b"]);
+    const listed = (await h.call("GET", "/api/tokens")).json.items;
+    const agentTokens = listed.filter((t: { scope: string }) => t.scope === "agent").map((
+      t: { node_id: string | null },
+    ) => t.node_id).sort();
+    assertEquals(agentTokens, ["node-b", null]); // the shared one is node_id null
+
+    const impostor = await FakeAgent.connect(h.base, created.json.token);
+    impostor.hello(); // as node-a
+    assertEquals(await impostor.closed, 4003);
+    assertStringIncludes(impostor.of("error")[0].message, 'the token is bound to node "node-b"');
+
+    const shared = await FakeAgent.connect(h.base, h.tokens.agent);
+    shared.hello(nodeB);
+    assertEquals(await shared.closed, 4003);
+    assertStringIncludes(shared.of("error")[0].message, "has its own agent token");
+
+    const own = await connected(h, nodeB, created.json.token);
+    assertEquals((await h.call("GET", "/api/nodes/node-b")).json.status, "ONLINE");
+    await own.close();
+  });
+});
+
+Deno.test("a second live connection for a node is refused; the first keeps the node", async () => {
+  await withGateway(async (h) => {
+    const first = await connected(h);
+    const second = await FakeAgent.connect(h.base, h.tokens.agent);
+    second.hello({ gpus: [] });
+    assertEquals(await second.closed, 4003);
+    assertStringIncludes(
+      second.of("error")[0].message,
+      'node "node-a" already has a live connection',
+    );
+    first.heartbeat();
+    await first.until((a) => a.of("lease").length === 2); // the hello's and the heartbeat's
+    assertEquals((await h.call("GET", "/api/nodes/node-a")).json.gpus.length, 2);
+    await first.close();
+    const third = await connected(h); // the first is gone: a reconnect is welcome
+    await third.close();
+  });
+});
+
+Deno.test("an oversize frame closes the connection", async () => {
+  await withGateway(async (h) => {
+    const agent = await connected(h);
+    agent.send({ type: "heartbeat", pad: "x".repeat(17 * 1024 * 1024) });
+    assertEquals(await agent.closed, 1009);
+    assertStringIncludes(agent.of("error")[0].message, "larger than");
   });
 });

@@ -222,5 +222,6 @@ export function toSpec(job: JobState, runId: string, gpuIndices: number[]): Disp
     checkpoint_dir: job.checkpoint_dir,
     grace_s: job.grace_s ?? DEFAULT_GRACE_S,
     max_steps: job.max_steps,
+    on_node_lost: job.on_node_lost,
   };
 }
