@@ -652,3 +652,63 @@ Deno.test("an oversize frame closes the connection", async () => {
     assertStringIncludes(agent.of("error")[0].message, "larger than");
   });
 });
+
+Deno.test("fencing: the silent node returning with its fenced attempt ended releases the held job at once", async () => {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const { agent, id, ref } = await runningJob(h);
+      agent.jobState(ref, "RUNNING");
+      await eventually(async () => (await job(h, id)).status === "RUNNING");
+      advance(h, clock, 15_000);
+      const b = await connected(h, nodeB);
+      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+      // node-a's agent fenced attempt 1 while out of contact; back, it replays the end.
+      const back = await FakeAgent.connect(h.base, h.tokens.agent);
+      back.hello();
+      await back.until((a) => a.of("ack").length === 2);
+      back.data(
+        {
+          type: "job_state",
+          ...ref,
+          state: "EXITED",
+          ts: clock.now().getTime() / 1000,
+          exit_code: null,
+          signal: "SIGTERM",
+          failure_class: "NODE_LOST",
+          reason: "stopped by its agent: no contact with the server for 11 s (fence_after_s 10)",
+        },
+        "data",
+        2,
+      );
+      await eventually(() =>
+        [...back.of("dispatch"), ...b.of("dispatch")].some((d) => d.job.attempt === 2)
+      );
+      await Promise.all([agent.close(), back.close(), b.close()]);
+    },
+    LIVENESS,
+    clock,
+  );
+});
+
+Deno.test("fencing: a job kept LOST (wait) ends as its returning node reports", async () => {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const { agent, id, ref } = await runningJob(h, gpuJob("w", { on_node_lost: "wait" }));
+      agent.jobState(ref, "RUNNING");
+      await eventually(async () => (await job(h, id)).status === "RUNNING");
+      advance(h, clock, 15_000);
+      assertEquals((await job(h, id)).status, "LOST");
+      const back = await FakeAgent.connect(h.base, h.tokens.agent);
+      back.hello(); // it finished while the node was cut off
+      await back.until((a) => a.of("ack").length === 2);
+      back.data({ type: "job_state", ...ref, state: "EXITED", ts: 1, exit_code: 0 }, "data", 2);
+      await eventually(async () => (await job(h, id)).status === "SUCCEEDED");
+      assertEquals((await job(h, id)).attempt, 1);
+      await Promise.all([agent.close(), back.close()]);
+    },
+    LIVENESS,
+    clock,
+  );
+});

@@ -5,7 +5,8 @@
  */
 import type { DataFrame, StreamName } from "../../protocol/agent.ts";
 import type { SdkLogBatch } from "../../protocol/rest.ts";
-import { cursors, jobs as jobsDb } from "../db/mod.ts";
+import { cursors, jobs as jobsDb, runs as runsDb } from "../db/mod.ts";
+import { topics } from "../bus/bus.ts";
 import type { JobState } from "../db/jobs.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
@@ -48,6 +49,9 @@ export function applyDataFrame(ctx: Context, nodeId: string, frame: DataFrame): 
     }
     const job = jobsDb.getJob(ctx.db, frame.job_id);
     const stale = staleReason(job, nodeId, frame.attempt, frame.run_id);
+    if (stale && frame.type === "job_state" && frame.state !== "RUNNING") {
+      releaseHold(ctx, job!, nodeId, frame.attempt, frame.run_id);
+    }
     if (stale) {
       const running = frame.type === "job_state" && frame.state === "RUNNING";
       return {
@@ -87,10 +91,33 @@ function staleReason(
 
 const ACTIVE = new Set(["DISPATCHED", "RUNNING"]);
 
+/**
+ * The node of a lost attempt says it ended: its successor, held until the node's lease
+ * expired, may start now.
+ */
+function releaseHold(
+  ctx: Context,
+  job: JobState,
+  nodeId: string,
+  attempt: number,
+  runId: string,
+): void {
+  if (job.status !== "QUEUED" || !job.not_before || job.attempt !== attempt + 1) return;
+  const run = runsDb.getRunOfAttempt(ctx.db, job.id, attempt);
+  if (!run || run.id !== runId || run.node_id !== nodeId) return;
+  jobsDb.updateJob(ctx.db, job.id, {
+    not_before: null,
+    reason: `${nodeId} reports attempt ${attempt} ended: the next attempt may start`,
+  }, ctx.now().toISOString(), ["QUEUED"]);
+  ctx.db.afterCommit(() => ctx.bus.publish(topics.jobs, { job_id: job.id, reason: "released" }));
+}
+
 function applyJobFrame(ctx: Context, job: JobState, frame: Exclude<DataFrame, { type: "event" }>) {
   switch (frame.type) {
     case "job_state": {
-      if (!ACTIVE.has(job.status)) return; // already ended (e.g. a replay after a restart)
+      // Already ended (a replay after a restart), except an attempt kept LOST while its node
+      // was silent (on_node_lost "wait"): its node is back and says how it ended.
+      if (!ACTIVE.has(job.status) && !(job.status === "LOST" && frame.state !== "RUNNING")) return;
       const at = new Date(frame.ts * 1000);
       if (frame.state === "RUNNING") {
         markRunning(ctx, job, frame.pid ?? null, at);
