@@ -59,6 +59,11 @@ export interface ConnectionOptions {
   onLease?(sentAt: number): void;
   /** A monotonic clock in ms. @default performance.now */
   monotonic?: () => number;
+  /**
+   * Longest reconnect delay: a refused attempt renews the lease, so attempts must come more
+   * often than the lease runs out. @default MAX_BACKOFF_MS
+   */
+  maxBackoffMs?: number;
   /** Whether nothing listens at the server's address now. @default a TCP connect to it */
   serverRefuses?: () => Promise<boolean>;
 }
@@ -133,7 +138,7 @@ export class Connection {
       const opened = await this.#connectOnce();
       if (this.#stopped) break;
       this.#failures = opened ? 0 : this.#failures + 1;
-      const delay = backoff(this.#failures);
+      const delay = Math.min(backoff(this.#failures), this.#options.maxBackoffMs ?? Infinity);
       this.#options.log.warn(opened ? "disconnected from the server" : "cannot connect", {
         url: this.#options.url,
         retry_in_s: delay / 1000,

@@ -5,7 +5,7 @@
  */
 import type { GpuInfoFrame, HeartbeatFrame, HelloFrame } from "../protocol/agent.ts";
 import type { ResolvedAgentConfig } from "./config.ts";
-import { Connection, type ServerCommand } from "./connection.ts";
+import { Connection, MIN_BACKOFF_MS, type ServerCommand } from "./connection.ts";
 import { clip } from "./frames.ts";
 import { createFakeGpus, type GpuProbe, openNvml } from "./gpu/mod.ts";
 import { diskUsage, HostReader, toMb } from "./host_stats.ts";
@@ -158,6 +158,10 @@ export async function startAgent(
     heartbeatMs: config.heartbeatMs,
     backoff: deps.backoff,
     onLease: (sentAt) => jobs.renewLease(sentAt),
+    // While the server is down, each refused attempt renews the lease: try three times a lease.
+    maxBackoffMs: config.fenceAfterS === null
+      ? undefined
+      : Math.max(MIN_BACKOFF_MS, (config.fenceAfterS * 1000) / 3),
   });
 
   telemetry.start();

@@ -92,6 +92,7 @@ export function startAgentProcess(
     nodeId?: string;
     sampleS?: number;
     heartbeatS?: number;
+    fenceAfterS?: number;
   },
 ): Proc {
   const args = [
@@ -110,6 +111,7 @@ export function startAgentProcess(
     String(opts.sampleS ?? 1),
   ];
   if (opts.fakeGpus !== undefined) args.push("--fake-gpus", String(opts.fakeGpus));
+  if (opts.fenceAfterS !== undefined) args.push("--fence-after-s", String(opts.fenceAfterS));
   return spawnDeno(args, { GPUCTL_HOME: `${opts.dataDir}-home` });
 }
 

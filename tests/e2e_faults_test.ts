@@ -182,3 +182,197 @@ Deno.test("agent killed with SIGKILL mid-job: node OFFLINE, job LOST and requeue
     await Deno.remove(home, { recursive: true });
   }
 });
+
+/**
+ * A job that notes its pid, notes an overlap if an earlier attempt's process is still alive
+ * when it starts, and runs until `stopFile` exists.
+ */
+function fencedJob(dir: string) {
+  return `
+import os, time
+pids, overlap, stop = ${JSON.stringify(`${dir}/pids`)}, ${JSON.stringify(`${dir}/overlap`)}, ${
+    JSON.stringify(`${dir}/stop`)
+  }
+earlier = open(pids).read().split() if os.path.exists(pids) else []
+for p in earlier:
+    try:
+        os.kill(int(p), 0)
+        with open(overlap, "a") as f:
+            f.write(f"{os.getpid()} started while {p} ran\\n")
+    except ProcessLookupError:
+        pass
+with open(pids, "a") as f:
+    f.write(f"{os.getpid()}\\n")
+while not os.path.exists(stop):
+    time.sleep(0.1)
+`;
+}
+
+function alive(pid: number): boolean {
+  try {
+    Deno.kill(pid, "SIGCONT"); // harmless; throws when the process is gone
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("server down longer than the agents' fence_after_s: nothing listens, so the agent keeps its lease and its job", async () => {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-fault-lease-" });
+  let server = await startServerProcess(`${home}/server`);
+  const agent = startAgentProcess({
+    server: server.url,
+    token: server.agentToken,
+    dataDir: `${home}/agent`,
+    fenceAfterS: 3,
+  });
+  try {
+    const call = () => api(server.url, server.adminToken);
+    await nodeOnline(call());
+    const job = (await call()("POST", "/api/jobs", {
+      name: "long",
+      command: ["python3", "-c", fencedJob(home)],
+      working_dir: home,
+      gpus: 0,
+    })).json;
+    await until(
+      async () => (await call()("GET", `/api/jobs/${job.id}`)).json.status === "RUNNING",
+      30_000,
+      "job running",
+    );
+    const pid = Number(
+      (await until(() => exists(`${home}/pids`), 10_000, "pid")) &&
+        (await Deno.readTextFile(`${home}/pids`)).trim(),
+    );
+    const killedAt = Date.now();
+    await server.proc.kill("SIGKILL");
+    // The agent renews its lease from refused connections: wait until it did so more than
+    // fence_after_s after the server's last word.
+    await until(
+      async () => {
+        try {
+          const lease = JSON.parse(await Deno.readTextFile(`${home}/agent/lease.json`));
+          return lease.renewed_at_ms > killedAt + 4_000;
+        } catch {
+          return false;
+        }
+      },
+      20_000,
+      "a lease renewed by refusals past fence_after_s",
+    );
+    assert(alive(pid), "the job was stopped while the server was down");
+    server = await startServerProcess(`${home}/server`, server.port);
+    await Deno.writeTextFile(`${home}/stop`, "");
+    const done = await until(
+      async () => {
+        const j = (await call()("GET", `/api/jobs/${job.id}`)).json;
+        return ["SUCCEEDED", "FAILED", "LOST"].includes(j.status) ? j : null;
+      },
+      30_000,
+      "job finished",
+    );
+    assertEquals([done.status, done.attempt], ["SUCCEEDED", 1]);
+    const fenced = (await call()("GET", `/api/events?job_id=${job.id}&type=JOB_FENCED`)).json;
+    assertEquals(fenced.items, []);
+  } finally {
+    await agent.kill("SIGTERM");
+    await server.proc.kill("SIGTERM");
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("agent stopped (SIGSTOP) past the node timeout with a free second node: the agent's fence stops attempt 1 before attempt 2 starts", async () => {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-fault-fence-" });
+  await Deno.mkdir(`${home}/server`, { recursive: true });
+  await Deno.writeTextFile(`${home}/server/server.yaml`, "node_timeout_s: 3\n");
+  const server = await startServerProcess(`${home}/server`);
+  const agentOf = (nodeId: string) =>
+    startAgentProcess({
+      server: server.url,
+      token: server.agentToken,
+      dataDir: `${home}/${nodeId}`,
+      nodeId,
+      fakeGpus: 1,
+      fenceAfterS: 2,
+    });
+  const first = agentOf("node-1");
+  let second: ReturnType<typeof agentOf> | null = null;
+  const call = api(server.url, server.adminToken);
+  try {
+    await nodeOnline(call);
+    const job = (await call("POST", "/api/jobs", {
+      name: "fenced",
+      command: ["python3", "-c", fencedJob(home)],
+      working_dir: home,
+      gpus: 1,
+      grace_s: 1,
+    })).json;
+    await until(
+      async () => (await call("GET", `/api/jobs/${job.id}`)).json.status === "RUNNING",
+      30_000,
+      "attempt 1 running",
+    );
+    second = agentOf("node-2");
+    await until(
+      async () =>
+        (await call("GET", "/api/nodes")).json.items.filter((n: { status: string }) =>
+          n.status === "ONLINE"
+        ).length === 2,
+      30_000,
+      "node-2 online",
+    );
+
+    first.child.kill("SIGSTOP");
+    const held = await until(
+      async () => {
+        const j = (await call("GET", `/api/jobs/${job.id}`)).json;
+        return j.failure_class === "NODE_LOST" ? j : null;
+      },
+      30_000,
+      "attempt 1 lost",
+    );
+    // Requeued, but held until node-1's lease has surely run out: not on node-2 yet.
+    assertEquals([held.status, held.attempt], ["QUEUED", 2]);
+    assert(held.not_before !== null, JSON.stringify(held));
+    assert(held.reason.includes("next attempt at"), held.reason);
+    first.child.kill("SIGCONT");
+
+    const fenced = await until(
+      async () => (await call("GET", `/api/events?job_id=${job.id}&type=JOB_FENCED`)).json.items[0],
+      30_000,
+      "node-1's agent reports it stopped attempt 1",
+    );
+    assertEquals(fenced.node_id, "node-1");
+    await until(
+      async () => (await Deno.readTextFile(`${home}/pids`)).trim().split("\n").length === 2,
+      30_000,
+      "attempt 2 started",
+    );
+    await Deno.writeTextFile(`${home}/stop`, "");
+    const done = await until(
+      async () => {
+        const j = (await call("GET", `/api/jobs/${job.id}`)).json;
+        return j.status === "SUCCEEDED" ? j : null;
+      },
+      30_000,
+      "attempt 2 finished",
+    );
+    assertEquals(done.attempt, 2);
+    assertEquals(await exists(`${home}/overlap`), false, "two attempts ran at once");
+  } finally {
+    first.child.kill("SIGCONT");
+    await first.kill("SIGTERM");
+    await second?.kill("SIGTERM");
+    await server.proc.kill("SIGTERM");
+    await Deno.remove(home, { recursive: true });
+  }
+});

@@ -105,10 +105,16 @@ function releaseHold(
   if (job.status !== "QUEUED" || !job.not_before || job.attempt !== attempt + 1) return;
   const run = runsDb.getRunOfAttempt(ctx.db, job.id, attempt);
   if (!run || run.id !== runId || run.node_id !== nodeId) return;
-  jobsDb.updateJob(ctx.db, job.id, {
-    not_before: null,
-    reason: `${nodeId} reports attempt ${attempt} ended: the next attempt may start`,
-  }, ctx.now().toISOString(), ["QUEUED"]);
+  jobsDb.updateJob(
+    ctx.db,
+    job.id,
+    {
+      not_before: null,
+      reason: `${nodeId} reports attempt ${attempt} ended: the next attempt may start`,
+    },
+    ctx.now().toISOString(),
+    ["QUEUED"],
+  );
   ctx.db.afterCommit(() => ctx.bus.publish(topics.jobs, { job_id: job.id, reason: "released" }));
 }
 
