@@ -31,7 +31,19 @@ Deno.test("resolveAgentConfig() fills defaults from the home folder and the host
     nvmlLibrary: null,
     fakeGpus: null,
     pythonPath: null,
+    fenceAfterS: 60,
   });
+});
+
+Deno.test("resolveAgentConfig() takes fence_after_s from agent.yaml or the flag; 0 means no fence", () => {
+  const flags = { server: "http://srv:8600", token: "t" };
+  const file = parseAgentYaml("fence_after_s: 30\n");
+  assertEquals(resolveAgentConfig(file, flags, around, "/h").fenceAfterS, 30);
+  assertEquals(
+    resolveAgentConfig(file, { ...flags, "fence-after-s": "0" }, around, "/h").fenceAfterS,
+    null,
+  );
+  assertThrows(() => parseAgentYaml("fence_after_s: -1\n"), "fence_after_s");
 });
 
 Deno.test("resolveAgentConfig() lets flags win over agent.yaml, and the env set the NVML path", () => {
