@@ -3,6 +3,7 @@
  * what the server has not acknowledged, then send live frames and heartbeats. The spool is
  * the source of every data frame sent, so a dropped socket loses nothing.
  */
+import { openWebSocket } from "../protocol/websocket.ts";
 import {
   type HeartbeatFrame,
   type HelloFrame,
@@ -158,8 +159,8 @@ export class Connection {
   async #connectOnce(): Promise<boolean> {
     let socket: WebSocket;
     try {
-      socket = new WebSocket(this.#options.url, {
-        headers: { Authorization: `Bearer ${this.#options.token}` },
+      socket = openWebSocket(this.#options.url, {
+        Authorization: `Bearer ${this.#options.token}`,
       });
     } catch (err) {
       this.#options.log.error("cannot open a WebSocket", { error: String(err) });

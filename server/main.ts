@@ -18,6 +18,8 @@ import { createLogger } from "./log.ts";
 import { AGENT_PERMISSIONS } from "../agent/permissions.ts";
 import { attachSeriesCache } from "./metrics/series_cache.ts";
 import { BlockSealer } from "./metrics/block_sealer.ts";
+import { loadSessionKey } from "./auth/session.ts";
+import { prepareIslands } from "./console/mod.ts";
 
 const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADDR]
                       [--fake-gpus N] [--no-local-agent]
@@ -26,7 +28,8 @@ const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADD
   serve    run the server alone
   backup   write a consistent copy of the database to <data_dir>/backups and print its path
 
-environment: GPUCTL_HOME (default ~/.gpuctl), GPUCTL_PORT`;
+environment: GPUCTL_HOME (default ~/.gpuctl), GPUCTL_PORT,
+             GPUCTL_TRUST_FORWARDED_PROTO=1 (only behind a TLS proxy that is the only way in)`;
 
 async function main(argv: string[]): Promise<number> {
   let parsed;
@@ -71,9 +74,9 @@ async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case "start":
-      return await serve(config, parsed.values["no-local-agent"] ? null : { fakeGpus });
+      return await serve(config, parsed.values["no-local-agent"] ? null : { fakeGpus }, true);
     case "serve":
-      return await serve(config, null);
+      return await serve(config, null, false);
     case "backup":
       return await runBackup(config);
     default:
@@ -146,6 +149,7 @@ export function installTokens(ctx: Context, config: ResolvedServerConfig): void 
 async function serve(
   config: ResolvedServerConfig,
   localAgent: { fakeGpus?: string } | null,
+  buildIslands: boolean,
 ): Promise<number> {
   const ctx = openContext(config);
   installTokens(ctx, config);
@@ -166,7 +170,23 @@ async function serve(
   rules.start();
   const sealer = new BlockSealer(ctx);
   sealer.start();
-  const app = createApp(ctx);
+  // `start` may build the console's island bundles (it may run `deno bundle`); `serve` uses
+  // what the checkout has. Either way a missing build only makes the pages static.
+  const islands = await prepareIslands({ build: buildIslands });
+  if (islands.problem) console.error(`console: ${islands.problem}`);
+  const sessionKey = loadSessionKey(`${config.dataDir}/session.key`);
+  if (!sessionKey.persisted) {
+    console.error(
+      `console: cannot write ${config.dataDir}/session.key: sign-ins end when the server stops`,
+    );
+  }
+  const app = createApp(ctx, [], {
+    console: {
+      sessionKey: sessionKey.key,
+      islands,
+      trustForwardedProto: Deno.env.get("GPUCTL_TRUST_FORWARDED_PROTO") === "1",
+    },
+  });
   const server = Deno.serve({
     hostname: config.host,
     port: config.port,

@@ -1,4 +1,5 @@
 /** A scripted agent for gateway tests: speaks the wire protocol over a real WebSocket. */
+import { openWebSocket } from "../protocol/websocket.ts";
 import type { AgentFrame, HelloFrame, ServerFrame } from "../protocol/agent.ts";
 import { AgentGateway, type GatewayOptions } from "../server/gateway/gateway.ts";
 import { createHarness, type Harness } from "./_harness.ts";
@@ -62,8 +63,8 @@ export class FakeAgent {
   }
 
   async open(base: string, token: string): Promise<void> {
-    const socket = new WebSocket(`${base.replace("http", "ws")}/api/agent/ws`, {
-      headers: { authorization: `Bearer ${token}` },
+    const socket = openWebSocket(`${base.replace("http", "ws")}/api/agent/ws`, {
+      authorization: `Bearer ${token}`,
     });
     socket.onmessage = (e) => this.received.push(JSON.parse(e.data));
     this.closed = new Promise((resolve) =>

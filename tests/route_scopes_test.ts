@@ -3,15 +3,40 @@
  * deny by default, 401 without a token, 403 for a read token on anything that writes.
  */
 import { assert, assertEquals } from "./assert.ts";
-import { withHarness } from "./_harness.ts";
+import { type Harness, withHarness } from "./_harness.ts";
 import { createApp } from "../server/http/app.ts";
 import type { RequestContext, RouteDef } from "../server/http/route.ts";
 
 const concrete = (path: string) => path.replace(/\/:[a-z_]+/g, "/x-1");
 
-Deno.test("every registered API route is declared in the table with a scope", async () => {
+/** Calls every write and admin route as a read caller; each must be refused. Returns how many. */
+async function assertWritesRefused(
+  h: Harness,
+  as: { token: string | null; headers?: Record<string, string> },
+): Promise<number> {
+  let writes = 0;
+  for (const r of h.app.routes) {
+    if (r.scope !== "write" && r.scope !== "admin") continue;
+    writes++;
+    const res = await h.call(r.method, concrete(r.path), {
+      ...as,
+      body: { name: "x", command: ["true"], working_dir: "/", gpus: 0 },
+    });
+    assertEquals(res.status, 403, `${r.method} ${r.path}`);
+    assertEquals(
+      res.json.error.code,
+      r.scope === "write" ? "WriteScopeError" : "ScopeError",
+      `${r.method} ${r.path}`,
+    );
+  }
+  return writes;
+}
+
+Deno.test("every registered route is declared in the API or page table with a scope", async () => {
   await withHarness((h) => {
-    const declared = new Set(h.app.routes.map((r) => `${r.method} ${r.path}`));
+    const declared = new Set(
+      [...h.app.routes, ...h.app.pages].map((r) => `${r.method} ${r.path}`),
+    );
     const registered = h.app.registered().filter((r) => r.method !== "ALL");
     assert(registered.length >= 30, `only ${registered.length} routes registered`);
     for (const r of registered) {
@@ -23,6 +48,90 @@ Deno.test("every registered API route is declared in the table with a scope", as
         `${r.path}: ${r.scope}`,
       );
     }
+    for (const p of h.app.pages) assert(["public", "read"].includes(p.scope), p.path);
+  });
+});
+
+Deno.test("every console page that needs a session redirects to /login without one", async () => {
+  await withHarness(async (h) => {
+    const pages = h.app.pages.filter((p) => p.scope === "read");
+    assert(pages.length >= 1);
+    for (const p of pages) {
+      const res = await h.app.fetch(
+        new Request(`http://gpuctl.test${concrete(p.path)}`, {
+          method: p.method,
+          headers: { "sec-fetch-site": "same-origin" },
+        }),
+      );
+      assertEquals(res.status, 303, `${p.method} ${p.path}`);
+      assert(res.headers.get("location")!.startsWith("/login"), `${p.method} ${p.path}`);
+    }
+  });
+});
+
+/** A console session cookie for one of the harness's tokens. */
+async function sessionOf(h: Harness, scope: "admin" | "read"): Promise<string> {
+  const res = await h.app.fetch(
+    new Request("http://gpuctl.test/login", {
+      method: "POST",
+      headers: { origin: "http://gpuctl.test" },
+      body: new URLSearchParams({ token: h.tokens[scope] }),
+    }),
+  );
+  return res.headers.get("set-cookie")!.split(";")[0];
+}
+
+Deno.test("a read session gets 403 WriteScopeError on every write route, like a read token", async () => {
+  await withHarness(async (h) => {
+    const cookie = await sessionOf(h, "read");
+    await assertWritesRefused(h, {
+      token: null,
+      headers: { cookie, "sec-fetch-site": "same-origin" },
+    });
+  });
+});
+
+Deno.test("an admin session's state changes from another origin are refused on every route", async () => {
+  await withHarness(async (h) => {
+    const cookie = await sessionOf(h, "admin");
+    const count = () =>
+      h.ctx.db.sqlite.prepare(
+        "SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM tokens) AS n",
+      ).get()!.n;
+    const before = count();
+    const crossSite: Record<string, string>[] = [
+      { origin: "http://evil.test" },
+      { "sec-fetch-site": "cross-site" },
+      { "sec-fetch-site": "same-site" },
+      {},
+    ];
+    for (const r of h.app.routes) {
+      if (r.method === "GET") continue;
+      for (const headers of crossSite) {
+        const res = await h.call(r.method, concrete(r.path), {
+          token: null,
+          headers: { cookie, ...headers },
+          body: { name: "x", scope: "admin", command: ["true"], working_dir: "/", gpus: 0 },
+        });
+        assertEquals(res.status, 403, `${r.method} ${r.path} ${JSON.stringify(headers)}`);
+        assertEquals(res.json.error.code, "CrossOriginRefused");
+      }
+    }
+    // A WebSocket upgrade is a state change too, whatever its method.
+    const ws = await h.call("GET", "/api/agent/ws", {
+      token: null,
+      headers: { cookie, origin: "http://evil.test", upgrade: "websocket" },
+    });
+    assertEquals(ws.status, 403);
+    assertEquals(ws.json.error.code, "CrossOriginRefused");
+    assertEquals(count(), before);
+    // The same request from the console's own page goes through.
+    const ok = await h.call("POST", "/api/tokens", {
+      token: null,
+      headers: { cookie, origin: "http://gpuctl.test" },
+      body: { name: "x", scope: "read" },
+    });
+    assertEquals(ok.status, 201, ok.text);
   });
 });
 
@@ -47,21 +156,7 @@ Deno.test("a read token gets 403 WriteScopeError on every write route and nothin
     const before = h.ctx.db.sqlite.prepare(
       "SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM runs) + (SELECT COUNT(*) FROM projects) + (SELECT COUNT(*) FROM tokens) AS n",
     ).get()!.n;
-    let writes = 0;
-    for (const r of h.app.routes) {
-      if (r.scope !== "write" && r.scope !== "admin") continue;
-      writes++;
-      const res = await h.call(r.method, concrete(r.path), {
-        token: h.tokens.read,
-        body: { name: "x", command: ["true"], working_dir: "/", gpus: 0 },
-      });
-      assertEquals(res.status, 403, `${r.method} ${r.path}`);
-      assertEquals(
-        res.json.error.code,
-        r.scope === "write" ? "WriteScopeError" : "ScopeError",
-        `${r.method} ${r.path}`,
-      );
-    }
+    const writes = await assertWritesRefused(h, { token: h.tokens.read });
     assert(writes >= 12, `only ${writes} write routes`);
     const after = h.ctx.db.sqlite.prepare(
       "SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM runs) + (SELECT COUNT(*) FROM projects) + (SELECT COUNT(*) FROM tokens) AS n",

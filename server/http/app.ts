@@ -1,7 +1,15 @@
 import { Hono } from "hono";
 import { matchedRoutes } from "hono/route";
 import { scopeAllows } from "../auth/tokens.ts";
-import { authenticate } from "../auth/service.ts";
+import {
+  type ConsoleOptions,
+  mountConsole,
+  pageRoutes,
+  resolveConsole,
+  STATIC_ROUTE,
+} from "../console/mod.ts";
+import { requestAuth } from "./request_auth.ts";
+import { changesState, crossOriginProblem } from "./same_origin.ts";
 import type { Context } from "../context.ts";
 import { errorBody, HttpError } from "./errors.ts";
 import type { AppEnv, RouteDef } from "./route.ts";
@@ -12,13 +20,26 @@ import { SQLITE_FULL, sqliteErrorCode } from "../db/mod.ts";
 export interface App {
   fetch: (req: Request) => Promise<Response>;
   routes: readonly RouteDef[];
+  /** The console's pages and static files, with who may see them. */
+  pages: readonly { method: string; path: string; scope: "public" | "read" }[];
   /** Every method and path Hono has registered, middleware included. */
   registered: () => { method: string; path: string }[];
 }
 
+/** What the app is told beyond the context; every field optional. */
+export interface AppOptions {
+  /** Sessions and assets of the web console. @default see ConsoleOptions */
+  console?: ConsoleOptions;
+}
+
 /** Builds the HTTP app over the services; listening on a port is main.ts's job. */
-export function createApp(ctx: Context, extraRoutes: RouteDef[] = []): App {
+export function createApp(
+  ctx: Context,
+  extraRoutes: RouteDef[] = [],
+  options: AppOptions = {},
+): App {
   const routes = [...apiRoutes, ...extraRoutes];
+  const con = resolveConsole(options.console);
   const scopes = new Map(routes.map((r) => [`${r.method} ${r.path}`, r.scope]));
   const app = new Hono<AppEnv>();
 
@@ -51,9 +72,20 @@ export function createApp(ctx: Context, extraRoutes: RouteDef[] = []): App {
         `${c.req.method} ${c.req.path} declares no scope: refused`,
       );
     }
-    const header = c.req.header("authorization") ?? "";
-    const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
-    c.set("principal", token ? authenticate(ctx, token) : null);
+    const auth = requestAuth(ctx, c.req.raw, con.sessionKey);
+    if (auth.via === "session" && changesState(c.req.raw)) {
+      // A browser sends the cookie whatever page asks it to; only our own pages may act on it.
+      const problem = crossOriginProblem(c.req.raw, con.trustForwardedProto);
+      if (problem) {
+        throw new HttpError(
+          403,
+          "CrossOriginRefused",
+          `${c.req.method} ${c.req.path} with a console session must come from this server's ` +
+            `own pages: ${problem}`,
+        );
+      }
+    }
+    c.set("principal", auth.principal);
     await next();
   });
 
@@ -80,6 +112,8 @@ export function createApp(ctx: Context, extraRoutes: RouteDef[] = []): App {
       return await r.handler(c, ctx);
     });
   }
+
+  mountConsole(app, ctx, con);
 
   app.notFound((c) =>
     c.json(
@@ -109,6 +143,10 @@ export function createApp(ctx: Context, extraRoutes: RouteDef[] = []): App {
   return {
     fetch: async (req) => await app.fetch(req),
     routes,
+    pages: [
+      ...pageRoutes.map(({ method, path, scope }) => ({ method, path, scope })),
+      STATIC_ROUTE,
+    ],
     registered: () => app.routes.map((r) => ({ method: r.method, path: r.path })),
   };
 }

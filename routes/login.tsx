@@ -1,0 +1,95 @@
+/** `/login`: a token in, a session cookie out. The token is never echoed back into the page. */
+import { z } from "zod";
+import { authenticate } from "../server/auth/service.ts";
+import { readForm } from "../server/console/form.ts";
+import type { PageRequest, PageRoute } from "../server/console/page.tsx";
+
+const loginForm = z.object({
+  token: z.string().trim().min(1, "is empty: paste a token").max(400, "is too long for a token"),
+  next: z.string().max(2000).optional(),
+});
+
+/** Where to go after signing in: a path on this server, never another site (`//x`, `/\x`). */
+export function safeNext(next: string | null | undefined): string {
+  return next && /^\/(?![/\\])[^\\\s]*$/.test(next) ? next : "/";
+}
+
+function LoginPage(
+  { next, error, status }: { next: string; error?: string; status?: string },
+) {
+  return (
+    <main class="narrow login">
+      <h1>
+        <span class="brand">gpuctl</span> console
+      </h1>
+      <form method="post" action="/login" class="stack">
+        <input type="hidden" name="next" value={next} />
+        <label for="token">Token</label>
+        <input
+          id="token"
+          name="token"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          required
+          autofocus
+          aria-invalid={error ? "true" : undefined}
+          aria-describedby={error ? "token-error" : "token-help"}
+        />
+        {error && <p id="token-error" class="field-error" role="alert">Token {error}</p>}
+        <p id="token-help" class="muted">
+          The admin token is in <code>~/.gpuctl/server.yaml</code>; make others with{" "}
+          <code>POST /api/tokens</code>. A read token signs in to a console that changes nothing.
+        </p>
+        <button type="submit" class="primary">Sign in</button>
+      </form>
+      {status && <p class="muted">{status}</p>}
+    </main>
+  );
+}
+
+function showLogin(p: PageRequest, next: string, error?: string, status = 200): Response {
+  return p.render("Sign in", <LoginPage next={next} error={error} />, { status });
+}
+
+export const loginRoutes: PageRoute[] = [
+  {
+    method: "GET",
+    path: "/login",
+    scope: "public",
+    handler: (p) => {
+      const next = safeNext(p.url.searchParams.get("next"));
+      return p.principal ? p.redirect(next) : showLogin(p, next);
+    },
+  },
+  {
+    method: "POST",
+    path: "/login",
+    scope: "public",
+    handler: async (p) => {
+      const form = await readForm(p.c.req.raw, loginForm);
+      if (!form.ok) return showLogin(p, "/", form.errors.token ?? form.errors.form, 400);
+      const next = safeNext(form.data.next);
+      const who = authenticate(p.ctx, form.data.token);
+      if (!who) {
+        return showLogin(
+          p,
+          next,
+          "is not valid: it may be mistyped, expired or deleted",
+          401,
+        );
+      }
+      if (who.scope === "agent") {
+        return showLogin(
+          p,
+          next,
+          "belongs to an agent: sign in with a read, write or admin token",
+          403,
+        );
+      }
+      const cookie = p.startSession(who.token_id);
+      if (!cookie) return showLogin(p, next, "was deleted while signing in", 401);
+      return p.redirect(next, { "set-cookie": cookie });
+    },
+  },
+];
