@@ -160,7 +160,12 @@ Deno.test("a session survives a restart with the same key and ends with its toke
     const tampered = `gpuctl_session=${id}.${Number(expires) + 1000}.${sig}`;
     assertEquals((await page(again, "/", tampered)).res.status, 303, "a longer life is forged");
 
-    deleteToken(h.ctx, t.id, { token_id: "someone-else", name: "admin", scope: "admin" });
+    deleteToken(h.ctx, t.id, {
+      token_id: "someone-else",
+      name: "admin",
+      scope: "admin",
+      node_id: null,
+    });
     assertEquals((await page(again, "/", cookie)).res.status, 303, "the token is gone");
   });
 });

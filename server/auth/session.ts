@@ -91,7 +91,7 @@ export function sessionPrincipal(ctx: Context, key: Uint8Array, value: string): 
   const got = Buffer.from(sig);
   if (want.length !== got.length || !timingSafeEqual(want, got)) return null;
   if (row.expires_at && Date.parse(row.expires_at) <= now) return null;
-  return { token_id: row.id, name: row.name, scope: row.scope };
+  return { token_id: row.id, name: row.name, scope: row.scope, node_id: row.node_id ?? null };
 }
 
 /** The value of one cookie in a Cookie header. */
