@@ -2,9 +2,18 @@
  * The local endpoint a job's SDK posts to (`GPUCTL_INGEST_URL`): `POST /runs/<run_id>/log`
  * with an `sdkLogBatch`. The batch is spooled as an `sdk` frame and answered at once, so a
  * training script never waits on the server (red line 2).
+ *
+ * It listens on a Unix socket at a path that depends only on the agent's data dir, so a job
+ * started by one agent process still reaches the next one after `deno task start` (or the
+ * agent) is restarted under it: a random TCP port would change at each start, and a fixed
+ * one would collide between agents on one host. The socket's folder is 0700, so only the
+ * agent's user (and its jobs) can post.
  */
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
 import type { z } from "zod";
-import { sdkLogBatch } from "../protocol/rest.ts";
+import type { sdkLogBatch } from "../protocol/rest.ts";
+import { partitionSdkBatch } from "../protocol/sdk_batch.ts";
 import type { AttemptRef, NewDataFrame } from "./frames.ts";
 import type { Logger } from "./log.ts";
 
@@ -19,6 +28,8 @@ export interface IngestDeps {
   findRun(runId: string): AttemptRef | null;
   emit(frame: NewDataFrame): Promise<unknown>;
   log: Logger;
+  /** Resolves once the runs this agent reattached to are known. @default already */
+  ready?: Promise<void>;
 }
 
 /** A request handler for the ingest endpoint (tests call it directly). */
@@ -32,6 +43,7 @@ export function createIngestHandler(deps: IngestDeps): (req: Request) => Promise
       return error(405, "method_not_allowed", `Method ${req.method} not allowed: use POST`);
     }
     const runId = decodeURIComponent(match[1]);
+    await deps.ready;
     const ref = deps.findRun(runId);
     if (!ref) {
       return error(404, "not_found", `Run "${runId}" is not running on this agent`);
@@ -50,23 +62,16 @@ export function createIngestHandler(deps: IngestDeps): (req: Request) => Promise
         `Cannot read the batch: not UTF-8 JSON (${(err as Error).message})`,
       );
     }
-    const parsed = sdkLogBatch.safeParse(body);
-    if (!parsed.success) {
-      const details = parsed.error.issues.map((i) => ({
-        path: i.path.join("."),
-        message: i.message,
-      }));
-      const first = details[0];
-      return error(
-        400,
-        "validation",
-        `Invalid batch: ${first.path || "body"}: ${first.message}`,
-        details,
-      );
+    // The valid part goes on and the rest is named, as the server does with a batch.
+    const parts = partitionSdkBatch(body);
+    if (parts === null) {
+      return error(400, "validation", "Invalid batch: a JSON object expected");
     }
     try {
       // The body as sent, not as parsed: parsing turns "NaN" into NaN, which JSON cannot carry.
-      await deps.emit({ type: "sdk", stream: "data", ...ref, batch: body as SdkBatchIn });
+      if (Object.keys(parts.raw).length) {
+        await deps.emit({ type: "sdk", stream: "data", ...ref, batch: parts.raw as SdkBatchIn });
+      }
     } catch (err) {
       deps.log.error("cannot spool an SDK batch", { run_id: runId, error: String(err) });
       // A full disk or an agent shutting down: the SDK keeps the batch and sends it again.
@@ -76,38 +81,80 @@ export function createIngestHandler(deps: IngestDeps): (req: Request) => Promise
         `Cannot store the batch now (${String(err)}); send it again`,
       );
     }
-    const batch = parsed.data;
-    return Response.json({
-      accepted: {
-        points: batch.points?.length ?? 0,
-        checkpoints: batch.checkpoints?.length ?? 0,
-        logs: batch.logs?.length ?? 0,
-        evaluation: batch.evaluation ? 1 : 0,
-      },
-    });
+    const { batch, refused } = parts;
+    const accepted = {
+      points: batch.points?.length ?? 0,
+      checkpoints: batch.checkpoints?.length ?? 0,
+      logs: batch.logs?.length ?? 0,
+      evaluation: batch.evaluation ? 1 : 0,
+    };
+    return Response.json(refused.count ? { accepted, refused } : { accepted });
   };
 }
 
 /** A listening ingest endpoint. */
 export interface IngestServer {
-  readonly port: number;
+  /** The Unix socket it listens on. */
+  readonly socketPath: string;
   stop(): Promise<void>;
 }
 
-/** Serves the ingest endpoint on 127.0.0.1 at a random port. */
-export function startIngestServer(deps: IngestDeps): IngestServer {
+/** Longest socket path kept in the data dir (the kernel's limit is 107 bytes). */
+export const MAX_SOCKET_PATH = 100;
+
+/**
+ * `<dataDir>/ingest/ingest.sock`; for a data dir too deep for a socket path, a folder in the
+ * temp dir named after the data dir (as stable across restarts, and as private).
+ */
+export function ingestSocketPath(dataDir: string, tempDir = tmpdir()): string {
+  const inDataDir = `${dataDir}/ingest/ingest.sock`;
+  if (new TextEncoder().encode(inDataDir).length <= MAX_SOCKET_PATH) return inDataDir;
+  const digest = createHash("sha256").update(dataDir).digest("hex").slice(0, 16);
+  return `${tempDir}/gpuctl-ingest-${digest}/ingest.sock`;
+}
+
+/**
+ * Serves the ingest endpoint on the Unix socket `socketPath`, in a 0700 folder. A socket
+ * left by an agent that was killed is replaced; one that still answers belongs to a live
+ * agent on the same data dir, and starting is refused.
+ */
+export async function startIngestServer(
+  deps: IngestDeps,
+  socketPath: string,
+): Promise<IngestServer> {
+  const folder = socketPath.slice(0, socketPath.lastIndexOf("/"));
+  await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+  await Deno.chmod(folder, 0o700);
+  if (await answers(socketPath)) {
+    throw new Error(
+      `Cannot serve the ingest endpoint at ${socketPath}: another agent is serving it ` +
+        "(two agents cannot share a data dir; give this one its own --data-dir)",
+    );
+  }
+  await Deno.remove(socketPath).catch(() => {});
   const abort = new AbortController();
   const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, signal: abort.signal, onListen: () => {} },
+    { path: socketPath, signal: abort.signal, onListen: () => {} },
     createIngestHandler(deps),
   );
   return {
-    port: server.addr.port,
+    socketPath,
     async stop() {
       abort.abort();
       await server.finished;
     },
   };
+}
+
+/** Whether something accepts connections on the socket. */
+async function answers(socketPath: string): Promise<boolean> {
+  try {
+    const conn = await Deno.connect({ transport: "unix", path: socketPath });
+    conn.close();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function tooLarge(): Response {

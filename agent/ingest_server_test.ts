@@ -1,6 +1,11 @@
-import { assertEquals, assertStringIncludes } from "../tests/assert.ts";
+import { assert, assertEquals, assertRejects, assertStringIncludes } from "../tests/assert.ts";
 import type { NewDataFrame } from "./frames.ts";
-import { createIngestHandler, startIngestServer } from "./ingest_server.ts";
+import {
+  createIngestHandler,
+  ingestSocketPath,
+  MAX_SOCKET_PATH,
+  startIngestServer,
+} from "./ingest_server.ts";
 import { silentLogger } from "./log.ts";
 
 function setup() {
@@ -35,34 +40,100 @@ Deno.test("ingest spools a batch as an sdk frame, as sent, and answers with coun
   }]);
 });
 
-Deno.test("ingest refuses unknown runs, bad JSON and invalid batches with a clear 4xx", async () => {
+Deno.test("ingest refuses unknown runs and bad JSON with a clear 4xx, and forwards nothing invalid", async () => {
   const { frames, handler } = setup();
   const unknown = await handler(post("/runs/r-9/log", "{}"));
   assertEquals(unknown.status, 404);
   assertStringIncludes((await unknown.json()).error.message, `Run "r-9" is not running`);
   const notJson = await handler(post("/runs/r-1/log", "{nope"));
   assertEquals(notJson.status, 400);
+  const notObject = await handler(post("/runs/r-1/log", "[1]"));
+  assertEquals(notObject.status, 400);
+  // A batch with nothing valid in it is answered, its refusals named, and not forwarded.
   const invalid = await handler(post("/runs/r-1/log", JSON.stringify({ points: [{ key: "x" }] })));
-  assertEquals(invalid.status, 400);
-  assertStringIncludes((await invalid.json()).error.message, "points.0.step");
+  assertEquals(invalid.status, 200);
+  assertEquals((await invalid.json()).refused.items[0].path, "points.0.step");
   const unknownField = await handler(post("/runs/r-1/log", JSON.stringify({ lr: 1 })));
-  assertEquals(unknownField.status, 400);
+  assertEquals((await unknownField.json()).refused.items, [
+    { path: "lr", message: "is not a field of a log batch" },
+  ]);
   assertEquals((await handler(new Request("http://127.0.0.1/runs/r-1/log"))).status, 405);
   assertEquals((await handler(post("/other", "{}"))).status, 404);
   assertEquals(frames, []);
 });
 
-Deno.test("startIngestServer() listens on 127.0.0.1 at a random port", async () => {
-  const { frames, deps } = setup();
-  const server = startIngestServer(deps);
+async function postOverSocket(socketPath: string, body: unknown) {
+  const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socketPath } });
   try {
-    const res = await fetch(`http://127.0.0.1:${server.port}/runs/r-1/log`, {
+    const res = await fetch("http://localhost/runs/r-1/log", {
       method: "POST",
-      body: JSON.stringify({ logs: [{ text: "hello" }] }),
+      body: JSON.stringify(body),
+      client,
     });
-    assertEquals((await res.json()).accepted.logs, 1);
-    assertEquals(frames.length, 1);
+    return { status: res.status, json: await res.json() };
   } finally {
-    await server.stop();
+    client.close();
   }
+}
+
+Deno.test("the ingest socket has the same path after a restart, and the next agent serves it", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "gpuctl-ingest-" });
+  const { frames, deps } = setup();
+  try {
+    const path = ingestSocketPath(dataDir);
+    assertEquals(path, `${dataDir}/ingest/ingest.sock`);
+    const first = await startIngestServer(deps, path);
+    assertEquals((await postOverSocket(path, { logs: [{ text: "one" }] })).status, 200);
+    assertEquals((await Deno.stat(`${dataDir}/ingest`)).mode! & 0o777, 0o700);
+    await first.stop();
+    // A URL handed to a job before the restart reaches the agent started after it.
+    const second = await startIngestServer(deps, ingestSocketPath(dataDir));
+    try {
+      assertEquals((await postOverSocket(path, { logs: [{ text: "two" }] })).status, 200);
+      await assertRejects(() => startIngestServer(deps, path), "another agent");
+    } finally {
+      await second.stop();
+    }
+    assertEquals(frames.map((f) => f.type === "sdk" && f.batch.logs?.[0].text), ["one", "two"]);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("ingestSocketPath() moves a socket too deep for the kernel to a stable temp folder", () => {
+  const deep = `/data/${"d".repeat(120)}`;
+  const path = ingestSocketPath(deep, "/tmp");
+  assertEquals(path, ingestSocketPath(deep, "/tmp"));
+  assert(path.startsWith("/tmp/gpuctl-ingest-") && path.length <= MAX_SOCKET_PATH);
+  assert(path !== ingestSocketPath(`${deep}x`, "/tmp"));
+});
+
+Deno.test("ingest keeps the valid part of a batch and names what it refused", async () => {
+  const { frames, handler } = setup();
+  const body = {
+    points: [
+      { key: "loss", step: 1, value: 0.5 },
+      { key: "nul\u0000", step: 1, value: 1 },
+      { key: "sur\ud800", step: 1, value: 1 },
+      { key: "acc", step: 1, value: 0.9 },
+    ],
+    checkpoints: [{ path: "x".repeat(70_000) }, { path: "/ok.pt", step: 1 }],
+    status: "BOGUS",
+    step: 1,
+  };
+  // JSON.stringify keeps a lone surrogate as the escape \ud800, as Python's json does.
+  const res = await handler(post("/runs/r-1/log", JSON.stringify(body)));
+  assertEquals(res.status, 200);
+  const answer = await res.json();
+  assertEquals(answer.accepted, { points: 2, checkpoints: 1, logs: 0, evaluation: 0 });
+  assertEquals(answer.refused.count, 4);
+  assertEquals(
+    answer.refused.items.map((i: { path: string }) => i.path),
+    ["points.1.key", "points.2.key", "checkpoints.0.path", "status"],
+  );
+  assertEquals(frames.length, 1);
+  const sent = frames[0].type === "sdk" ? frames[0].batch : null;
+  assertEquals(sent?.points?.map((p) => p.key), ["loss", "acc"]);
+  assertEquals(sent?.checkpoints, [{ path: "/ok.pt", step: 1 }]);
+  assertEquals(sent?.status, undefined);
 });

@@ -5,8 +5,10 @@ import type { DispatchSpec } from "../protocol/agent.ts";
 export interface JobEnvContext {
   /** The server's base URL (GPUCTL_SERVER_URL). */
   serverUrl: string;
-  /** Port of the agent's local ingest endpoint. */
-  ingestPort: number;
+  /** The Unix socket of the agent's local ingest endpoint. */
+  ingestSocket: string;
+  /** `<data_dir>/runs`: each run gets `<runsDir>/<run_id>/files` as GPUCTL_RUN_DIR. */
+  runsDir: string;
   /** `<repo>/sdk/python`, so `from gpuctl import run` works without installing anything. */
   sdkDir: string | null;
   /** The agent's own PYTHONPATH, kept after the SDK folder when the job sets none. */
@@ -30,16 +32,29 @@ export function buildJobEnv(spec: DispatchSpec, ctx: JobEnvContext): Record<stri
     GPUCTL_ATTEMPT: String(spec.attempt),
     GPUCTL_PROJECT: spec.project,
     GPUCTL_EXPERIMENT: spec.experiment ?? "",
-    GPUCTL_INGEST_URL: ingestUrl(ctx.ingestPort, spec.run_id),
+    GPUCTL_INGEST_URL: ingestUrl(ctx.ingestSocket, spec.run_id),
+    GPUCTL_RUN_DIR: runFilesDir(ctx.runsDir, spec.run_id),
     PYTHONUNBUFFERED: "1",
   });
   if (pythonPath !== "") env.PYTHONPATH = pythonPath;
   return env;
 }
 
-/** Where a job's SDK posts its batches (it appends `/log`). */
-export function ingestUrl(port: number, runId: string): string {
-  return `http://127.0.0.1:${port}/runs/${encodeURIComponent(runId)}`;
+/**
+ * Where a job's SDK posts its batches (it appends `/log`): HTTP over the agent's Unix socket,
+ * written the way requests-unixsocket and Docker's clients do, `http+unix://<socket path,
+ * percent-encoded>/<path>`.
+ */
+export function ingestUrl(socketPath: string, runId: string): string {
+  return `http+unix://${encodeURIComponent(socketPath)}/runs/${encodeURIComponent(runId)}`;
+}
+
+/**
+ * A run's own folder (GPUCTL_RUN_DIR): for its checkpoints and outputs, so runs of one
+ * working dir never write over each other, and for what the SDK keeps until it is sent.
+ */
+export function runFilesDir(runsDir: string, runId: string): string {
+  return `${runsDir}/${runId}/files`;
 }
 
 /** `<repo>/sdk/python` from a module URL in `<repo>/agent/`; null when not on a file system. */

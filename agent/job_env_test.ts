@@ -4,7 +4,8 @@ import { buildJobEnv, SDK_DIR, sdkDirFrom } from "./job_env.ts";
 
 const ctx = {
   serverUrl: "http://srv:8600",
-  ingestPort: 4321,
+  ingestSocket: "/data/ingest/ingest.sock",
+  runsDir: "/data/runs",
   sdkDir: "/repo/sdk/python",
   pythonPath: null,
 };
@@ -21,10 +22,26 @@ Deno.test("buildJobEnv() sets exactly the assigned GPUs and the gpuctl variables
     GPUCTL_ATTEMPT: "2",
     GPUCTL_PROJECT: "proj",
     GPUCTL_EXPERIMENT: "exp",
-    GPUCTL_INGEST_URL: "http://127.0.0.1:4321/runs/r-abc",
+    GPUCTL_INGEST_URL: "http+unix://%2Fdata%2Fingest%2Fingest.sock/runs/r-abc",
+    GPUCTL_RUN_DIR: "/data/runs/r-abc/files",
     PYTHONUNBUFFERED: "1",
     PYTHONPATH: "/repo/sdk/python",
   });
+});
+
+Deno.test("buildJobEnv() gives every run a folder of its own and a socket URL that outlives the agent", () => {
+  const first = buildJobEnv(dispatchSpec({ run_id: "r-1" }), ctx);
+  const second = buildJobEnv(dispatchSpec({ run_id: "r-2" }), ctx);
+  assert(first.GPUCTL_RUN_DIR !== second.GPUCTL_RUN_DIR);
+  // Only the data dir decides the URL: an agent started again gives (and serves) the same one.
+  assertEquals(
+    first.GPUCTL_INGEST_URL,
+    buildJobEnv(dispatchSpec({ run_id: "r-1" }), ctx).GPUCTL_INGEST_URL,
+  );
+  assertEquals(
+    decodeURIComponent(new URL(first.GPUCTL_INGEST_URL).hostname),
+    "/data/ingest/ingest.sock",
+  );
 });
 
 Deno.test("buildJobEnv() gives CPU-only jobs an empty CUDA_VISIBLE_DEVICES the job cannot override", () => {

@@ -9,8 +9,8 @@ import { Connection, MIN_BACKOFF_MS, type ServerCommand } from "./connection.ts"
 import { clip } from "./frames.ts";
 import { createFakeGpus, type GpuProbe, openNvml } from "./gpu/mod.ts";
 import { diskUsage, HostReader, toMb } from "./host_stats.ts";
-import { startIngestServer } from "./ingest_server.ts";
-import { buildJobEnv, SDK_DIR } from "./job_env.ts";
+import { ingestSocketPath, startIngestServer } from "./ingest_server.ts";
+import { buildJobEnv, runFilesDir, SDK_DIR } from "./job_env.ts";
 import { JobManager } from "./jobs.ts";
 import type { Logger } from "./log.ts";
 import { createDockerRunner, createProcessRunner } from "./runner/mod.ts";
@@ -40,8 +40,8 @@ export interface AgentDeps {
 /** A running agent. */
 export interface RunningAgent {
   readonly config: ResolvedAgentConfig;
-  /** Port of the local ingest endpoint on 127.0.0.1. */
-  readonly ingestPort: number;
+  /** The local ingest endpoint's Unix socket (the same path at every start). */
+  readonly ingestSocket: string;
   readonly probe: GpuProbe | null;
   readonly jobs: JobManager;
   readonly spool: Spool;
@@ -70,34 +70,48 @@ export async function startAgent(
 
   const emit = spoolEmitter(spool, { log, now });
 
+  const ingestSocket = ingestSocketPath(config.dataDir);
+  const socketFolder = ingestSocket.slice(0, ingestSocket.lastIndexOf("/"));
   const runners = deps.runners ?? {
     process: createProcessRunner({ baseEnv: deps.baseEnv, jobUser: config.jobUser }),
     docker: createDockerRunner({
       baseEnv: deps.baseEnv,
       jobUser: config.jobUser,
-      readOnlyMounts: SDK_DIR === null ? [] : [SDK_DIR],
+      // The socket's folder, not the socket: the next agent's socket is a new file.
+      readOnlyMounts: SDK_DIR === null ? [socketFolder] : [SDK_DIR, socketFolder],
     }),
   };
-  let ingestPort = 0;
+  const runsDir = `${config.dataDir}/runs`;
   const jobs = new JobManager({
     dataDir: config.dataDir,
     runners,
     emit,
-    jobEnv: (spec) =>
-      buildJobEnv(spec, {
+    jobEnv: (spec) => {
+      try {
+        Deno.mkdirSync(runFilesDir(runsDir, spec.run_id), { recursive: true, mode: 0o700 });
+      } catch (err) {
+        log.warn("cannot create the run's folder", { run_id: spec.run_id, error: String(err) });
+      }
+      return buildJobEnv(spec, {
         serverUrl: config.serverUrl,
-        ingestPort,
+        ingestSocket,
+        runsDir,
         sdkDir: SDK_DIR,
         pythonPath: config.pythonPath,
-      }),
+      });
+    },
     log,
     now,
     watchPollMs: deps.watchPollMs,
     fenceAfterS: config.fenceAfterS,
   });
-  const ingest = startIngestServer({ findRun: (runId) => jobs.findRun(runId), emit, log });
-  ingestPort = ingest.port;
-  await jobs.restore();
+  // Requests wait for the restore, so a reattached job's SDK is never told its run is unknown.
+  const restored = Promise.withResolvers<void>();
+  const ingest = await startIngestServer(
+    { findRun: (runId) => jobs.findRun(runId), emit, log, ready: restored.promise },
+    ingestSocket,
+  );
+  await jobs.restore().finally(() => restored.resolve());
 
   const telemetry = new Telemetry({
     probe,
@@ -173,7 +187,7 @@ export async function startAgent(
     gpus: gpus.length,
     fake_gpus: probe?.kind === "fake",
     data_dir: config.dataDir,
-    ingest_port: ingestPort,
+    ingest_socket: ingestSocket,
     job_user: config.jobUser?.name ?? null,
   });
 
@@ -189,7 +203,7 @@ export async function startAgent(
       log.info("agent stopped; jobs keep running", { running: jobs.running().length });
     })();
 
-  return { config, ingestPort, probe, jobs, spool, connection, stop };
+  return { config, ingestSocket, probe, jobs, spool, connection, stop };
 }
 
 /** Fake GPUs when asked for, else NVML; no NVML makes a CPU-only node (said once). */

@@ -158,6 +158,17 @@ export const sdkRunRegistration = z.strictObject({
 });
 export type SdkRunRegistration = z.infer<typeof sdkRunRegistration>;
 
+/**
+ * A metric key: 1–200 characters, without control characters or lone UTF-16 surrogates,
+ * which the store cannot keep as sent ("a\u0000" would be stored as "a", "a\ud800" as
+ * "a\ufffd"), silently merging two series.
+ */
+export const metricKey = z.string().min(1).max(MAX_NAME_LENGTH).refine(
+  // deno-lint-ignore no-control-regex -- control characters are what is refused
+  (key) => key.isWellFormed() && !/[\u0000-\u001f\u007f]/.test(key),
+  "must not contain control characters or lone surrogates",
+);
+
 export const metricPoint = z.strictObject({
   key: z.string().min(1).max(MAX_NAME_LENGTH),
   step: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
@@ -165,6 +176,9 @@ export const metricPoint = z.strictObject({
   wall_time: z.number().min(0).optional(),
 });
 export type MetricPointIn = z.infer<typeof metricPoint>;
+
+/** A point sent by the SDK, whose keys come straight from user code. */
+export const sdkMetricPoint = metricPoint.extend({ key: metricKey });
 
 export const checkpointIn = z.strictObject({
   path: text.min(1),
@@ -186,10 +200,13 @@ export const logLineIn = z.strictObject({
 export type LogLineIn = z.infer<typeof logLineIn>;
 
 /** `POST /api/sdk/runs/{id}/log` (and the agent's local ingest endpoint): one batch. */
+/** The most items of each list one log batch may carry. */
+export const SDK_BATCH_LIMITS = { points: 100_000, checkpoints: 1000, logs: 10_000 } as const;
+
 export const sdkLogBatch = z.strictObject({
-  points: z.array(metricPoint).max(100_000).optional(),
-  checkpoints: z.array(checkpointIn).max(1000).optional(),
-  logs: z.array(logLineIn).max(10_000).optional(),
+  points: z.array(sdkMetricPoint).max(SDK_BATCH_LIMITS.points).optional(),
+  checkpoints: z.array(checkpointIn).max(SDK_BATCH_LIMITS.checkpoints).optional(),
+  logs: z.array(logLineIn).max(SDK_BATCH_LIMITS.logs).optional(),
   evaluation: z.strictObject({ metrics: freeObject, suite: name.optional() }).optional(),
   status: z.enum(["SUCCEEDED", "FAILED", "CANCELLED"]).optional(),
   step: z.number().int().min(0).optional(),

@@ -71,3 +71,45 @@ Deno.test("points, checkpoints and the end of a Python SDK run reach the server"
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("the server stores the valid part of an SDK batch, names what it refused, and tells of lost points", async () => {
+  const h = await createHarness();
+  try {
+    const run = (await h.call("POST", "/api/sdk/runs", { body: { id: "r-partial" } })).json;
+    const points = Array.from({ length: 444 }, (_, step) => ({ key: "loss", step, value: 1 }));
+    const res = await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: {
+        points: [...points, { key: "nul\u0000", step: 0, value: 1 }, {
+          key: "sur\ud800",
+          step: 0,
+          value: 1,
+        }],
+        checkpoints: [{ path: "/c/" + "x".repeat(65_537) }, { path: "/c/ok.pt", step: 443 }],
+        dropped: 7,
+      },
+    });
+    assertEquals(res.status, 200);
+    assertEquals(res.json.accepted.points, 444);
+    assertEquals(res.json.accepted.checkpoints, 1);
+    assertEquals(
+      res.json.refused.items.map((i: { path: string }) => i.path),
+      ["points.444.key", "points.445.key", "checkpoints.0.path"],
+    );
+    const q = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: [run.id], keys: ["loss", "nul", "sur\ufffd"] },
+    });
+    const counts = q.json.series.map((s: { key: string; steps: number[] }) => [
+      s.key,
+      s.steps.length,
+    ]);
+    assertEquals(counts.filter(([, n]: [string, number]) => n > 0), [["loss", 444]]);
+    const stored = (await h.call("GET", `/api/runs/${run.id}`)).json;
+    assertEquals(stored.dropped_points, 7);
+    const events = await h.call("GET", `/api/events?run_id=${run.id}&type=POINTS_DROPPED`);
+    assertEquals(events.json.items.length, 1);
+    const notObject = await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: [1] });
+    assertEquals(notObject.status, 400);
+  } finally {
+    await h.close();
+  }
+});

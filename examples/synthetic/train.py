@@ -33,7 +33,9 @@ def parse_args(argv=None):
     p.add_argument("--sleep", type=float, default=0.0, help="seconds to sleep per step")
     p.add_argument("--eval-every", type=int, default=20)
     p.add_argument("--ckpt-every", type=int, default=50)
-    p.add_argument("--ckpt-dir", default="checkpoints")
+    # Inside a gpuctl job the run has a folder of its own: runs started in one working dir
+    # then never write over each other's checkpoints.
+    p.add_argument("--ckpt-dir", default=os.path.join(os.environ.get("GPUCTL_RUN_DIR") or ".", "checkpoints"))
     p.add_argument("--fail-oom-at", type=int, default=None)
     p.add_argument("--nan-at", type=int, default=None)
     p.add_argument("--overfit-after", type=int, default=None)

@@ -173,7 +173,18 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
     if (maxStep >= 0 || b.epoch !== undefined) {
       runsDb.advanceRunProgress(ctx.db, runId, maxStep >= 0 ? maxStep : null, b.epoch ?? null);
     }
-    if (b.dropped) runsDb.addDroppedPoints(ctx.db, runId, b.dropped);
+    if (b.dropped) {
+      runsDb.addDroppedPoints(ctx.db, runId, b.dropped);
+      emitEvent(ctx, {
+        type: "POINTS_DROPPED",
+        severity: "warning",
+        run_id: runId,
+        job_id: run.job_id,
+        message: `Run "${run.name}" (${runId}) lost ${b.dropped} metric point` +
+          `${b.dropped === 1 ? "" : "s"} the SDK could neither send nor keep on disk`,
+        data: { dropped: b.dropped, dropped_total: run.dropped_points + b.dropped },
+      });
+    }
     if (b.config || b.env) {
       runsDb.updateRun(ctx.db, runId, {
         config: b.config ? { ...run.config, ...b.config } : undefined,

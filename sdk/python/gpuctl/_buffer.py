@@ -1,8 +1,10 @@
-"""The bounded queue between the training thread and the sender.
+"""The queue between the training thread and the sender.
 
-Metric points go into a deque of at most ``capacity`` items; when it is full the
-oldest point is dropped and counted, and the count rides along in the next batch
-as ``dropped``. Everything else (checkpoints, evaluations, config, env, the final
+Metric points go into a deque; nothing is dropped here. When more than the
+run's ``queue_size`` points wait, the sender moves them to the run's journal on
+disk (see ``_sender``), so memory stays bounded without losing a point. Points
+that are truly lost (the disk refused them) are counted with ``add_dropped``,
+and the count rides along in the next batch as ``dropped``. Everything else (checkpoints, evaluations, config, env, the final
 status) is rare and is never dropped for points. Each such item remembers how
 many points were logged before it, so a batch never carries a checkpoint ahead
 of the points logged before the checkpoint, and the status always comes last.
@@ -22,9 +24,8 @@ MAX_CHECKPOINTS_PER_BATCH = 1000
 class Buffer(object):
     """Points and rare items waiting to be sent; every method is thread-safe."""
 
-    def __init__(self, capacity):
+    def __init__(self):
         self._lock = threading.Lock()
-        self._capacity = max(1, int(capacity))
         self._points = collections.deque()
         self._controls = collections.deque()
         self._appended = 0  # points ever appended
@@ -37,14 +38,8 @@ class Buffer(object):
         """Queue ``(key, step, value, wall_time)`` tuples; returns how many points now wait."""
         with self._lock:
             queue = self._points
-            for point in points:
-                if len(queue) >= self._capacity:
-                    queue.popleft()
-                    self._taken += 1
-                    self._dropped += 1
-                    self.dropped_total += 1
-                queue.append(point)
-                self._appended += 1
+            queue.extend(points)
+            self._appended += len(points)
             return len(queue)
 
     def add_control(self, kind, payload):

@@ -23,6 +23,7 @@ from ._values import (
     clean_name,
     config_dict,
     flatten_metrics,
+    key_problem,
     metric_value,
     numeric_metrics,
     valid_key,
@@ -32,6 +33,11 @@ from ._values import (
 FINAL_STATUSES = ("SUCCEEDED", "FAILED", "CANCELLED")
 #: Files counted when sizing a checkpoint folder, at most (a guard against huge trees).
 MAX_SIZED_FILES = 100000
+#: The longest checkpoint path the server accepts.
+MAX_PATH_LENGTH = 65536
+#: Points waiting in memory, in multiples of ``queue_size``, past which ``log`` itself
+#: moves them to disk: only when the training loop outruns the sender's disk writes.
+MAX_QUEUE_MULTIPLE = 8
 
 _NEW, _ACTIVE, _FINISHED, _OFF = "new", "active", "finished", "off"
 
@@ -89,15 +95,16 @@ class Run(object):
 
     @property
     def spool_path(self):
-        """The spool file this run writes to, or None while it is not spooling."""
+        """The file holding what this run could not deliver yet, or None when there is none."""
         sender = self._sender
-        if sender is not None and sender.mode in ("spool", "offline"):
-            return sender.spool.path
+        if sender is not None and os.path.exists(sender.journal.path):
+            return sender.journal.path
         return None
 
     @property
     def dropped(self):
-        """How many metric points were dropped so far (full queue, refused batches)."""
+        """How many metric points were lost so far (the disk refused them, or a batch was
+        refused whole)."""
         buffer = self._buffer
         return buffer.dropped_total if buffer is not None else 0
 
@@ -149,14 +156,20 @@ class Run(object):
             encoded = metric_value(value)
             if encoded is SKIP or not valid_key(key):
                 if debug_enabled():
-                    debug("log(): %r skipped (value %s is not numeric, or the key is not "
-                          "1-200 characters)" % (key, type(value).__name__))
+                    why = ("value %s is not numeric" % (type(value).__name__,)
+                           if encoded is SKIP else "the key " + key_problem(key))
+                    debug("log(): %r skipped: %s" % (key, why))
                 continue
             points.append((key, at, encoded, now))
             if key == "epoch":
                 self._buffer.set_epoch(as_epoch(value))
-        if points and self._buffer.add_points(points) >= self._options.batch_size:
+        if not points:
+            return
+        waiting = self._buffer.add_points(points)
+        if waiting >= self._options.batch_size:
             self._sender.wake()
+            if waiting >= self._options.queue_size * MAX_QUEUE_MULTIPLE:
+                self._sender.spill_now()
 
     @never_raises()
     def log_checkpoint(self, path, step=None, epoch=None, metrics=None):
@@ -167,6 +180,10 @@ class Run(object):
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", "replace")
         absolute = os.path.abspath(raw)
+        if len(absolute) > MAX_PATH_LENGTH:
+            debug("log_checkpoint(): a path of %d characters is over the %d the server takes; "
+                  "not recorded" % (len(absolute), MAX_PATH_LENGTH))
+            return
         checkpoint = {"path": absolute}
         if step is not None:
             at = as_step(step)
@@ -251,7 +268,7 @@ class Run(object):
         for key, value in optional.items():
             if value is not None:
                 registration[key] = value
-        buffer = Buffer(self._options.queue_size)
+        buffer = Buffer()
         if settings.mode == "job" and "config" in registration:
             buffer.add_control("config", registration["config"])
         sender = Sender(run_id, settings, registration, buffer, self._options)

@@ -2,36 +2,44 @@
 
 One daemon thread per run. It first takes the environment snapshot and, outside
 a job, registers the run; then it sends a batch every ``flush_interval_s``, or
-as soon as ``batch_size`` points wait, whichever comes first. One batch is in
-flight at a time: a failed batch is kept and retried with exponential backoff
-while new points keep queueing (bounded by the buffer).
+as soon as ``batch_size`` points wait, whichever comes first.
+
+Nothing is thrown away because it could not be sent. While the endpoint answers,
+batches go straight from memory; when it does not (the server is down, the agent
+is being restarted under the job), or when more than ``queue_size`` points wait
+in memory (a tight logging loop), the batches are appended to the run's
+*journal* on disk (``_transport.Journal``) and from then on everything goes
+through it, in order, until it is delivered and deleted again. Delivery retries
+with exponential backoff for as long as the process lives. Only what the disk
+itself refuses is lost; it is counted and reported as ``dropped``.
 
 Where batches go is the *mode*:
 
-* "job": ``POST {GPUCTL_INGEST_URL}/log``. A batch that still fails after
-  ``max_retries`` tries is dropped and counted (the agent spools; the SDK does not).
-* "server": ``POST {server}/api/sdk/runs/{id}/log`` after registering. When the
-  server cannot be reached (registration fails to connect, three batches in a
-  row fail to connect, or a batch exhausts its retries) the run switches to
-  "spool" for good.
-* "offline"/"spool": appended to ``$GPUCTL_HOME/spool/<id>.jsonl``.
+* "job": ``POST {GPUCTL_INGEST_URL}/log`` (the agent, usually over its Unix
+  socket); the journal lives in ``$GPUCTL_RUN_DIR``. What is still undelivered
+  when the process exits is copied to ``$GPUCTL_HOME/spool`` for ``gpuctl sync``.
+* "server": ``POST {server}/api/sdk/runs/{id}/log`` after registering; the
+  journal is the spool file ``$GPUCTL_HOME/spool/<id>.jsonl``, left for
+  ``gpuctl sync`` if the process exits before it is delivered.
+* "offline"/"spool": the journal only (no server configured, or the token was
+  refused): ``gpuctl sync`` uploads it.
 """
 
+import os
 import threading
 import time
 
 from . import _environment
 from ._buffer import points_in
 from ._debug import debug
-from ._transport import INVALID, OK, UNREACHABLE, Poster, Spool, encode
+from ._transport import INVALID, OK, Journal, Poster, encode
 
-#: Registration tries on 408/429/5xx before the run goes to the spool.
-MAX_REGISTER_ATTEMPTS = 5
-#: Batches in a row that fail to connect before a server-mode run goes to the spool.
-MAX_UNREACHABLE_IN_A_ROW = 3
+#: Points per journal line when memory is spilled to disk (larger lines send faster).
+SPILL_BATCH_POINTS = 5000
 #: Longest backoff between retries once the run is finishing (the exit clock is running).
 CLOSING_BACKOFF_S = 0.25
-
+#: Statuses that say the token will never be accepted: keep the data for `gpuctl sync`.
+REFUSED_TOKEN = (401, 403)
 
 # Inside a job the batches go to the agent on the same host: sending them often costs
 # little and keeps the console live (a point shows within a fraction of a second).
@@ -44,13 +52,14 @@ class Options(object):
     def __init__(self, queue_size=100000, batch_size=1000, flush_interval_s=1.0,
                  http_timeout_s=5.0, exit_timeout_s=None, backoff_initial_s=0.5,
                  backoff_max_s=30.0, max_retries=10):
-        self.queue_size = int(queue_size)
+        self.queue_size = max(1, int(queue_size))
         self.batch_size = max(1, int(batch_size))
         self.flush_interval_s = float(flush_interval_s)
         self.http_timeout_s = float(http_timeout_s)
         self.exit_timeout_s = None if exit_timeout_s is None else float(exit_timeout_s)
         self.backoff_initial_s = float(backoff_initial_s)
         self.backoff_max_s = float(backoff_max_s)
+        # Kept for compatibility: batches are no longer given up after a number of tries.
         self.max_retries = max(1, int(max_retries))
 
 
@@ -64,8 +73,8 @@ class Sender(object):
         self.registration = registration
         self.buffer = buffer
         self.options = options
-        self.spool = Spool(settings.spool_dir, run_id)
         self.env = None
+        self._registered = self.mode == "job"
         if self.mode == "job":
             self._poster = Poster(None, options.http_timeout_s, local=True)
             self._log_url = settings.ingest_url + "/log"
@@ -74,17 +83,26 @@ class Sender(object):
             base = settings.server_url or ""
             self._register_url = base + "/api/sdk/runs"
             self._log_url = "%s/api/sdk/runs/%s/log" % (base, run_id)
+        run_line = registration if self.mode != "job" else _job_run_line(run_id, settings)
+        self.journal = Journal(settings.journal_dir, run_id, run_line)
         self.flush_interval_s = options.flush_interval_s
         if self.mode == "job":
             self.flush_interval_s = min(options.flush_interval_s, JOB_FLUSH_INTERVAL_S)
-        self._lock = threading.Lock()  # guards mode switches and the in-flight batch
+        self._lock = threading.Lock()  # guards the in-flight batch and moves to the journal
         self._inflight = None
         self._wake = threading.Event()
         self._closing = threading.Event()
         self._done = threading.Event()
-        self._unreachable_in_a_row = 0
+        self._failures = 0  # deliveries failed in a row
+        self._unreachable = False  # the last failure found nothing listening
+        self._retry_at = 0.0
         self._thread = threading.Thread(
             target=self._main, name="gpuctl-sender-%s" % (run_id,), daemon=True)
+
+    @property
+    def spool(self):
+        """The journal (the spool file outside a job)."""
+        return self.journal
 
     # -- called from the training thread ---------------------------------------------
 
@@ -96,24 +114,28 @@ class Sender(object):
         if not self._wake.is_set():
             self._wake.set()
 
+    def spill_now(self):
+        """Move everything in memory to the journal (the training thread far ahead of the disk)."""
+        self._spill()
+
     def close(self, timeout_s):
         """Deliver everything queued (the final status included) within ``timeout_s``.
 
-        Returns True when all was delivered. On timeout a run that is not in a
-        job writes what is left to the spool, so ``gpuctl sync`` can send it later;
-        in a job what is left is abandoned (the thread keeps trying until exit).
+        Returns True when all was delivered. On timeout what is left is on disk: the
+        spool file outside a job (``gpuctl sync`` sends it), and inside one a copy in
+        ``$GPUCTL_HOME/spool`` too. The thread keeps trying until the process exits.
         """
         self._closing.set()
         self._wake.set()
         if self._thread.is_alive():
             self._done.wait(max(0.0, timeout_s))
-        with self._lock:  # the thread takes a batch and marks it in flight under this lock
-            if self._inflight is None and self.buffer.is_empty():
+        with self._lock:
+            if self._inflight is None and self.buffer.is_empty() and not self.journal.pending():
                 return True
+        self._spill()
         if self.mode == "job":
-            debug("run %s: gave up delivering to %s at finish" % (self.run_id, self._log_url))
-            return False
-        self._spool_the_rest()
+            self._hand_over()
+        debug("run %s: not all delivered at finish; kept in %s" % (self.run_id, self.journal.path))
         return False
 
     # -- the thread ------------------------------------------------------------------
@@ -135,98 +157,171 @@ class Sender(object):
         if self.env:
             # A new dict, not an update: close() may be encoding the old one right now.
             self.registration = dict(self.registration, env=self.env)
+            self.journal.run_body = self.registration
         if self.mode == "offline":
             self._switch_to_spool()
-            return
-        self._register()
-
-    def _register(self):
-        data = encode(self.registration)
-        for attempt in range(MAX_REGISTER_ATTEMPTS):
-            if self.mode != "server":
-                return  # close() already moved the run to the spool
-            outcome = self._poster.post(self._register_url, data)
-            if outcome.kind == OK:
-                debug("run %s: registered with %s" % (self.run_id, self.settings.server_url))
-                return
-            debug("run %s: registration failed: %r" % (self.run_id, outcome))
-            if outcome.kind in (UNREACHABLE, INVALID):
-                break
-            self._pause(attempt)
-        self._switch_to_spool()
 
     def _loop(self):
         options = self.options
         next_due = time.monotonic() + self.flush_interval_s
-        attempt = 0
         while True:
-            batch = self._inflight
-            if batch is None:
-                if not self._closing.is_set() and self.buffer.pending_points() < options.batch_size:
-                    wait_s = next_due - time.monotonic()
-                    if wait_s > 0:
-                        self._wake.wait(wait_s)
+            closing = self._closing.is_set()
+            journaling = self.journal.pending()
+            if not closing and self.buffer.pending_points() < options.batch_size:
+                now = time.monotonic()
+                until = next_due if not journaling else min(next_due, max(self._retry_at, now))
+                if until > now:
+                    self._wake.wait(until - now)
                 self._wake.clear()
+            if time.monotonic() >= next_due:
                 next_due = time.monotonic() + self.flush_interval_s
-                if not self._closing.is_set():
+                if not closing:
                     self._refresh_env()
-                with self._lock:
-                    batch = self.buffer.take_batch(options.batch_size)
-                    self._inflight = batch
-                if batch is None:
-                    if self._closing.is_set() and self.buffer.is_empty():
-                        return
-                    continue
-                attempt = 0
-            if self._deliver(batch, attempt):
-                with self._lock:
-                    if self._inflight is batch:
-                        self._inflight = None
-            else:
-                self._pause(attempt)
-                attempt += 1
+            if (journaling or self.mode == "spool"
+                    or self.buffer.pending_points() >= options.queue_size):
+                # Disk first: the journal keeps the order, and memory stays bounded.
+                self._spill()
+            if self.mode == "spool":
+                if closing:
+                    return
+                continue
+            if closing and self._unreachable and self.mode == "server":
+                # Nothing listens and all is on disk: `gpuctl sync` sends it; exit now.
+                self._spill()
+                return
+            if self.journal.pending():
+                if time.monotonic() >= self._retry_at:
+                    self._deliver_journal()
+                elif closing:
+                    time.sleep(min(CLOSING_BACKOFF_S, max(0.0, self._retry_at - time.monotonic())))
+                continue
+            self.journal.finish_if_sent()
+            if not self._ensure_registered():
+                continue
+            with self._lock:
+                batch = self.buffer.take_batch(options.batch_size)
+                self._inflight = batch
+            if batch is None:
+                if closing and self.buffer.is_empty():
+                    return
+                continue
+            self._deliver_direct(batch)
 
-    def _deliver(self, batch, attempt):
-        """Send (or spool) one batch; True when done with it, False to retry it."""
-        if self.mode not in ("job", "server"):
-            return self._spool_batch(batch)
+    def _ensure_registered(self):
+        """Register a server-mode run once; False (with a retry time set) while it cannot be."""
+        if self._registered:
+            return True
+        if time.monotonic() < self._retry_at:
+            self._spill()
+            if self._closing.is_set():
+                time.sleep(max(0.0, min(CLOSING_BACKOFF_S, self._retry_at - time.monotonic())))
+            return False
+        outcome = self._poster.post(self._register_url, encode(self.registration))
+        if outcome.kind == OK:
+            debug("run %s: registered with %s" % (self.run_id, self.settings.server_url))
+            self._registered = True
+            self._failures = 0
+            return True
+        debug("run %s: registration failed: %r" % (self.run_id, outcome))
+        self._unreachable = outcome.nobody_listens
+        if outcome.status in REFUSED_TOKEN:
+            self._switch_to_spool()
+        elif outcome.kind == INVALID and "config" in self.registration:
+            # Never keep the run from the server over its config: register without it.
+            debug("run %s: registering again without the config the server refused" % self.run_id)
+            self.registration = {k: v for k, v in self.registration.items() if k != "config"}
+        else:
+            self._backoff()
+        self._spill()
+        return False
+
+    def _deliver_direct(self, batch):
         try:
             data = encode(batch)
         except Exception as error:
             debug("run %s: batch not encodable, dropped: %r" % (self.run_id, error))
+            self._forget(batch)
             self.buffer.add_dropped(points_in(batch))
-            return True
+            return
         outcome = self._poster.post(self._log_url, data)
         if outcome.kind == OK:
-            self._unreachable_in_a_row = 0
+            self._failures = 0
+            self._unreachable = False
+            self._note_refused(outcome)
+            self._forget(batch)
+            return
+        if not self._keep_going(outcome):
+            self._forget(batch)
+            self.buffer.add_dropped(points_in(batch))
+            return
+        with self._lock:  # into the journal, ahead of everything logged after it
+            if self._inflight is batch:
+                self._inflight = None
+                if not self.journal.append([batch]):
+                    self.buffer.add_dropped(points_in(batch))
+
+    def _deliver_journal(self):
+        """Send journal lines in order until one fails, the journal is empty, or new points pile up."""
+        while True:
+            if self._registered is False and not self._ensure_registered():
+                return
+            item = self.journal.next_body()
+            if item is None:
+                self.journal.finish_if_sent()
+                return
+            data, end = item
+            outcome = self._poster.post(self._log_url, data)
+            if outcome.kind == OK:
+                self._failures = 0
+                self._unreachable = False
+                self._note_refused(outcome)
+                self.journal.mark_sent(end)
+            elif self._keep_going(outcome):
+                return
+            else:
+                self.journal.mark_sent(end)  # the line can never be taken; the rest can
+                self.buffer.add_dropped(data.count(b'"key":'))
+            if self.buffer.pending_points() >= self.options.queue_size:
+                self._spill()
+
+    def _keep_going(self, outcome):
+        """After a failed post: True to retry later (backoff set), False when the body is refused."""
+        debug("run %s: not delivered: %r" % (self.run_id, outcome))
+        self._unreachable = outcome.nobody_listens
+        if outcome.status in REFUSED_TOKEN and self.mode == "server":
+            self._switch_to_spool()
+            return True
+        if outcome.status == 404:
+            # Server mode: the run is unknown (a server started afresh): register again.
+            # Job mode: an agent restarting under the job does not know the run yet.
+            self._registered = self.mode == "job"
+            self._backoff()
             return True
         if outcome.kind == INVALID:
-            debug("run %s: batch refused, dropped: %r" % (self.run_id, outcome))
-            self.buffer.add_dropped(points_in(batch))
-            return True
-        debug("run %s: batch not delivered (try %d): %r" % (self.run_id, attempt + 1, outcome))
-        if outcome.kind == UNREACHABLE:
-            self._unreachable_in_a_row += 1
-        else:
-            self._unreachable_in_a_row = 0
-        exhausted = attempt + 1 >= self.options.max_retries
-        if self.mode == "server":
-            if exhausted or self._unreachable_in_a_row >= MAX_UNREACHABLE_IN_A_ROW:
-                self._switch_to_spool()
-                return self._spool_batch(batch)
+            debug("run %s: batch refused whole, dropped: %r" % (self.run_id, outcome))
             return False
-        if exhausted:
-            debug("run %s: batch abandoned after %d tries" % (self.run_id, attempt + 1))
-            self.buffer.add_dropped(points_in(batch))
-            return True
-        return False
+        self._backoff()
+        return True
 
-    def _pause(self, attempt):
-        delay = min(self.options.backoff_max_s, self.options.backoff_initial_s * (2 ** attempt))
+    def _note_refused(self, outcome):
+        body = outcome.body if isinstance(outcome.body, dict) else {}
+        refused = body.get("refused")
+        if refused:
+            debug("run %s: the endpoint refused %s item(s) of a batch: %r"
+                  % (self.run_id, refused.get("count"), refused.get("items", [])[:5]))
+
+    def _backoff(self):
+        delay = min(self.options.backoff_max_s,
+                    self.options.backoff_initial_s * (2 ** min(self._failures, 30)))
+        self._failures += 1
         if self._closing.is_set():
-            time.sleep(min(delay, CLOSING_BACKOFF_S))
-        else:
-            self._closing.wait(delay)  # close() cuts a long backoff short
+            delay = min(delay, CLOSING_BACKOFF_S)
+        self._retry_at = time.monotonic() + delay
+
+    def _forget(self, batch):
+        with self._lock:
+            if self._inflight is batch:
+                self._inflight = None
 
     def _refresh_env(self):
         """Send GPU names (and the torch version) once the script has made them knowable."""
@@ -237,34 +332,49 @@ class Sender(object):
             self.env = dict(self.env, **fresh)
             self.buffer.add_control("env", self.env)
 
-    # -- the spool -------------------------------------------------------------------
+    # -- the journal -----------------------------------------------------------------
 
     def _switch_to_spool(self):
+        """Deliver nothing more: everything stays in the journal for `gpuctl sync`."""
         with self._lock:
-            if self.mode == "spool":
-                return
             self.mode = "spool"
-        self.spool.start(self.registration)
+        self._spill()
 
-    def _spool_batch(self, batch):
-        with self._lock:
-            if self._inflight is not batch:
-                return True  # close() already spooled it
-        self.spool.append(batch)
-        return True
-
-    def _spool_the_rest(self):
-        """From close(): move the in-flight batch and everything queued to the spool."""
-        self._switch_to_spool()
+    def _spill(self):
+        """Move the in-flight batch and everything in memory to the journal, in order."""
         with self._lock:
             batches = [self._inflight] if self._inflight is not None else []
             self._inflight = None
             while True:
-                batch = self.buffer.take_batch(self.options.batch_size)
+                batch = self.buffer.take_batch(SPILL_BATCH_POINTS)
                 if batch is None:
                     break
                 batches.append(batch)
-            for batch in batches:
-                self.spool.append(batch)
-        debug("run %s: %d batch(es) left for `gpuctl sync` in %s"
-              % (self.run_id, len(batches), self.spool.path))
+            if batches and not self.journal.append(batches):
+                lost = sum(points_in(batch) for batch in batches)
+                self.buffer.add_dropped(lost)  # the disk is full: these are truly lost
+
+    def _hand_over(self):
+        """At exit inside a job: copy what the agent did not get to the spool for `gpuctl sync`."""
+        bodies = self.journal.undelivered()
+        if not bodies:
+            return
+        # The job's end, not the script's, decides a job run's status.
+        bodies = [{k: v for k, v in body.items() if k != "status"} for body in bodies]
+        bodies = [body for body in bodies if body]
+        spool = Journal(self.settings.spool_dir, self.run_id, self.journal.run_body)
+        if os.path.abspath(spool.path) == os.path.abspath(self.journal.path):
+            return  # the journal is the spool file already
+        if spool.append(bodies):
+            self.journal.mark_all_sent()
+            debug("run %s: %d batch(es) left for `gpuctl sync` in %s"
+                  % (self.run_id, len(bodies), spool.path))
+
+
+def _job_run_line(run_id, settings):
+    line = {"id": run_id}
+    if settings.project:
+        line["project"] = settings.project
+    if settings.experiment:
+        line["experiment"] = settings.experiment
+    return line

@@ -1,7 +1,7 @@
 """Where a run sends its data, resolved once from the environment at ``init``.
 
-Inside a gpuctl job the agent sets ``GPUCTL_RUN_ID`` and ``GPUCTL_INGEST_URL``
-(plus job id, attempt, project and experiment). Outside one, the server comes
+Inside a gpuctl job the agent sets ``GPUCTL_RUN_ID``, ``GPUCTL_INGEST_URL`` and
+``GPUCTL_RUN_DIR`` (plus job id, attempt, project and experiment). Outside one, the server comes
 from ``GPUCTL_SERVER_URL``/``GPUCTL_TOKEN``, else from ``$GPUCTL_HOME/sdk.yaml``.
 """
 
@@ -20,7 +20,7 @@ class Settings(object):
 
     def __init__(self, mode, home, server_url=None, token=None, ingest_url=None,
                  run_id=None, job_id=None, attempt=None, project=None, experiment=None,
-                 exit_timeout_s=DEFAULT_EXIT_TIMEOUT_S):
+                 exit_timeout_s=DEFAULT_EXIT_TIMEOUT_S, run_dir=None):
         self.mode = mode
         self.home = home
         self.server_url = server_url
@@ -32,10 +32,18 @@ class Settings(object):
         self.project = project
         self.experiment = experiment
         self.exit_timeout_s = exit_timeout_s
+        self.run_dir = run_dir
 
     @property
     def spool_dir(self):
         return os.path.join(self.home, "spool")
+
+    @property
+    def journal_dir(self):
+        """Where undelivered batches wait: the run's own folder in a job, else the spool."""
+        if self.run_dir:
+            return os.path.join(self.run_dir, ".gpuctl")
+        return self.spool_dir
 
 
 def gpuctl_home(environ=None):
@@ -75,6 +83,7 @@ def resolve(environ=None):
             project=environ.get("GPUCTL_PROJECT") or None,
             experiment=environ.get("GPUCTL_EXPERIMENT") or None,
             exit_timeout_s=exit_timeout_s,
+            run_dir=environ.get("GPUCTL_RUN_DIR", "").strip() or None,
         )
 
     server_url = environ.get("GPUCTL_SERVER_URL", "").strip() or None

@@ -1,4 +1,9 @@
-"""HTTP posting and the local spool: the two places a batch can go.
+"""HTTP posting and the local journal: the two places a batch can go.
+
+Inside a job the agent is reached over its Unix socket, given as
+``http+unix://<socket path, percent-encoded>/runs/<id>`` (the spelling of
+requests-unixsocket and Docker's clients): stdlib ``http.client`` on an
+``AF_UNIX`` socket.
 
 ``post_json`` never raises; it sorts every result into one of four outcomes,
 which decide what the sender does next:
@@ -9,10 +14,13 @@ which decide what the sender does next:
 * ``UNREACHABLE``: connection refused, DNS failure, timeout, broken response.
 """
 
+import http.client
 import json
 import os
+import socket
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from ._version import __version__
@@ -30,8 +38,10 @@ MAX_RESPONSE_BYTES = 1 << 20
 class Outcome(object):
     """What one POST came to: ``kind`` (OK/RETRY/INVALID/UNREACHABLE), HTTP status, detail."""
 
-    def __init__(self, kind, status=None, detail="", body=None):
+    def __init__(self, kind, status=None, detail="", body=None, nobody_listens=False):
         self.kind = kind
+        #: UNREACHABLE because the connection was refused (not a timeout): nothing listens.
+        self.nobody_listens = nobody_listens
         self.status = status
         self.detail = detail
         self.body = body
@@ -56,6 +66,8 @@ class Poster(object):
 
     def post(self, url, data):
         """POST ``data`` (bytes of JSON) to ``url`` and classify the result; never raises."""
+        if url.startswith(UNIX_SCHEME):
+            return self._post_unix(url, data)
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -77,7 +89,58 @@ class Poster(object):
                 return Outcome(INVALID, status, detail)
             return Outcome(RETRY, status, detail)  # a 1xx/3xx we did not follow
         except Exception as error:  # URLError, timeout, reset, bad URL, broken response
-            return Outcome(UNREACHABLE, None, repr(error))
+            return Outcome(UNREACHABLE, None, repr(error), nobody_listens=_refused(error))
+
+
+    def _post_unix(self, url, data):
+        try:
+            parts = urllib.parse.urlsplit(url)
+            socket_path = urllib.parse.unquote(parts.netloc)
+            connection = _UnixConnection(socket_path, self.timeout_s)
+            try:
+                connection.request("POST", parts.path, body=data, headers={
+                    "Content-Type": "application/json",
+                    "Accept": "application/json",
+                    "User-Agent": "gpuctl-python/%s" % (__version__,),
+                })
+                response = connection.getresponse()
+                raw = response.read(MAX_RESPONSE_BYTES)
+                status = response.status
+            finally:
+                connection.close()
+        except Exception as error:  # no socket (agent restarting), refused, timeout, reset
+            return Outcome(UNREACHABLE, None, repr(error), nobody_listens=_refused(error))
+        if 200 <= status < 300:
+            return Outcome(OK, status, "", _parse(raw))
+        detail = "HTTP %s %s" % (status, raw[:2000].decode("utf-8", "replace").strip())
+        if status in (408, 429) or status >= 500:
+            return Outcome(RETRY, status, detail)
+        return Outcome(INVALID, status, detail)
+
+
+#: The scheme of an ingest URL on a Unix socket.
+UNIX_SCHEME = "http+unix://"
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout):
+        http.client.HTTPConnection.__init__(self, "localhost", timeout=timeout)
+        self._socket_path = path
+
+    def connect(self):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(self.timeout)
+            sock.connect(self._socket_path)
+        except Exception:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def _refused(error):
+    reason = getattr(error, "reason", error)
+    return isinstance(reason, (ConnectionRefusedError, FileNotFoundError))
 
 
 def _parse(raw):
@@ -100,58 +163,176 @@ def _error_detail(error):
     return "HTTP %s %s" % (error.code, text.strip())
 
 
-class Spool(object):
-    """``$GPUCTL_HOME/spool/<run_id>.jsonl``: a run line, then one line per log batch.
+#: The start of every log line; the body posted is the line without it.
+_LOG_PREFIX = b'{"type":"log",'
 
-    Appends are serialised by a lock and flushed line by line, so the file is
-    always a sequence of complete lines except, after a crash, possibly the last.
+
+class Journal(object):
+    """What a run could not send yet, on disk, in order: ``<directory>/<run_id>.jsonl``.
+
+    The file is in the spool format that ``gpuctl sync`` uploads (a ``{"type": "run"}``
+    line, then one ``{"type": "log"}`` line per batch); ``<run_id>.sent`` beside it
+    holds the byte offset up to which the lines were delivered, so the sender (or
+    ``gpuctl sync``) resumes there and nothing is sent twice. Appends are serialised
+    by a lock and written line by line, so the file is a sequence of complete lines
+    except, after a crash, possibly the last.
     """
 
-    def __init__(self, directory, run_id):
+    def __init__(self, directory, run_id, run_body):
         self.directory = directory
+        self.run_id = run_id
         self.path = os.path.join(directory, "%s.jsonl" % (run_id,))
+        self.sent_path = os.path.join(directory, "%s.sent" % (run_id,))
+        self.run_body = run_body
         self._lock = threading.Lock()
-        self._started = False
+        self._size = None  # bytes in the file; None until it is opened
+        self._sent = 0
+        self._reader = None
 
-    def start(self, run_body):
-        """Write the ``{"type": "run", ...}`` line once (unless the file already has content)."""
+    def append(self, bodies):
+        """Append log bodies; False (and a debug line) when the disk refuses them."""
+        if not bodies:
+            return True
         with self._lock:
-            if self._started:
+            try:
+                self._open()
+                data = b"".join(_log_line(body) for body in bodies)
+                self._write(data)
                 return True
-            try:
-                os.makedirs(self.directory, mode=0o700, exist_ok=True)
-                has_content = os.path.exists(self.path) and os.path.getsize(self.path) > 0
-            except OSError as error:
-                debug("cannot create the spool folder %s: %r" % (self.directory, error))
+            except Exception as error:
+                debug("cannot write to %s: %r" % (self.path, error))
                 return False
-            if not has_content:
-                line = dict(type="run")
-                line.update(run_body)
-                if not self._append(line):
-                    return False
-            self._started = True
-            debug("spooling run to %s" % (self.path,))
-            return True
 
-    def append(self, log_body):
-        """Append one ``{"type": "log", ...}`` line; False (and a debug line) on failure."""
-        line = dict(type="log")
-        line.update(log_body)
+    def pending(self):
+        """True while lines wait to be delivered."""
         with self._lock:
-            return self._append(line)
+            return self._size is not None and self._sent < self._size
 
-    def _append(self, line):
-        try:
-            data = encode(line) + b"\n"
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    def exists(self):
+        return self._size is not None
+
+    def next_body(self):
+        """``(body bytes, end offset)`` of the first undelivered line, or None."""
+        with self._lock:
+            if self._size is None or self._sent >= self._size:
+                return None
             try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-            finally:
-                os.close(fd)
+                if self._reader is None:
+                    self._reader = open(self.path, "rb")
+                self._reader.seek(self._sent)
+                line = self._reader.readline()
+            except Exception as error:
+                debug("cannot read %s: %r" % (self.path, error))
+                return None
+            if not line.endswith(b"\n"):
+                return None  # torn by a crash: what follows is unreadable
+            end = self._sent + len(line)
+            if not line.startswith(_LOG_PREFIX):
+                self._mark(end)  # the run line of a file this run found on disk
+                return self.next_body() if self._sent < self._size else None
+            return b"{" + line[len(_LOG_PREFIX):-1], end
+
+    def mark_sent(self, end):
+        """Record that the lines before byte ``end`` were delivered."""
+        with self._lock:
+            self._mark(end)
+
+    def finish_if_sent(self):
+        """Delete the journal once everything in it was delivered; True when it is gone."""
+        with self._lock:
+            if self._size is None:
+                return True
+            if self._sent < self._size:
+                return False
+            self._close()
+            for path in (self.path, self.sent_path):
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
+            self._size = None
+            self._sent = 0
             return True
-        except Exception as error:
-            debug("cannot write to the spool %s: %r" % (self.path, error))
-            return False
+
+    def undelivered(self):
+        """The undelivered log bodies, decoded (for handing them over at exit)."""
+        with self._lock:
+            if self._size is None:
+                return []
+            try:
+                with open(self.path, "rb") as handle:
+                    handle.seek(self._sent)
+                    lines = handle.read().split(b"\n")
+            except Exception as error:
+                debug("cannot read %s: %r" % (self.path, error))
+                return []
+        bodies = []
+        for line in lines:
+            if line.startswith(_LOG_PREFIX):
+                try:
+                    bodies.append(json.loads(b"{" + line[len(_LOG_PREFIX):]))
+                except Exception:
+                    continue  # a torn last line
+        return bodies
+
+    def mark_all_sent(self):
+        with self._lock:
+            if self._size is not None:
+                self._mark(self._size)
+
+    # -- under the lock ----------------------------------------------------------------
+
+    def _open(self):
+        if self._size is not None:
+            return
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            size = 0
+        self._size = size
+        self._sent = min(_read_offset(self.sent_path), size)
+        if size == 0:
+            line = dict(type="run")
+            line.update(self.run_body)
+            self._write(encode(line) + b"\n")
+            self._mark(self._size)
+
+    def _write(self, data):
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+                self._size += written
+        finally:
+            os.close(fd)
+
+    def _mark(self, end):
+        self._sent = end
+        try:
+            with open(self.sent_path, "w") as handle:
+                handle.write("%d\n" % (end,))
+        except Exception as error:  # the lines are resent then: the server dedupes them
+            debug("cannot write %s: %r" % (self.sent_path, error))
+
+    def _close(self):
+        if self._reader is not None:
+            try:
+                self._reader.close()
+            except Exception:
+                pass
+            self._reader = None
+
+
+def _log_line(body):
+    return _LOG_PREFIX + encode(body)[1:] + b"\n" if body else b""
+
+
+def _read_offset(path):
+    try:
+        with open(path, "r") as handle:
+            return max(0, int(handle.read().strip() or 0))
+    except Exception:
+        return 0

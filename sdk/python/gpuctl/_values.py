@@ -10,9 +10,13 @@ import argparse
 import dataclasses
 import datetime
 import enum
+import json
 import math
 import os
+import re
 from collections.abc import Mapping
+
+from ._debug import debug
 
 #: Longest metric key, config key or name the server accepts.
 MAX_KEY_LENGTH = 200
@@ -86,7 +90,12 @@ def flatten_metrics(metrics, prefix=""):
 
 def _flatten(metrics, prefix):
     for key, value in metrics.items():
-        name = "%s%s" % (prefix, key)
+        try:
+            name = "%s%s" % (prefix, key)
+        except Exception as error:  # a key whose __str__ raises: only that key is lost
+            debug("log(): a key of type %s cannot be turned into text (%r); it is skipped"
+                  % (type(key).__name__, error))
+            continue
         if isinstance(value, Mapping):
             for pair in _flatten(value, name + "/"):
                 yield pair
@@ -107,9 +116,31 @@ def numeric_metrics(metrics, skipped=None):
     return out
 
 
+#: Keys already found valid (checking a key costs more than logging its value).
+_GOOD_KEYS = set()
+#: The most keys remembered as valid.
+MAX_GOOD_KEYS = 100000
+_BAD_KEY = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+
+
 def valid_key(key):
-    """True for a metric key the server accepts: a non-empty string of at most 200 characters."""
-    return isinstance(key, str) and 0 < len(key) <= MAX_KEY_LENGTH
+    """True for a metric key the server accepts: 1-200 characters, none of them a control
+    character or a lone surrogate (the store would keep "a\\x00" as "a" and "a\\ud800" as
+    "a\\ufffd", merging two series)."""
+    if key in _GOOD_KEYS:
+        return True
+    if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY_LENGTH or _BAD_KEY.search(key):
+        return False
+    if len(_GOOD_KEYS) < MAX_GOOD_KEYS:
+        _GOOD_KEYS.add(key)
+    return True
+
+
+def key_problem(key):
+    """Why ``key`` is refused, for the debug line."""
+    if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY_LENGTH:
+        return "is not 1-%d characters" % (MAX_KEY_LENGTH,)
+    return "holds a control character or a lone surrogate"
 
 
 def as_step(value):
@@ -154,12 +185,54 @@ def clean_name(value):
     return text or None
 
 
+#: The largest config sent, encoded (the server takes request bodies up to 10 MB).
+MAX_CONFIG_BYTES = 8 * 1024 * 1024
+#: Values larger than this, encoded, are the first cut from an oversized config.
+MAX_CONFIG_VALUE_BYTES = 64 * 1024
+
+
 def config_dict(config):
-    """``config`` (dict, argparse.Namespace, dataclass, or anything) as a JSON-safe dict."""
+    """``config`` (dict, argparse.Namespace, dataclass, or anything) as a JSON-safe dict,
+    cut to MAX_CONFIG_BYTES (a huge config must never keep the run from the server)."""
     safe = json_safe(config)
-    if isinstance(safe, dict):
-        return safe
-    return {"value": safe}
+    if not isinstance(safe, dict):
+        safe = {"value": safe}
+    return cut_config(safe)
+
+
+def cut_config(config, limit=MAX_CONFIG_BYTES):
+    """``config`` itself when it encodes within ``limit`` bytes; else a copy whose large
+    values are replaced by a note of their size, and whose last keys are left out if that
+    is still not enough (a debug line says what was cut)."""
+    size = _encoded_size(config)
+    if size <= limit:
+        return config
+    out = {}
+    cut = []
+    for key, value in config.items():
+        value_size = _encoded_size(value)
+        if value_size > MAX_CONFIG_VALUE_BYTES:
+            out[key] = "<cut by gpuctl: %d bytes>" % (value_size,)
+            cut.append(key)
+        else:
+            out[key] = value
+    left_out = 0
+    while out and _encoded_size(out) > limit:
+        out.popitem()
+        left_out += 1
+    if left_out:
+        out["gpuctl_config_cut"] = "%d more key(s) left out: the config was %d bytes" % (
+            left_out, size)
+    debug("config of %d bytes is over %d: cut %d value(s) (%s) and left out %d key(s)"
+          % (size, limit, len(cut), ", ".join(cut[:10]), left_out))
+    return out
+
+
+def _encoded_size(value):
+    try:
+        return len(json.dumps(value, allow_nan=False, separators=(",", ":")).encode("utf-8"))
+    except Exception:
+        return 0
 
 
 def json_safe(value, _depth=0, _seen=None):

@@ -12,10 +12,12 @@ import os
 import re
 import shutil
 import socket
+import socketserver
 import tempfile
 import threading
 import time
 import unittest
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from unittest import mock
 
@@ -121,7 +123,7 @@ class FakeServer(object):
     * ``always_status``: answer every log request with this status.
     """
 
-    def __init__(self, token=TOKEN):
+    def __init__(self, token=TOKEN, unix_path=None):
         self.token = token
         self.lock = threading.Lock()
         self.released = threading.Event()
@@ -137,7 +139,11 @@ class FakeServer(object):
         self.checkpoints = []  # (run id, checkpoint)
         self.evaluations = []
         self.statuses = {}
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self.unix_path = unix_path
+        if unix_path is None:
+            self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        else:  # the agent's ingest endpoint: HTTP on a Unix socket
+            self._httpd = _UnixHTTPServer(unix_path, _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -145,7 +151,14 @@ class FakeServer(object):
 
     @property
     def url(self):
+        if self.unix_path is not None:
+            return "http+unix://%s" % (urllib.parse.quote(self.unix_path, safe=""),)
         return "http://127.0.0.1:%d" % (self._httpd.server_address[1],)
+
+    def points_sent(self, run_id):
+        """Every point applied, repeats included (a point sent twice counts twice)."""
+        with self.lock:
+            return sum(len(body.get("points", [])) for r, body in self.batches if r == run_id)
 
     def stop(self):
         self.released.set()
@@ -230,6 +243,17 @@ class FakeServer(object):
         return 200, {"accepted": accepted}
 
 
+class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+    def server_close(self):
+        socketserver.UnixStreamServer.server_close(self)
+        try:
+            os.remove(self.server_address)
+        except OSError:
+            pass
+
+
 def _handler_for(server):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -291,8 +315,8 @@ class SdkTestCase(unittest.TestCase):
         self._runs = []
         self.addCleanup(self._finish_runs)
 
-    def server(self, **knobs):
-        server = FakeServer()
+    def server(self, unix_path=None, **knobs):
+        server = FakeServer(unix_path=unix_path)
         for key, value in knobs.items():
             setattr(server, key, value)
         self.addCleanup(server.stop)

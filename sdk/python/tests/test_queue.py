@@ -1,4 +1,4 @@
-"""The bounded queue: oldest points dropped and counted, rare items kept in order."""
+"""The queue: nothing dropped, rare items kept in order."""
 
 from gpuctl._buffer import Buffer
 
@@ -10,11 +10,12 @@ def points(steps, key="loss"):
 
 
 class BufferTest(SdkTestCase):
-    def test_a_full_queue_drops_the_oldest_points_and_counts_them(self):
-        buffer = Buffer(capacity=5)
-        self.assertEqual(buffer.add_points(points(range(8))), 5)
+    def test_only_points_truly_lost_are_reported_as_dropped(self):
+        buffer = Buffer()
+        self.assertEqual(buffer.add_points(points(range(8))), 8)
+        buffer.add_dropped(3)
         batch = buffer.take_batch(100)
-        self.assertEqual([p["step"] for p in batch["points"]], [3, 4, 5, 6, 7])
+        self.assertEqual([p["step"] for p in batch["points"]], list(range(8)))
         self.assertEqual(batch["dropped"], 3)
         self.assertEqual(batch["step"], 7)
         buffer.add_points(points([8]))
@@ -23,7 +24,7 @@ class BufferTest(SdkTestCase):
         self.assertIsNone(buffer.take_batch(100))
 
     def test_rare_items_wait_for_the_points_logged_before_them(self):
-        buffer = Buffer(capacity=100)
+        buffer = Buffer()
         buffer.add_points(points(range(5)))
         buffer.add_control("checkpoint", {"path": "/c", "step": 4})
         buffer.add_points(points(range(5, 10)))
@@ -41,7 +42,7 @@ class BufferTest(SdkTestCase):
         self.assertTrue(buffer.is_empty())
 
     def test_one_evaluation_per_batch_and_configs_merge(self):
-        buffer = Buffer(capacity=10)
+        buffer = Buffer()
         buffer.add_control("config", {"a": 1})
         buffer.add_control("config", {"b": 2})
         buffer.add_control("evaluation", {"metrics": {"x": 1}})
@@ -52,9 +53,9 @@ class BufferTest(SdkTestCase):
         self.assertEqual(buffer.take_batch(10), {"evaluation": {"metrics": {"x": 2}}})
 
 
-class DroppingRunTest(SdkTestCase):
-    def test_points_logged_while_the_server_is_stuck_overflow_oldest_first(self):
-        # Registration hangs, so nothing leaves the queue until the server lets go.
+class FullQueueTest(SdkTestCase):
+    def test_points_logged_while_the_server_is_stuck_wait_on_disk_and_all_arrive(self):
+        # Registration hangs, so nothing leaves for the server until it lets go.
         server = self.server(hang_s=10.0)
         self.use_server(server)
         run = self.fast_run(queue_size=10, http_timeout_s=5.0)
@@ -62,10 +63,13 @@ class DroppingRunTest(SdkTestCase):
         self.assertTrue(wait_until(lambda: server.requests_to("/api/sdk/runs")))
         for step in range(25):
             run.log({"loss": float(step)})
-        self.assertEqual(run.dropped, 15)
+        # Past queue_size the points go to the run's file on disk, not away.
+        self.assertTrue(wait_until(lambda: run.spool_path is not None))
         server.hang_s = 0
         server.released.set()
-        self.assertTrue(wait_until(lambda: len(server.run_points(run.id)) == 10))
-        self.assertEqual(sorted(s for _, s in server.run_points(run.id)), list(range(15, 25)))
-        first = strict_json(server.requests_to("/log")[0]["body"])
-        self.assertEqual(first["dropped"], 15)
+        self.assertTrue(wait_until(lambda: len(server.run_points(run.id)) == 25))
+        self.assertEqual(sorted(s for _, s in server.run_points(run.id)), list(range(25)))
+        self.assertEqual(run.dropped, 0)
+        self.assertEqual(server.points_sent(run.id), 25)  # each exactly once
+        run.finish()
+        self.assertIsNone(run.spool_path)  # delivered, so the file is gone

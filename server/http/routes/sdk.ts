@@ -1,6 +1,9 @@
-import { importRegistration, sdkLogBatch, sdkRunRegistration } from "../../../protocol/rest.ts";
+import { z } from "zod";
+import { importRegistration, sdkRunRegistration } from "../../../protocol/rest.ts";
+import { partitionSdkBatch } from "../../../protocol/sdk_batch.ts";
 import { ingestBatch, registerImport, registerSdkRun } from "../../runs/service.ts";
 import { readJson } from "../body.ts";
+import { HttpError } from "../errors.ts";
 import { idParam, type RouteDef } from "../route.ts";
 
 export const sdkRoutes: RouteDef[] = [
@@ -29,8 +32,14 @@ export const sdkRoutes: RouteDef[] = [
     path: "/api/sdk/runs/:id/log",
     scope: "write",
     handler: async (c, ctx) => {
-      const body = await readJson(c.req.raw, sdkLogBatch, "log batch");
-      return c.json({ accepted: ingestBatch(ctx, idParam(c), body) });
+      // The valid part of a batch is stored and the rest named: one bad item (an over-long
+      // checkpoint path, a key the store cannot keep) must not cost the good ones.
+      const body = partitionSdkBatch(await readJson(c.req.raw, z.unknown(), "log batch"));
+      if (body === null) {
+        throw new HttpError(400, "ValidationError", "Invalid log batch: a JSON object expected");
+      }
+      const accepted = ingestBatch(ctx, idParam(c), body.batch);
+      return c.json(body.refused.count ? { accepted, refused: body.refused } : { accepted });
     },
   },
 ];
