@@ -5,7 +5,7 @@ const ROOT = new URL("..", import.meta.url).pathname;
  * The argv of a `deno task` from deno.json, run directly: a test that kills the process with
  * SIGKILL must hit the program itself, not the task runner in front of it.
  */
-function taskArgs(task: string): string[] {
+export function taskArgs(task: string): string[] {
   const tasks = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks as Record<
     string,
     string
