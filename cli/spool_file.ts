@@ -2,7 +2,8 @@
 // format"): a `{"type":"run", …registration}` line, then `{"type":"log", …batch}` lines. A
 // crash may leave a torn last line, which is ignored; anything else malformed is an error.
 
-import { sdkLogBatch, sdkRunRegistration } from "../protocol/rest.ts";
+import { sdkRunRegistration } from "../protocol/rest.ts";
+import { partitionSdkBatch } from "../protocol/sdk_batch.ts";
 import type { z } from "zod";
 
 /** A parsed spool file: bodies exactly as the SDK wrote them, minus `type`. */
@@ -17,6 +18,8 @@ export interface SpoolFile {
   batches: Record<string, unknown>[];
   /** True when a partial last line was left out. */
   tornLastLine: boolean;
+  /** Items of log lines the server would refuse, left out (the rest of each line is sent). */
+  refused: { line: number; path: string; message: string }[];
 }
 
 /** A spool file that cannot be replayed as it is. */
@@ -53,6 +56,7 @@ export function parseSpoolFile(text: string, fallbackId: string): SpoolFile {
     check(sdkRunRegistration, registration, head.line, "run line");
     objects.shift();
   }
+  const refused: SpoolFile["refused"] = [];
   const batches = objects.map(({ line, value }) => {
     if (value.type !== "log") {
       throw new SpoolFormatError(
@@ -60,12 +64,13 @@ export function parseSpoolFile(text: string, fallbackId: string): SpoolFile {
           (value.type === "run" ? " (only the first line may be the run line)" : ""),
       );
     }
-    const body = withoutType(value);
-    check(sdkLogBatch, body, line, "log line");
-    return body;
+    // One bad item (a key the store cannot keep) must not make the whole file unsendable.
+    const parts = partitionSdkBatch(withoutType(value))!;
+    for (const item of parts.refused.items) refused.push({ line, ...item });
+    return parts.raw;
   });
   const runId = registration ? String(registration.id) : fallbackId;
-  return { runId, registration, batches, tornLastLine };
+  return { runId, registration, batches, tornLastLine, refused };
 }
 
 function parseObject(line: string): Record<string, unknown> | null {

@@ -16,6 +16,7 @@ Deno.test("parseSpoolFile() returns the bodies as written, without type", () => 
       { points: [{ key: "loss", step: 1, value: 0.5 }], status: "SUCCEEDED" },
     ],
     tornLastLine: false,
+    refused: [],
   });
 });
 
@@ -47,9 +48,15 @@ Deno.test("parseSpoolFile() refuses a broken line that is not the last", () => {
   assertThrows(() => parseSpoolFile(`${RUN}\n{"type":"log",\n${LOG2}\n`, "x"), "line 2");
 });
 
-Deno.test("parseSpoolFile() refuses a line the server would refuse, naming the field", () => {
-  const bad = `{"type":"log","points":[{"key":"loss","step":-1,"value":1}]}`;
-  assertThrows(() => parseSpoolFile(`${RUN}\n${bad}\n`, "x"), "line 2, a log line: points.0.step");
+Deno.test("parseSpoolFile() leaves out only the items the server would refuse, naming them", () => {
+  const bad =
+    `{"type":"log","points":[{"key":"loss","step":-1,"value":1},{"key":"ok","step":1,"value":1}]}`;
+  const spool = parseSpoolFile(`${RUN}\n${bad}\n`, "x");
+  assertEquals(spool.batches, [{ points: [{ key: "ok", step: 1, value: 1 }] }]);
+  assertEquals(spool.refused.map((r) => [r.line, r.path]), [[2, "points.0.step"]]);
+});
+
+Deno.test("parseSpoolFile() refuses a file it cannot read as the SDK's spool", () => {
   assertThrows(() => parseSpoolFile(`${RUN}\n${RUN}\n`, "x"), 'line 2 has type "run"');
   assertThrows(() => parseSpoolFile("", "x"), "no complete line");
 });

@@ -32,6 +32,8 @@ export type SyncResult =
     torn_last_line: boolean;
     /** False for a file of log lines only, whose run the server already had. */
     registered: boolean;
+    /** What had to be changed for the server to take it (an oversized config cut). */
+    warnings: string[];
   }
   | { file: string; status: "skipped"; reason: string }
   | { file: string; status: "failed"; run_id: string | null; error: string };
@@ -92,14 +94,20 @@ async function syncFile(client: SyncClient, path: string, options: SyncOptions) 
           "process may still be writing it: run sync again later, or pass --force",
       } satisfies SyncResult;
     }
-    const spool = parseSpoolFile(await Deno.readTextFile(path), fallbackId);
+    const sentPath = `${path.slice(0, -".jsonl".length)}.sent`;
+    const spool = parseSpoolFile(await unsentText(path, sentPath), fallbackId);
     runId = spool.runId;
-    if (spool.registration) await client.registerSdkRun(spool.registration);
+    const warnings = spool.refused.slice(0, 10).map((r) =>
+      `line ${r.line}: ${r.path} ${r.message}; left out`
+    );
+    if (spool.registration) {
+      await client.registerSdkRun(cutConfig(spool.registration, "the run line", warnings));
+    }
     let points = 0;
     let checkpoints = 0;
     for (const [i, batch] of spool.batches.entries()) {
       try {
-        await client.logBatch(spool.runId, batch);
+        await client.logBatch(spool.runId, cutConfig(batch, `batch ${i + 1}`, warnings));
       } catch (err) {
         throw new Error(
           `batch ${i + 1} of ${spool.batches.length} failed: ${(err as Error).message}`,
@@ -110,6 +118,7 @@ async function syncFile(client: SyncClient, path: string, options: SyncOptions) 
       checkpoints += Array.isArray(batch.checkpoints) ? batch.checkpoints.length : 0;
     }
     const movedTo = await moveToSynced(path, options.spoolDir);
+    await Deno.remove(sentPath).catch(() => {});
     return {
       file,
       status: "synced",
@@ -120,6 +129,7 @@ async function syncFile(client: SyncClient, path: string, options: SyncOptions) 
       moved_to: movedTo,
       torn_last_line: spool.tornLastLine,
       registered: spool.registration !== null,
+      warnings,
     } satisfies SyncResult;
   } catch (err) {
     return {
@@ -129,6 +139,45 @@ async function syncFile(client: SyncClient, path: string, options: SyncOptions) 
       error: (err as Error).message,
     } satisfies SyncResult;
   }
+}
+
+/** The largest config sent, encoded: the server takes request bodies up to 10 MB. */
+export const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The file's text without the log lines the SDK already delivered itself: `<stem>.sent`
+ * holds the byte offset up to which it did. The run line is always kept (registering again
+ * is harmless), so a file the SDK half sent is finished here and nothing is sent twice.
+ */
+async function unsentText(path: string, sentPath: string): Promise<string> {
+  const bytes = await Deno.readFile(path);
+  let offset = 0;
+  try {
+    offset = Number.parseInt((await Deno.readTextFile(sentPath)).trim(), 10) || 0;
+  } catch {
+    // no offset file: nothing was delivered
+  }
+  const firstLineEnd = bytes.indexOf(10) + 1;
+  const decoder = new TextDecoder();
+  if (offset <= firstLineEnd || firstLineEnd === 0) return decoder.decode(bytes);
+  return decoder.decode(bytes.subarray(0, firstLineEnd)) +
+    decoder.decode(bytes.subarray(Math.min(offset, bytes.length)));
+}
+
+/**
+ * A body whose config would make the request too large gets a note instead (never a reason
+ * for the rest of the run to stay off the server, nor for sync to fail on this file forever).
+ */
+function cutConfig(
+  body: Record<string, unknown>,
+  where: string,
+  warnings: string[],
+): Record<string, unknown> {
+  if (body.config === undefined) return body;
+  const size = new TextEncoder().encode(JSON.stringify(body.config)).length;
+  if (size <= MAX_CONFIG_BYTES) return body;
+  warnings.push(`${where}: its config of ${size} bytes is over ${MAX_CONFIG_BYTES} and was cut`);
+  return { ...body, config: { gpuctl_config_cut: `a config of ${size} bytes was left out` } };
 }
 
 // `synced/<name>`, or `synced/<stem>.<n>.jsonl` when a file of that name was synced before

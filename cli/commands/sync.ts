@@ -89,7 +89,8 @@ function describe(r: SyncResult, spoolDir: string): string {
         (r.registered ? "" : " (log lines only; the run was registered before)") +
         `: ${count(r.batches, "batch", "batches")}, ${count(r.points, "point")}, ` +
         `${count(r.checkpoints, "checkpoint")}; moved to ${relative(spoolDir, r.moved_to)}` +
-        (r.torn_last_line ? " (a torn last line was left out)" : "");
+        (r.torn_last_line ? " (a torn last line was left out)" : "") +
+        r.warnings.map((w) => `; warning: ${w}`).join("");
     case "skipped":
       return `${r.file}: skipped: ${r.reason}`;
     case "failed":

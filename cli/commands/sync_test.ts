@@ -220,3 +220,31 @@ Deno.test("sync with no spool folder needs no server and says there is nothing t
     await cleanup();
   }
 });
+
+Deno.test("sync starts where the SDK's own delivery stopped, cuts an oversized config, and leaves out only bad items", async () => {
+  await withServer(async (server, env, spool) => {
+    const runId = "r-00000000cccc";
+    const huge = { lr: 0.1, vocab: "w".repeat(9 * 1024 * 1024) };
+    const lines = [
+      { type: "run", id: runId, project: "cut", config: huge },
+      { type: "log", points: [{ key: "loss", step: 0, value: 1 }] },
+      {
+        type: "log",
+        points: [{ key: "loss", step: 1, value: 1 }, { key: "nul\u0000", step: 1, value: 1 }],
+      },
+    ].map((line) => JSON.stringify(line) + "\n");
+    await Deno.writeTextFile(join(spool, `${runId}.jsonl`), lines.join(""));
+    // The SDK delivered the first log line itself before its process ended.
+    const sent = new TextEncoder().encode(lines[0] + lines[1]).length;
+    await Deno.writeTextFile(join(spool, `${runId}.sent`), `${sent}\n`);
+    const res = await runInProcess(["sync"], env, { now: later });
+    assertEquals([res.code, res.stderr], [0, ""]);
+    assertStringIncludes(res.stdout, "1 batch, 1 point");
+    assertStringIncludes(res.stdout, "config of 9437205 bytes is over");
+    assertStringIncludes(res.stdout, "points.1.key must not contain control characters");
+    const got = await stored(server, runId);
+    assertEquals(got.points, { loss: 1 });
+    assertEquals(Object.keys(got.run.config), ["gpuctl_config_cut"]);
+    assertEquals([...Deno.readDirSync(spool)].map((e) => e.name), ["synced"]);
+  });
+});

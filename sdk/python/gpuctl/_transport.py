@@ -296,7 +296,7 @@ class Journal(object):
             line = dict(type="run")
             line.update(self.run_body)
             self._write(encode(line) + b"\n")
-            self._mark(self._size)
+            self._sent = self._size  # the offset file is written at the first delivery
 
     def _write(self, data):
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
