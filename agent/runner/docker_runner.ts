@@ -68,6 +68,9 @@ export function dockerRunArgs(
     args.push("--gpus", `"device=${spec.gpu_indices.join(",")}"`);
   }
   args.push("-v", `${dir}:${dir}`);
+  // The run's own folder (checkpoints, and what the SDK keeps until the agent takes it).
+  const runDir = spec.env.GPUCTL_RUN_DIR;
+  if (runDir && runDir !== dir && !runDir.includes(":")) args.push("-v", `${runDir}:${runDir}`);
   for (const mount of readOnlyMounts) {
     if (mount !== dir && !mount.includes(":")) args.push("-v", `${mount}:${mount}:ro`);
   }

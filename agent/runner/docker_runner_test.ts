@@ -128,6 +128,19 @@ Deno.test("dockerRunArgs() leaves out --gpus for CPU jobs and runs a shell strin
   assert.deepEqual(args.slice(-4), ["img:1", "bash", "-lc", "echo $HOME && ls"]);
 });
 
+Deno.test("dockerRunArgs() mounts the run's own folder read-write and the ingest socket's folder read-only", () => {
+  const s = spec("/data/exp", {
+    env: { GPUCTL_RUN_DIR: "/agent/runs/r-1/files" },
+  });
+  const args = dockerRunArgs(s, ["/agent/ingest"]);
+  const mounts = args.flatMap((a, i) => args[i - 1] === "-v" ? [a] : []);
+  assert.deepEqual(mounts, [
+    "/data/exp:/data/exp",
+    "/agent/runs/r-1/files:/agent/runs/r-1/files",
+    "/agent/ingest:/agent/ingest:ro",
+  ]);
+});
+
 Deno.test("containerName() replaces characters docker refuses", () => {
   assert.equal(containerName("run/1 x"), "gpuctl-run-1-x");
 });
