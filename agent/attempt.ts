@@ -9,6 +9,7 @@ import { type AttemptRef, metricsFrames, type NewDataFrame, wireValue } from "./
 import { endFrame, lostExit, runningFrame } from "./job_state.ts";
 import { evalFrame, prepareEvalOutput, readEvalOutput } from "./eval_output.ts";
 import { LogBatcher } from "./log_batcher.ts";
+import { markSdkJournalTaken, readSdkJournal } from "./sdk_journal.ts";
 import type { Logger } from "./log.ts";
 import { RunWatchers, type WatcherStates, type WatchResult } from "./run_watchers.ts";
 import type { ExitInfo, OutputLine, RunHandle, Runner, RunSpec } from "./runner/types.ts";
@@ -261,6 +262,7 @@ export class ManagedAttempt {
         problem: results.error,
       });
     }
+    await this.#takeSdkJournal();
     // The end goes out last, and the attempt is not over until everything is spooled: with a
     // full disk it waits, retrying, rather than lose frames (the agent stopping ends the wait).
     let wait = OUTBOX_RETRY_MS;
@@ -285,6 +287,20 @@ export class ManagedAttempt {
       reason: exit.reason,
     });
     return true;
+  }
+
+  /** What the job's SDK could not deliver before it exited, as sdk frames ahead of the end. */
+  async #takeSdkJournal(): Promise<void> {
+    const rest = await readSdkJournal(this.#deps.runsDir, this.spec.run_id);
+    if (!rest || rest.batches.length === 0) return;
+    for (const batch of rest.batches) {
+      await this.#emitInOrder({ type: "sdk", stream: "data", ...this.ref, batch });
+    }
+    await markSdkJournalTaken(rest).catch(() => {});
+    this.#deps.log.info("took what the job's SDK had not sent", {
+      ...this.ref,
+      batches: rest.batches.length,
+    });
   }
 
   #runSpec(): RunSpec {

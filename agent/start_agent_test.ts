@@ -191,6 +191,34 @@ Deno.test("agent forwards what a job logs with the Python SDK", async () => {
   });
 });
 
+Deno.test("agent takes what a job's SDK could not send before it exited, once, ahead of the end", async () => {
+  await withWorld(async ({ server, start, dispatch }) => {
+    await start();
+    // The script cannot reach the agent (as while the agent is restarting) and exits first.
+    const script = [
+      "import os",
+      "os.environ['GPUCTL_INGEST_URL'] = 'http+unix://%2Fnonexistent%2Fingest.sock/runs/x'",
+      "from gpuctl import run",
+      "for step in range(300): run.log({'loss': float(step)}, step=step)",
+      "run.log_checkpoint('/ckpt-299.pt', step=299)",
+      "run.finish(timeout=0.2)",
+    ].join("\n");
+    dispatch({ job_id: "late", command: py(script) });
+    await eventually("the end", () => ended(server, "r-late"));
+    const frames = server.of("sdk", "r-late");
+    const steps = frames.flatMap((f) => f.batch.points ?? []).map((p) => p.step);
+    assertEquals(steps, Array.from({ length: 300 }, (_, i) => i));
+    assertEquals(frames.flatMap((f) => f.batch.checkpoints ?? []).map((c) => c.path), [
+      "/ckpt-299.pt",
+    ]);
+    assert(frames.every((f) => f.batch.status === undefined), "the job's end decides the status");
+    const order = server.applied.filter((f) => "run_id" in f && f.run_id === "r-late").map((f) =>
+      f.type
+    );
+    assert(order.lastIndexOf("sdk") < order.lastIndexOf("job_state"), "before the end");
+  });
+});
+
 Deno.test("agent tails a job's TensorBoard folder while it runs", async () => {
   await withWorld(async ({ server, start, dispatch }) => {
     await start();

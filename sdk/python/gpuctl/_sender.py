@@ -16,8 +16,8 @@ itself refuses is lost; it is counted and reported as ``dropped``.
 Where batches go is the *mode*:
 
 * "job": ``POST {GPUCTL_INGEST_URL}/log`` (the agent, usually over its Unix
-  socket); the journal lives in ``$GPUCTL_RUN_DIR``. What is still undelivered
-  when the process exits is copied to ``$GPUCTL_HOME/spool`` for ``gpuctl sync``.
+  socket); the journal lives in ``$GPUCTL_RUN_DIR``, and what is still in it when
+  the process has ended is taken by the agent (``agent/sdk_journal.ts``).
 * "server": ``POST {server}/api/sdk/runs/{id}/log`` after registering; the
   journal is the spool file ``$GPUCTL_HOME/spool/<id>.jsonl``, left for
   ``gpuctl sync`` if the process exits before it is delivered.
@@ -25,7 +25,6 @@ Where batches go is the *mode*:
   refused): ``gpuctl sync`` uploads it.
 """
 
-import os
 import threading
 import time
 
@@ -122,8 +121,9 @@ class Sender(object):
         """Deliver everything queued (the final status included) within ``timeout_s``.
 
         Returns True when all was delivered. On timeout what is left is on disk: the
-        spool file outside a job (``gpuctl sync`` sends it), and inside one a copy in
-        ``$GPUCTL_HOME/spool`` too. The thread keeps trying until the process exits.
+        spool file outside a job (``gpuctl sync`` sends it); inside one the journal in
+        the run's folder, which the agent takes once the process has ended. The thread
+        keeps trying until the process exits.
         """
         self._closing.set()
         self._wake.set()
@@ -132,9 +132,7 @@ class Sender(object):
         with self._lock:
             if self._inflight is None and self.buffer.is_empty() and not self.journal.pending():
                 return True
-        self._spill()
-        if self.mode == "job":
-            self._hand_over()
+        self._spill()  # inside a job the agent takes the journal when the process has ended
         debug("run %s: not all delivered at finish; kept in %s" % (self.run_id, self.journal.path))
         return False
 
@@ -353,22 +351,6 @@ class Sender(object):
             if batches and not self.journal.append(batches):
                 lost = sum(points_in(batch) for batch in batches)
                 self.buffer.add_dropped(lost)  # the disk is full: these are truly lost
-
-    def _hand_over(self):
-        """At exit inside a job: copy what the agent did not get to the spool for `gpuctl sync`."""
-        bodies = self.journal.undelivered()
-        if not bodies:
-            return
-        # The job's end, not the script's, decides a job run's status.
-        bodies = [{k: v for k, v in body.items() if k != "status"} for body in bodies]
-        bodies = [body for body in bodies if body]
-        spool = Journal(self.settings.spool_dir, self.run_id, self.journal.run_body)
-        if os.path.abspath(spool.path) == os.path.abspath(self.journal.path):
-            return  # the journal is the spool file already
-        if spool.append(bodies):
-            self.journal.mark_all_sent()
-            debug("run %s: %d batch(es) left for `gpuctl sync` in %s"
-                  % (self.run_id, len(bodies), spool.path))
 
 
 def _job_run_line(run_id, settings):
