@@ -291,7 +291,8 @@ export class ManagedAttempt {
 
   /** What the job's SDK could not deliver before it exited, as sdk frames ahead of the end. */
   async #takeSdkJournal(): Promise<void> {
-    const rest = await readSdkJournal(this.#deps.runsDir, this.spec.run_id);
+    const runDir = this.#deps.jobEnv(this.spec).GPUCTL_RUN_DIR;
+    const rest = runDir ? await readSdkJournal(runDir, this.spec.run_id) : null;
     if (!rest || rest.batches.length === 0) return;
     for (const batch of rest.batches) {
       await this.#emitInOrder({ type: "sdk", stream: "data", ...this.ref, batch });

@@ -103,28 +103,32 @@ export interface IngestServer {
 export const MAX_SOCKET_PATH = 100;
 
 /**
- * `<dataDir>/ingest/ingest.sock`; for a data dir too deep for a socket path, a folder in the
- * temp dir named after the data dir (as stable across restarts, and as private).
+ * `<dataDir>/ingest/ingest.sock`; for a data dir too deep for a socket path, or with
+ * `outside` (jobs run as another user, who cannot enter the data dir), a folder in the temp
+ * dir named after the data dir (as stable across restarts, and as private).
  */
-export function ingestSocketPath(dataDir: string, tempDir = tmpdir()): string {
+export function ingestSocketPath(dataDir: string, tempDir = tmpdir(), outside = false): string {
   const inDataDir = `${dataDir}/ingest/ingest.sock`;
-  if (new TextEncoder().encode(inDataDir).length <= MAX_SOCKET_PATH) return inDataDir;
+  if (!outside && new TextEncoder().encode(inDataDir).length <= MAX_SOCKET_PATH) return inDataDir;
   const digest = createHash("sha256").update(dataDir).digest("hex").slice(0, 16);
   return `${tempDir}/gpuctl-ingest-${digest}/ingest.sock`;
 }
 
 /**
- * Serves the ingest endpoint on the Unix socket `socketPath`, in a 0700 folder. A socket
- * left by an agent that was killed is replaced; one that still answers belongs to a live
- * agent on the same data dir, and starting is refused.
+ * Serves the ingest endpoint on the Unix socket `socketPath`, in a 0700 folder (0750 and the
+ * group `jobGroup`, with the socket 0660, when jobs run as another user). A socket left by
+ * an agent that was killed is replaced; one that still answers belongs to a live agent on
+ * the same data dir, and starting is refused.
  */
 export async function startIngestServer(
   deps: IngestDeps,
   socketPath: string,
+  jobGroup: number | null = null,
 ): Promise<IngestServer> {
   const folder = socketPath.slice(0, socketPath.lastIndexOf("/"));
   await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
-  await Deno.chmod(folder, 0o700);
+  await Deno.chmod(folder, jobGroup === null ? 0o700 : 0o750);
+  if (jobGroup !== null) await Deno.chown(folder, null, jobGroup);
   if (await answers(socketPath)) {
     throw new Error(
       `Cannot serve the ingest endpoint at ${socketPath}: another agent is serving it ` +
@@ -137,6 +141,10 @@ export async function startIngestServer(
     { path: socketPath, signal: abort.signal, onListen: () => {} },
     createIngestHandler(deps),
   );
+  if (jobGroup !== null) {
+    await Deno.chown(socketPath, null, jobGroup);
+    await Deno.chmod(socketPath, 0o660);
+  }
   return {
     socketPath,
     async stop() {

@@ -9,6 +9,11 @@ export interface JobEnvContext {
   ingestSocket: string;
   /** `<data_dir>/runs`: each run gets `<runsDir>/<run_id>/files` as GPUCTL_RUN_DIR. */
   runsDir: string;
+  /**
+   * Jobs run as another user (`job_user`), who cannot enter the agent's private data dir:
+   * the run's folder is `<working_dir>/.gpuctl-runs/<run_id>` instead. @default false
+   */
+  runDirInWorkingDir?: boolean;
   /** `<repo>/sdk/python`, so `from gpuctl import run` works without installing anything. */
   sdkDir: string | null;
   /** The agent's own PYTHONPATH, kept after the SDK folder when the job sets none. */
@@ -33,7 +38,7 @@ export function buildJobEnv(spec: DispatchSpec, ctx: JobEnvContext): Record<stri
     GPUCTL_PROJECT: spec.project,
     GPUCTL_EXPERIMENT: spec.experiment ?? "",
     GPUCTL_INGEST_URL: ingestUrl(ctx.ingestSocket, spec.run_id),
-    GPUCTL_RUN_DIR: runFilesDir(ctx.runsDir, spec.run_id),
+    GPUCTL_RUN_DIR: jobRunDir(spec, ctx),
     PYTHONUNBUFFERED: "1",
   });
   if (pythonPath !== "") env.PYTHONPATH = pythonPath;
@@ -47,6 +52,16 @@ export function buildJobEnv(spec: DispatchSpec, ctx: JobEnvContext): Record<stri
  */
 export function ingestUrl(socketPath: string, runId: string): string {
   return `http+unix://${encodeURIComponent(socketPath)}/runs/${encodeURIComponent(runId)}`;
+}
+
+/** The run's folder a job gets as GPUCTL_RUN_DIR. */
+export function jobRunDir(
+  spec: Pick<DispatchSpec, "run_id" | "working_dir">,
+  ctx: Pick<JobEnvContext, "runsDir" | "runDirInWorkingDir">,
+): string {
+  return ctx.runDirInWorkingDir
+    ? `${spec.working_dir.replace(/\/+$/, "")}/.gpuctl-runs/${spec.run_id}`
+    : runFilesDir(ctx.runsDir, spec.run_id);
 }
 
 /**

@@ -8,7 +8,6 @@
 import type { z } from "zod";
 import type { sdkLogBatch } from "../protocol/rest.ts";
 import { partitionSdkBatch } from "../protocol/sdk_batch.ts";
-import { runFilesDir } from "./job_env.ts";
 
 type SdkBatchIn = z.input<typeof sdkLogBatch>;
 
@@ -20,9 +19,9 @@ export interface JournalRest {
   sentPath: string;
 }
 
-/** The journal of `runId` under `runsDir` from its delivered offset on; null when none. */
-export async function readSdkJournal(runsDir: string, runId: string): Promise<JournalRest | null> {
-  const base = `${runFilesDir(runsDir, runId)}/.gpuctl/${runId}`;
+/** The journal of `runId` in its run's folder, from its delivered offset on; null when none. */
+export async function readSdkJournal(runDir: string, runId: string): Promise<JournalRest | null> {
+  const base = `${runDir}/.gpuctl/${runId}`;
   let bytes: Uint8Array;
   try {
     bytes = await Deno.readFile(`${base}.jsonl`);

@@ -5,8 +5,9 @@ import { markSdkJournalTaken, readSdkJournal } from "./sdk_journal.ts";
 Deno.test("readSdkJournal() starts at the SDK's delivered offset, leaves a torn line, and is taken once", async () => {
   const runsDir = await Deno.makeTempDir({ prefix: "gpuctl-journal-" });
   try {
-    assertEquals(await readSdkJournal(runsDir, "r-1"), null);
-    const dir = `${runFilesDir(runsDir, "r-1")}/.gpuctl`;
+    const runDir = runFilesDir(runsDir, "r-1");
+    assertEquals(await readSdkJournal(runDir, "r-1"), null);
+    const dir = `${runDir}/.gpuctl`;
     await Deno.mkdir(dir, { recursive: true });
     const lines = [
       `{"type":"run","id":"r-1"}\n`,
@@ -17,10 +18,10 @@ Deno.test("readSdkJournal() starts at the SDK's delivered offset, leaves a torn 
     await Deno.writeTextFile(`${dir}/r-1.jsonl`, lines.join(""));
     const delivered = new TextEncoder().encode(lines[0] + lines[1]).length;
     await Deno.writeTextFile(`${dir}/r-1.sent`, `${delivered}\n`);
-    const rest = (await readSdkJournal(runsDir, "r-1"))!;
+    const rest = (await readSdkJournal(runDir, "r-1"))!;
     assertEquals(rest.batches, [{ points: [{ key: "loss", step: 1, value: "NaN" }] }]);
     await markSdkJournalTaken(rest);
-    assertEquals((await readSdkJournal(runsDir, "r-1"))!.batches, []);
+    assertEquals((await readSdkJournal(runDir, "r-1"))!.batches, []);
   } finally {
     await Deno.remove(runsDir, { recursive: true });
   }

@@ -10,7 +10,7 @@ import { clip } from "./frames.ts";
 import { createFakeGpus, type GpuProbe, openNvml } from "./gpu/mod.ts";
 import { diskUsage, HostReader, toMb } from "./host_stats.ts";
 import { ingestSocketPath, startIngestServer } from "./ingest_server.ts";
-import { buildJobEnv, runFilesDir, SDK_DIR } from "./job_env.ts";
+import { buildJobEnv, SDK_DIR } from "./job_env.ts";
 import { JobManager } from "./jobs.ts";
 import type { Logger } from "./log.ts";
 import { createDockerRunner, createProcessRunner } from "./runner/mod.ts";
@@ -70,7 +70,10 @@ export async function startAgent(
 
   const emit = spoolEmitter(spool, { log, now });
 
-  const ingestSocket = ingestSocketPath(config.dataDir);
+  // A job user cannot enter the private data dir: its socket is in a temp folder its group
+  // may enter, and its run's folder in its working dir.
+  const jobUser = config.jobUser;
+  const ingestSocket = ingestSocketPath(config.dataDir, undefined, jobUser !== null);
   const socketFolder = ingestSocket.slice(0, ingestSocket.lastIndexOf("/"));
   const runners = deps.runners ?? {
     process: createProcessRunner({ baseEnv: deps.baseEnv, jobUser: config.jobUser }),
@@ -87,18 +90,23 @@ export async function startAgent(
     runners,
     emit,
     jobEnv: (spec) => {
-      try {
-        Deno.mkdirSync(runFilesDir(runsDir, spec.run_id), { recursive: true, mode: 0o700 });
-      } catch (err) {
-        log.warn("cannot create the run's folder", { run_id: spec.run_id, error: String(err) });
-      }
-      return buildJobEnv(spec, {
+      const env = buildJobEnv(spec, {
         serverUrl: config.serverUrl,
         ingestSocket,
         runsDir,
+        runDirInWorkingDir: jobUser !== null,
         sdkDir: SDK_DIR,
         pythonPath: config.pythonPath,
       });
+      try {
+        // Folders above it may be entered (the job user must reach it); it is the run's alone.
+        Deno.mkdirSync(env.GPUCTL_RUN_DIR, { recursive: true, mode: jobUser ? 0o755 : 0o700 });
+        Deno.chmodSync(env.GPUCTL_RUN_DIR, 0o700);
+        if (jobUser) Deno.chownSync(env.GPUCTL_RUN_DIR, jobUser.uid, jobUser.gid);
+      } catch (err) {
+        log.warn("cannot create the run's folder", { run_id: spec.run_id, error: String(err) });
+      }
+      return env;
     },
     log,
     now,
@@ -110,6 +118,7 @@ export async function startAgent(
   const ingest = await startIngestServer(
     { findRun: (runId) => jobs.findRun(runId), emit, log, ready: restored.promise },
     ingestSocket,
+    jobUser?.gid ?? null,
   );
   await jobs.restore().finally(() => restored.resolve());
 

@@ -8,6 +8,7 @@ import { resolveAgentConfig } from "./config.ts";
 import { memoryLogger } from "./log.ts";
 import { type RunningAgent, startAgent } from "./start_agent.ts";
 import { mergeScalars } from "./tensorboard/mod.ts";
+import { type JobUser, lookupUser } from "./runner/job_user.ts";
 
 const TORCH_LOGS = new URL("../../shared/fixtures/tfevents/torch-logs/", import.meta.url).pathname;
 
@@ -21,7 +22,10 @@ interface World {
 }
 
 /** A fake server, a temp folder, and a way to start agents on it; all cleaned up after `fn`. */
-async function withWorld(fn: (world: World) => Promise<void>): Promise<void> {
+async function withWorld(
+  fn: (world: World) => Promise<void>,
+  jobUser: JobUser | null = null,
+): Promise<void> {
   const server = FakeServer.start();
   const dir = await Deno.makeTempDir({ prefix: "gpuctl-agent-test-" });
   const agents: RunningAgent[] = [];
@@ -40,6 +44,7 @@ async function withWorld(fn: (world: World) => Promise<void>): Promise<void> {
     { hostname: "test-host" },
     `${dir}/home`,
   );
+  config.jobUser = jobUser;
   const world: World = {
     server,
     logs: log.lines,
@@ -217,6 +222,32 @@ Deno.test("agent takes what a job's SDK could not send before it exited, once, a
     );
     assert(order.lastIndexOf("sdk") < order.lastIndexOf("job_state"), "before the end");
   });
+});
+
+Deno.test({
+  name: "a job run as another user reaches the ingest socket and writes its run's folder" +
+    (Deno.uid() === 0 ? "" : " (skipped: needs the tests to run as root)"),
+  ignore: Deno.uid() !== 0,
+  async fn() {
+    const nobody = lookupUser("nobody")!;
+    await withWorld(async ({ server, start, dispatch, dir }) => {
+      await start();
+      await Deno.chmod(dir, 0o777);
+      const script = [
+        "import os",
+        "from gpuctl import run",
+        "run.log({'loss': 1.0}, step=1)",
+        "open(os.path.join(os.environ['GPUCTL_RUN_DIR'], 'ckpt.pt'), 'w').write('x')",
+        "run.finish()",
+      ].join("\n");
+      dispatch({ job_id: "other", command: py(script) });
+      await eventually("the end", () => ended(server, "r-other"));
+      const points = server.of("sdk", "r-other").flatMap((f) => f.batch.points ?? []);
+      assertEquals(points.map((p) => [p.key, p.step]), [["loss", 1]]);
+      const written = await Deno.stat(`${dir}/.gpuctl-runs/r-other/ckpt.pt`);
+      assertEquals(written.uid, nobody.uid);
+    }, nobody);
+  },
 });
 
 Deno.test("agent tails a job's TensorBoard folder while it runs", async () => {

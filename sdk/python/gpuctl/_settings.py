@@ -41,7 +41,7 @@ class Settings(object):
     @property
     def journal_dir(self):
         """Where undelivered batches wait: the run's own folder in a job, else the spool."""
-        if self.run_dir:
+        if self.run_dir and os.access(self.run_dir, os.W_OK | os.X_OK):
             return os.path.join(self.run_dir, ".gpuctl")
         return self.spool_dir
 
