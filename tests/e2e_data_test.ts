@@ -53,7 +53,8 @@ Deno.test("the synthetic example's points reach SSE within a second of being log
     const job = await submitSynthetic(
       c,
       "synthetic",
-      ["--steps", "60", "--sleep", "0.05", "--ckpt-every", "20"],
+      // In the working dir (not the run's folder), where the checkpoint_dir watcher looks.
+      ["--steps", "60", "--sleep", "0.05", "--ckpt-every", "20", "--ckpt-dir", "checkpoints"],
       { checkpoint_dir: "checkpoints" },
     );
     const running = await until(
