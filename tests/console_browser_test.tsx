@@ -2,6 +2,10 @@
 import { assert, assertEquals } from "./assert.ts";
 import { screenshot, startConsoleRig } from "./_browser.ts";
 import { until } from "./_processes.ts";
+import { Island } from "../components/island.tsx";
+import LiveStatus from "../islands/LiveStatus.tsx";
+import { renderPage } from "../server/console/page.tsx";
+import { currentIslands, loadConsoleAssets } from "../server/console/assets.ts";
 
 Deno.test("the console in Chromium", async (t) => {
   const rig = await startConsoleRig();
@@ -38,6 +42,37 @@ Deno.test("the console in Chromium", async (t) => {
       await admin.page.emulateMedia({ colorScheme: "dark" });
       await screenshot(admin.page, "admin-home-dark");
       await admin.page.emulateMedia({ colorScheme: "light" });
+    });
+
+    await t.step("two instances of one island hydrate with their own props", async () => {
+      // A page of this origin with two LiveStatus islands on differently filtered streams.
+      const html = await renderPage(
+        loadConsoleAssets(currentIslands()),
+        "two",
+        <main>
+          <Island component={LiveStatus} props={{ url: "/api/events/stream" }} />
+          <Island component={LiveStatus} props={{ url: "/api/events/stream?severity=critical" }} />
+        </main>,
+      ).text();
+      const { page, errors } = admin;
+      await page.route(
+        `${rig.url}/two-islands`,
+        (r) => r.fulfill({ body: html, contentType: "text/html" }),
+      );
+      await page.goto(`${rig.url}/two-islands`);
+      await until(async () => await page.locator(".live[data-state=connected]").count() === 2);
+      await rig.call("POST", "/api/jobs", {
+        name: "second",
+        command: ["true"],
+        working_dir: "/tmp",
+        gpus: 1,
+      });
+      await page.waitForSelector(".live-last");
+      const counts = await page.locator(".live .muted").allTextContents();
+      assertEquals(counts, ["1 since this page opened", "none since this page opened"]);
+      assertEquals(errors, []);
+      await screenshot(page, "two-islands");
+      await page.goto(`${rig.url}/`);
     });
 
     await t.step(
