@@ -6,6 +6,7 @@ import { renderPage } from "../server/console/page.tsx";
 import {
   currentIslands,
   islandNames,
+  islandsSourceHash,
   loadConsoleAssets,
   prepareIslands,
   REPO_ROOT,
@@ -123,7 +124,7 @@ Deno.test("the build is current after building, and serves hashed files with imm
   });
 });
 
-Deno.test("a checkout whose bundles are missing and cannot be written says so and what to run", async () => {
+Deno.test("a checkout whose bundles are missing, stale, or cannot be written says so and what to run", async () => {
   const root = await Deno.makeTempDir({ prefix: "gpuctl-islands-" });
   try {
     await Deno.mkdir(`${root}/islands`);
@@ -131,6 +132,24 @@ Deno.test("a checkout whose bundles are missing and cannot be written says so an
     const missing = currentIslands(root);
     assertEquals(missing.manifest, null);
     assert(missing.problem!.includes("missing") && missing.problem!.includes("deno task build"));
+    // A build of other sources (an island edited since) is stale, not served.
+    await Deno.mkdir(`${root}/static/build`, { recursive: true });
+    await Deno.writeTextFile(
+      `${root}/static/build/manifest.json`,
+      JSON.stringify({
+        format: 1,
+        source_hash: islandsSourceHash(root),
+        boot: "boot-x.js",
+        files: ["boot-x.js"],
+        islands: ["Hello"],
+      }),
+    );
+    assertEquals(currentIslands(root).manifest?.boot, "boot-x.js");
+    await Deno.writeTextFile(`${root}/islands/Hello.tsx`, "export default function Hello() {}//\n");
+    const stale = currentIslands(root);
+    assertEquals(stale.manifest, null);
+    assert(stale.problem!.includes("out of date"), stale.problem!);
+    await Deno.remove(`${root}/static`, { recursive: true });
     // A server that may not write there (a read-only checkout) keeps serving, without islands.
     const script = `${root}/probe.ts`;
     await Deno.writeTextFile(

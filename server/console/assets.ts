@@ -167,7 +167,7 @@ export function currentIslands(
   }
   return {
     manifest: null,
-    problem: `the console's island bundles in ${buildDir(root)} are ${
+    problem: `island bundles in ${buildDir(root)} are ${
       current ? "out of date" : "missing"
     }: run \`deno task build\` (pages work, but their live parts stay static)`,
   };
@@ -192,7 +192,7 @@ export async function prepareIslands(
     return {
       manifest: null,
       problem: readOnly
-        ? `the console's island bundles in ${buildDir(root)} are missing or out of date and ` +
+        ? `island bundles in ${buildDir(root)} are missing or out of date and ` +
           `cannot be built there (${(err as Error).message}): run \`deno task build\` in a ` +
           "writable checkout (pages work, but their live parts stay static)"
         : `${(err as Error).message} (pages work, but their live parts stay static)`,
