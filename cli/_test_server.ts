@@ -69,7 +69,10 @@ export async function runInProcess(
   return { code, stdout: out.join("\n"), stderr: err.join("\n") };
 }
 
-/** Runs `deno run -A cli/main.ts …` as a real process with only `env` (plus PATH, HOME). */
+/**
+ * Runs `deno task --quiet cli …` as a user does (with the task's permissions), as a real
+ * process with only `env` (plus PATH, HOME).
+ */
 export async function runSubprocess(argv: string[], env: Record<string, string>): Promise<CliRun> {
   const base: Record<string, string> = {};
   for (const name of ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"]) {
@@ -77,7 +80,7 @@ export async function runSubprocess(argv: string[], env: Record<string, string>)
     if (value !== undefined) base[name] = value;
   }
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "cli/main.ts", ...argv],
+    args: ["task", "--quiet", "cli", ...argv],
     cwd: REPO_ROOT,
     env: { ...base, NO_COLOR: "1", ...env },
     clearEnv: true,

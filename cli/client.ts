@@ -59,6 +59,8 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** @default 60000 */
   timeoutMs?: number;
+  /** The places looked at for the server URL (`Connection.tried`), named when it cannot be reached. */
+  tried?: string[];
 }
 
 /** The gpuctl API, one method per call the CLI makes. */
@@ -67,12 +69,14 @@ export class GpuctlClient {
   readonly #token: string;
   readonly #fetch: typeof fetch;
   readonly #timeoutMs: number;
+  readonly #tried: string[];
 
   constructor(options: ClientOptions) {
     this.serverUrl = options.serverUrl.replace(/\/+$/, "");
     this.#token = options.token;
     this.#fetch = options.fetch ?? globalThis.fetch;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#tried = options.tried ?? [];
   }
 
   /** Sends one request; resolves to the status and the parsed JSON body of a 2xx answer. */
@@ -99,7 +103,8 @@ export class GpuctlClient {
       const reason = (err as Error).name === "TimeoutError"
         ? `no answer within ${this.#timeoutMs / 1000} s`
         : (err as Error).message;
-      throw new Error(`Cannot reach the gpuctl server at ${this.serverUrl}: ${reason}`, {
+      const tried = this.#tried.length ? ` (looked at ${this.#tried.join("; ")})` : "";
+      throw new Error(`Cannot reach the gpuctl server at ${this.serverUrl}: ${reason}${tried}`, {
         cause: err,
       });
     }

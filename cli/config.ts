@@ -1,10 +1,13 @@
 // Which server the CLI talks to, and with which token. In order, for each of the two:
 // `--server`/`--token`, then GPUCTL_SERVER_URL/GPUCTL_TOKEN, then `$GPUCTL_HOME/cli.yaml`
-// (`server_url:`, `token:`), then, on the server's own host, `$GPUCTL_HOME/server.yaml`
-// (`http://127.0.0.1:<port>` and its `admin_token`).
+// (`server_url:`, `token:`), then, on the server's own host, `$GPUCTL_HOME/server.json`
+// (written by the running server: its URL, whatever `--port` gave it; ignored when its
+// process is gone) and `$GPUCTL_HOME/server.yaml` (`http://127.0.0.1:<port>` and its
+// `admin_token`).
 
 import { join } from "node:path";
 import { gpuctlHome as sharedHome, parseYamlConfig } from "../protocol/config_files.ts";
+import { SERVER_JSON, serverJson } from "../protocol/server_json.ts";
 import { z } from "zod";
 import type { CliEnv } from "./command.ts";
 
@@ -19,6 +22,11 @@ export interface Connection {
   serverFrom: string;
   /** Where the token was found. */
   tokenFrom: string;
+  /**
+   * Each place looked at for the server URL, in order, ending with the one used:
+   * `GPUCTL_SERVER_URL: not set`, `<home>/server.json: stale (process 4242 is not running)`.
+   */
+  tried: string[];
 }
 
 /** `cli.yaml`: every field optional; unknown fields are refused so typos do not go unseen. */
@@ -44,6 +52,13 @@ interface Found {
   from: string;
 }
 
+/** A place that did not give a value, and why (for messages). */
+interface Passed {
+  passed: string;
+}
+
+type Source = () => Found | Passed | undefined | Promise<Found | Passed | undefined>;
+
 /**
  * Resolves the server URL and the token from flags, environment and files, each from the
  * first place that has it. The server.yaml admin token is only used for a loopback server:
@@ -61,50 +76,115 @@ export async function resolveConnection(
   const cli = once(() => readYaml(cliPath(), cliYaml));
   const local = once(() => readYaml(serverPath(), serverYamlFields));
 
-  const server = await first(
-    () => found(flags.server, "--server"),
-    () => found(env.GPUCTL_SERVER_URL, "GPUCTL_SERVER_URL"),
-    async () => found((await cli())?.server_url, cliPath()),
+  const tried: string[] = [];
+  const server = await first(tried, [
+    () => found(flags.server, "--server") ?? { passed: "--server: not given" },
+    () =>
+      found(env.GPUCTL_SERVER_URL, "GPUCTL_SERVER_URL") ?? { passed: "GPUCTL_SERVER_URL: not set" },
+    async () =>
+      found((await cli())?.server_url, cliPath()) ?? { passed: `${cliPath()}: no server_url` },
+    () => runningServer(join(home(), SERVER_JSON), pidAlive),
     async () => {
       const yaml = await local();
-      return yaml ? found(localServerUrl(yaml, env), serverPath()) : undefined;
+      return yaml
+        ? found(localServerUrl(yaml, env), serverPath())
+        : { passed: `${serverPath()}: not found` };
     },
-  );
+  ]);
   if (!server) {
     throw new Error(
       "No gpuctl server configured: pass --server URL and --token TOKEN, set " +
-        `GPUCTL_SERVER_URL and GPUCTL_TOKEN, or write server_url: and token: to ${cliPath()}`,
+        `GPUCTL_SERVER_URL and GPUCTL_TOKEN, or write server_url: and token: to ${cliPath()} ` +
+        `(looked at ${tried.join("; ")})`,
     );
   }
   const serverUrl = normaliseUrl(server);
-  const token = await first(
+  const token = await first([], [
     () => found(flags.token, "--token"),
     () => found(env.GPUCTL_TOKEN, "GPUCTL_TOKEN"),
     async () => found((await cli())?.token, cliPath()),
     async () =>
       isLoopback(serverUrl) ? found((await local())?.admin_token, serverPath()) : undefined,
-  );
+  ]);
   if (!token) {
     throw new Error(
       `No token for the gpuctl server ${serverUrl} (from ${server.from}): pass --token TOKEN, ` +
         `set GPUCTL_TOKEN, or write token: to ${cliPath()}`,
     );
   }
-  return { serverUrl, token: token.value, serverFrom: server.from, tokenFrom: token.from };
+  return {
+    serverUrl,
+    token: token.value,
+    serverFrom: server.from,
+    tokenFrom: token.from,
+    tried,
+  };
 }
 
 function found(value: string | undefined, from: string): Found | undefined {
   return value !== undefined && value.trim() !== "" ? { value: value.trim(), from } : undefined;
 }
 
-async function first(
-  ...sources: (() => Found | undefined | Promise<Found | undefined>)[]
-): Promise<Found | undefined> {
+// The first source that gives a value; `tried` gets a line for each source consulted.
+async function first(tried: string[], sources: Source[]): Promise<Found | undefined> {
   for (const source of sources) {
     const value = await source();
-    if (value) return value;
+    if (value && "value" in value) {
+      tried.push(`${value.from}: ${value.value}`);
+      return value;
+    }
+    if (value) tried.push(value.passed);
   }
   return undefined;
+}
+
+/**
+ * The URL in server.json, unless its process is gone (a server that crashed leaves the
+ * file behind): then the next place is tried, and the reason is kept for messages.
+ */
+export async function runningServer(
+  path: string,
+  isAlive: (pid: number) => boolean | null,
+): Promise<Found | Passed> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return { passed: `${path}: no server running` };
+    throw new Error(`Cannot read "${path}": ${(err as Error).message}`, { cause: err });
+  }
+  let parsed;
+  try {
+    parsed = serverJson.safeParse(JSON.parse(text));
+  } catch {
+    parsed = null;
+  }
+  if (!parsed?.success) {
+    return { passed: `${path}: ignored (not a server.json the server wrote)` };
+  }
+  if (isAlive(parsed.data.pid) === false) {
+    return {
+      passed: `${path}: stale (its server, process ${parsed.data.pid}, is not running)`,
+    };
+  }
+  return { value: parsed.data.url, from: path };
+}
+
+/**
+ * Whether a process runs (signal 0 checks without signalling). `null` when the CLI may not
+ * signal processes (run without --allow-run): the URL is then tried as it is.
+ */
+export function pidAlive(pid: number): boolean | null {
+  // Asking first: a denied permission must not turn into a prompt on a terminal.
+  if (Deno.permissions.querySync({ name: "run" }).state !== "granted") return null;
+  try {
+    Deno.kill(pid, 0 as unknown as Deno.Signal);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    // EPERM: it runs, as another user.
+    return err instanceof Deno.errors.PermissionDenied ? true : null;
+  }
 }
 
 function once<T>(load: () => Promise<T>): () => Promise<T> {

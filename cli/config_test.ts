@@ -1,14 +1,28 @@
 import { join } from "node:path";
 import { assertEquals, assertRejects, assertStringIncludes } from "../tests/assert.ts";
-import { gpuctlHome, isLoopback, resolveConnection } from "./config.ts";
+import { gpuctlHome, isLoopback, pidAlive, resolveConnection } from "./config.ts";
 import { tempHome } from "./_test_server.ts";
 
 const CLI_YAML = "server_url: http://cli-yaml:9000/\ntoken: tok-cli\n";
 const SERVER_YAML = "port: 8700\nadmin_token: tok-admin\nagent_token: tok-agent\n";
 
+// server.json of a process that runs (this one) and of one that has exited.
+const LIVE_SERVER_JSON = JSON.stringify({
+  url: "http://127.0.0.1:43210",
+  pid: Deno.pid,
+  started_at: "2026-01-01T00:00:00.000Z",
+});
+// Above the highest pid Linux (PID_MAX_LIMIT, 2^22) and macOS allow: never a running process.
+const DEAD_PID = 2 ** 22 + 1;
+const STALE_SERVER_JSON = JSON.stringify({
+  url: "http://127.0.0.1:43210",
+  pid: DEAD_PID,
+  started_at: "2026-01-01T00:00:00.000Z",
+});
+
 interface Case {
   name: string;
-  files?: { "cli.yaml"?: string; "server.yaml"?: string };
+  files?: { "cli.yaml"?: string; "server.yaml"?: string; "server.json"?: string };
   flags?: { server?: string; token?: string };
   env?: Record<string, string>;
   expected: { serverUrl: string; token: string; serverFrom: string; tokenFrom: string };
@@ -91,6 +105,46 @@ const CASES: Case[] = [
     },
   },
   {
+    name: "server.json of a running server wins over server.yaml, the token is server.yaml's",
+    files: { "server.yaml": SERVER_YAML, "server.json": LIVE_SERVER_JSON },
+    expected: {
+      serverUrl: "http://127.0.0.1:43210",
+      token: "tok-admin",
+      serverFrom: "<home>/server.json",
+      tokenFrom: "<home>/server.yaml",
+    },
+  },
+  {
+    name: "a stale server.json (its process is gone) is passed over for server.yaml",
+    files: { "server.yaml": SERVER_YAML, "server.json": STALE_SERVER_JSON },
+    expected: {
+      serverUrl: "http://127.0.0.1:8700",
+      token: "tok-admin",
+      serverFrom: "<home>/server.yaml",
+      tokenFrom: "<home>/server.yaml",
+    },
+  },
+  {
+    name: "a server.json that is not one the server wrote is passed over",
+    files: { "server.yaml": SERVER_YAML, "server.json": '{"url": "http://127.0.0.1:1"' },
+    expected: {
+      serverUrl: "http://127.0.0.1:8700",
+      token: "tok-admin",
+      serverFrom: "<home>/server.yaml",
+      tokenFrom: "<home>/server.yaml",
+    },
+  },
+  {
+    name: "cli.yaml wins over server.json",
+    files: { "cli.yaml": CLI_YAML, "server.json": LIVE_SERVER_JSON },
+    expected: {
+      serverUrl: "http://cli-yaml:9000",
+      token: "tok-cli",
+      serverFrom: "<home>/cli.yaml",
+      tokenFrom: "<home>/cli.yaml",
+    },
+  },
+  {
     name: "the local admin token goes with a loopback URL from elsewhere",
     files: { "server.yaml": SERVER_YAML },
     env: { GPUCTL_SERVER_URL: "http://localhost:8700" },
@@ -110,7 +164,10 @@ for (const c of CASES) {
       for (const [name, text] of Object.entries(c.files ?? {})) {
         await Deno.writeTextFile(join(home, name), text);
       }
-      const got = await resolveConnection(c.flags ?? {}, { GPUCTL_HOME: home, ...c.env });
+      const { tried: _, ...got } = await resolveConnection(c.flags ?? {}, {
+        GPUCTL_HOME: home,
+        ...c.env,
+      });
       const fix = (s: string) => s.replace("<home>", home);
       assertEquals(got, {
         ...c.expected,
@@ -122,6 +179,29 @@ for (const c of CASES) {
     }
   });
 }
+
+Deno.test("resolveConnection() lists each place it looked at, with why a stale server.json was passed over", async () => {
+  const { home, cleanup } = await tempHome();
+  try {
+    await Deno.writeTextFile(join(home, "server.yaml"), SERVER_YAML);
+    await Deno.writeTextFile(join(home, "server.json"), STALE_SERVER_JSON);
+    const got = await resolveConnection({}, { GPUCTL_HOME: home });
+    assertEquals(got.tried, [
+      "--server: not given",
+      "GPUCTL_SERVER_URL: not set",
+      `${home}/cli.yaml: no server_url`,
+      `${home}/server.json: stale (its server, process ${DEAD_PID}, is not running)`,
+      `${home}/server.yaml: http://127.0.0.1:8700`,
+    ]);
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("pidAlive() tells a running process from one that is gone", () => {
+  assertEquals(pidAlive(Deno.pid), true);
+  assertEquals(pidAlive(DEAD_PID), false);
+});
 
 Deno.test("resolveConnection() never sends the local admin token to another host", async () => {
   const { home, cleanup } = await tempHome();

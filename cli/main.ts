@@ -2,7 +2,7 @@
 /**
  * `gpuctl`: the command line of the gpuctl control plane.
  *
- * `deno run --allow-net --allow-read --allow-write --allow-env cli/main.ts <command> …`
+ * `deno run --allow-net --allow-read --allow-write --allow-env --allow-run cli/main.ts <command> …`
  *
  * The only CLI file that reads the environment or prints: `runCli` takes both as values,
  * so tests run commands in-process with a map for an environment and a list for output.
@@ -36,7 +36,8 @@ function usage(): string {
     "Run gpuctl <command> --help for a command's options.",
     "The server and token come from --server/--token, else GPUCTL_SERVER_URL/GPUCTL_TOKEN,",
     "else $GPUCTL_HOME/cli.yaml (server_url:, token:), else, on the server's host,",
-    "$GPUCTL_HOME/server.yaml. GPUCTL_HOME defaults to ~/.gpuctl.",
+    "$GPUCTL_HOME/server.json (the running server's URL) and $GPUCTL_HOME/server.yaml.",
+    "GPUCTL_HOME defaults to ~/.gpuctl.",
   ].join("\n");
 }
 

@@ -4,6 +4,7 @@ import { gpuctlHome, parseYamlConfig } from "../protocol/config_files.ts";
 
 export { gpuctlHome };
 import { generateToken } from "./auth/tokens.ts";
+import { PRIVATE_DIR_MODE, writePrivateFile } from "./private_files.ts";
 import { DEFAULT_RULES_CONFIG, type ResolvedRulesConfig, resolveRulesConfig } from "./rules/mod.ts";
 import { type ResolvedWebhook, resolveWebhooks } from "./webhooks/mod.ts";
 
@@ -61,7 +62,7 @@ export async function loadServerConfig(
   overrides: { port?: number; host?: string; userHome?: string } = {},
 ): Promise<ResolvedServerConfig> {
   const configPath = `${home}/server.yaml`;
-  await Deno.mkdir(home, { recursive: true, mode: 0o700 });
+  await Deno.mkdir(home, { recursive: true, mode: PRIVATE_DIR_MODE });
   let text: string | null = null;
   try {
     text = await Deno.readTextFile(configPath);
@@ -91,8 +92,7 @@ export async function loadServerConfig(
   if (changed) {
     const body = "# gpuctl server configuration. Keep this file private: it holds tokens.\n" +
       stringifyYaml(raw);
-    await Deno.writeTextFile(configPath, body, { mode: 0o600 });
-    await Deno.chmod(configPath, 0o600);
+    await writePrivateFile(configPath, body);
   }
   const dataDir = expandHome(raw.data_dir ?? home, home, overrides.userHome);
   return {

@@ -14,12 +14,14 @@ import { createApp } from "./http/app.ts";
 import { AgentGateway } from "./gateway/gateway.ts";
 import { RulesEngine } from "./rules/engine.ts";
 import { WebhookDispatcher } from "./webhooks/mod.ts";
-import { createLogger } from "./log.ts";
+import { createLogger, type Logger } from "./log.ts";
 import { AGENT_PERMISSIONS } from "../agent/permissions.ts";
 import { attachSeriesCache } from "./metrics/series_cache.ts";
 import { BlockSealer } from "./metrics/block_sealer.ts";
 import { loadSessionKey } from "./auth/session.ts";
 import { prepareIslands } from "./console/mod.ts";
+import { makePrivateDir, makePrivateFile, octal } from "./private_files.ts";
+import { localUrl, removeServerJson, writeServerJson } from "./server_json.ts";
 
 const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADDR]
                       [--fake-gpus N] [--no-local-agent]
@@ -86,8 +88,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function openContext(config: ResolvedServerConfig): Context {
-  Deno.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const log = createLogger();
+  makePrivate(config, log);
   const db = openDatabase(config.dbPath);
   const bus = new Bus((topic, err) =>
     log.error("bus listener failed", { topic, error: String(err) })
@@ -102,6 +104,26 @@ function openContext(config: ResolvedServerConfig): Context {
   };
   attachSeriesCache(ctx);
   return ctx;
+}
+
+/**
+ * GPUCTL_HOME and the data folder 0700, the config files in it 0600 (the database's files
+ * are made private by openDatabase), saying so when a looser mode is tightened.
+ */
+function makePrivate(config: ResolvedServerConfig, log: Logger): void {
+  for (const dir of new Set([config.home, config.dataDir])) {
+    const before = makePrivateDir(dir);
+    if (before !== null) {
+      log.info("made a folder private", { path: dir, mode: octal(before), now: "0700" });
+    }
+  }
+  for (const name of ["server.yaml", "agent.yaml", "cli.yaml"]) {
+    const path = `${config.home}/${name}`;
+    const before = makePrivateFile(path);
+    if (before !== null) {
+      log.info("made a file private", { path, mode: octal(before), now: "0600" });
+    }
+  }
 }
 
 /**
@@ -187,16 +209,15 @@ async function serve(
       trustForwardedProto: Deno.env.get("GPUCTL_TRUST_FORWARDED_PROTO") === "1",
     },
   });
+  let listening!: (url: string) => void;
+  const listened = new Promise<string>((resolve) => listening = resolve);
   const server = Deno.serve({
     hostname: config.host,
     port: config.port,
     onListen: ({ hostname, port }) => {
-      const shown = hostname === "0.0.0.0" || hostname === "::" ? "127.0.0.1" : hostname;
+      const url = localUrl(hostname, port);
       // One write, so a reader never sees the banner without its token.
-      const lines = [
-        `gpuctl server listening: console at http://${shown}:${port}/`,
-        `data: ${config.dbPath}`,
-      ];
+      const lines = [`gpuctl server listening: console at ${url}/`, `data: ${config.dbPath}`];
       if (config.firstStart) {
         lines.push(
           `\nFirst start: created ${config.configPath} (mode 0600).`,
@@ -204,8 +225,15 @@ async function serve(
         );
       }
       console.log(lines.join("\n"));
+      listening(url);
     },
   }, app.fetch);
+  // The CLI on this host finds the server through server.json, whatever port it got.
+  await writeServerJson(config.home, {
+    url: await listened,
+    pid: Deno.pid,
+    started_at: ctx.now().toISOString(),
+  });
   const agent = localAgent ? startLocalAgent(config, server.addr.port, localAgent) : null;
   const stop = () => {
     // The agent saves its state and leaves running jobs running; the next one reattaches.
@@ -218,8 +246,12 @@ async function serve(
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
-  await server.finished;
-  await agent?.status;
+  try {
+    await server.finished;
+    await agent?.status;
+  } finally {
+    await removeServerJson(config.home, Deno.pid);
+  }
   gateway.stop();
   rules.stop();
   sealer.stop();

@@ -35,6 +35,14 @@ Deno.test("a backup during a write load passes integrity_check and holds a consi
     assertEquals(backup.status, 201, backup.text);
     assertEquals(backup.json.integrity, "ok");
     assert(writes > 0, "ingest went on while the backup ran");
+    // Private, and one self-contained file: no empty -wal/-shm beside it.
+    const mode = async (path: string) => (await Deno.stat(path)).mode! & 0o777;
+    assertEquals(await mode(backup.json.path), 0o600);
+    assertEquals(await mode(h.ctx.backupDir), 0o700);
+    assertEquals(
+      [...Deno.readDirSync(h.ctx.backupDir)].map((e) => `${h.ctx.backupDir}/${e.name}`),
+      [backup.json.path],
+    );
 
     const copy = new DatabaseSync(backup.json.path, { readOnly: true });
     const points = Number(copy.prepare("SELECT COUNT(*) AS n FROM metric_points").get()!.n);

@@ -3,9 +3,12 @@
  * creates the config with tokens, prints the admin token once, and serves with it.
  */
 import { assert, assertEquals, assertFalse, assertStringIncludes } from "./assert.ts";
-import { spawnDeno } from "./_processes.ts";
+import { alive, spawnDeno } from "./_processes.ts";
+import { closedPort, runSubprocess as cli } from "../cli/_test_server.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
+
+const mode = async (path: string) => (await Deno.stat(path)).mode! & 0o777;
 
 interface Started {
   url: string;
@@ -114,10 +117,18 @@ Deno.test("a broken server.yaml stops the start with a message naming the field"
   }
 });
 
-Deno.test("deno task backup prints the path of a checked copy", async () => {
+Deno.test("files are private: a loose GPUCTL_HOME is tightened with a log line, the database, config and backups are 0600", async () => {
   const home = await Deno.makeTempDir({ prefix: "gpuctl-home-" });
   try {
+    await Deno.chmod(home, 0o755);
     const server = await startServer(home, { firstStart: true });
+    assertStringIncludes(server.output(), `made a folder private path=${home} mode=0755`);
+    assertEquals(await mode(home), 0o700);
+    for (
+      const name of ["server.yaml", "server.json", "gpuctl.db", "gpuctl.db-wal", "gpuctl.db-shm"]
+    ) {
+      assertEquals(await mode(`${home}/${name}`), 0o600, name);
+    }
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["task", "--quiet", "backup"],
       cwd: ROOT,
@@ -128,6 +139,12 @@ Deno.test("deno task backup prints the path of a checked copy", async () => {
     const path = new TextDecoder().decode(out.stdout).trim();
     assert(path.startsWith(`${home}/backups/gpuctl-`) && path.endsWith(".db"), path);
     assert((await Deno.stat(path)).size > 0);
+    assertEquals(await mode(path), 0o600);
+    assertEquals(await mode(`${home}/backups`), 0o700);
+    // One self-contained file: no empty -wal/-shm beside it.
+    assertEquals([...Deno.readDirSync(`${home}/backups`)].map((e) => e.name), [
+      path.slice(`${home}/backups/`.length),
+    ]);
   } finally {
     await Deno.remove(home, { recursive: true });
   }
@@ -206,6 +223,59 @@ Deno.test("deno task start runs the server and a local agent: a CPU job runs end
   } finally {
     const status = await proc.kill("SIGTERM");
     assertEquals(status.code, 0, proc.output());
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("the CLI finds a server started on any port through server.json, which a clean exit removes", async () => {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-home-" });
+  try {
+    const server = await startServer(home, { firstStart: true });
+    const json = JSON.parse(await Deno.readTextFile(`${home}/server.json`));
+    assertEquals(json.url, server.url);
+    assert(alive(json.pid), `server.json names a running process: ${json.pid}`);
+    assert(!Number.isNaN(Date.parse(json.started_at)), json.started_at);
+    assertEquals(await mode(`${home}/server.json`), 0o600);
+
+    // A spool file for `gpuctl sync` to send: the CLI needs the server to do it.
+    await Deno.mkdir(`${home}/spool`);
+    const runId = "r-serverjson01";
+    await Deno.writeTextFile(
+      `${home}/spool/${runId}.jsonl`,
+      [
+        { type: "run", id: runId, project: "found" },
+        { type: "log", points: [{ key: "loss", step: 0, value: 1 }], status: "SUCCEEDED" },
+      ].map((l) => JSON.stringify(l) + "\n").join(""),
+    );
+    const synced = await cli(["sync", "--force"], { GPUCTL_HOME: home });
+    assertEquals(synced.code, 0, synced.stderr);
+    assertStringIncludes(synced.stdout, `Synced 1 of 1 spool file to ${server.url}`);
+
+    await server.stop();
+    let gone = false;
+    await Deno.stat(`${home}/server.json`).catch(() => gone = true);
+    assert(gone, "a clean exit removes server.json");
+    assertFalse(alive(json.pid));
+
+    // A crash leaves server.json behind: the CLI passes over it, and says so when the
+    // next place it tried does not answer either.
+    await Deno.writeTextFile(`${home}/server.json`, JSON.stringify(json));
+    await Deno.writeTextFile(`${home}/spool/${runId}.jsonl`, '{"type":"run","id":"r-x"}\n');
+    const port = closedPort();
+    const failed = await cli(["sync", "--force"], { GPUCTL_HOME: home, GPUCTL_PORT: String(port) });
+    assertEquals(failed.code, 1, failed.stdout);
+    // sync reports each file's failure on stdout and goes on with the others.
+    const said = failed.stdout + failed.stderr;
+    assertStringIncludes(
+      said,
+      `Cannot reach the gpuctl server at http://127.0.0.1:${port}`,
+    );
+    assertStringIncludes(
+      said,
+      `server.json: stale (its server, process ${json.pid}, is not running)`,
+    );
+    assertStringIncludes(said, `server.yaml: http://127.0.0.1:${port}`);
+  } finally {
     await Deno.remove(home, { recursive: true });
   }
 });

@@ -33,7 +33,7 @@ options:
   --experiment E   the experiment of the run
   --name N         the run's name (default: the folder's name)
   --json           print the summary as JSON
-  --server URL     the gpuctl server (else GPUCTL_SERVER_URL, cli.yaml, server.yaml)
+  --server URL     the gpuctl server (else GPUCTL_SERVER_URL, cli.yaml, server.json, server.yaml)
   --token TOKEN    a write-scope token (else GPUCTL_TOKEN, cli.yaml, server.yaml)
   -h, --help       this help`;
 

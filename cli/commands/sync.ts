@@ -26,7 +26,7 @@ A file changed in the last 5 s is skipped: its training process may still be wri
 options:
   --force          sync recently changed files too
   --json           print the results as JSON
-  --server URL     the gpuctl server (else GPUCTL_SERVER_URL, cli.yaml, server.yaml)
+  --server URL     the gpuctl server (else GPUCTL_SERVER_URL, cli.yaml, server.json, server.yaml)
   --token TOKEN    a write-scope token (else GPUCTL_TOKEN, cli.yaml, server.yaml)
   -h, --help       this help`;
 

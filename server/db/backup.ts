@@ -1,5 +1,6 @@
 import { backup, DatabaseSync } from "node:sqlite";
 import type { Database } from "./database.ts";
+import { makePrivateDir, makePrivateFile, PRIVATE_FILE_MODE } from "../private_files.ts";
 
 /** Pages copied per step; between steps the event loop serves requests and ingest. */
 export const BACKUP_PAGES_PER_STEP = 256;
@@ -22,18 +23,31 @@ export function backupFileName(at: Date): string {
 /**
  * Writes a consistent online copy of the database into `dir` with SQLite's backup API, in
  * steps so the server keeps serving, then checks the copy with `PRAGMA integrity_check`.
+ * The copy is one self-contained file (rollback journal, no `-wal`/`-shm` beside it), 0600
+ * in a 0700 folder.
  */
 export async function backupDatabase(db: Database, dir: string, at: Date): Promise<BackupResult> {
-  await Deno.mkdir(dir, { recursive: true });
+  makePrivateDir(dir);
+  // Created empty first (an empty file is an empty database), so it is private from the
+  // start; SQLite would create it with its own default mode. Two backups in the same second
+  // must not overwrite each other: the second gets a suffix.
   let path = `${dir}/${backupFileName(at)}`;
-  // Two backups in the same second must not overwrite each other.
-  for (let i = 1; await exists(path); i++) {
+  for (let i = 1; !(await createPrivate(path)); i++) {
     path = `${dir}/${backupFileName(at).replace(".db", `-${i}.db`)}`;
   }
-  // The declared return type is void; the implementation resolves to the page count.
-  const pages = Number(await backup(db.sqlite, path, { rate: BACKUP_PAGES_PER_STEP }) ?? 0);
-  const copy = new DatabaseSync(path, { readOnly: true });
+  let pages: number;
   try {
+    // The declared return type is void; the implementation resolves to the page count.
+    pages = Number(await backup(db.sqlite, path, { rate: BACKUP_PAGES_PER_STEP }) ?? 0);
+  } catch (err) {
+    await Deno.remove(path).catch(() => {});
+    throw err;
+  }
+  // The pages carry the source's WAL flag; a copy left in WAL mode would grow an empty
+  // -wal and -shm beside it at each open. DELETE mode keeps it one file.
+  const copy = new DatabaseSync(path);
+  try {
+    copy.exec("PRAGMA journal_mode = DELETE");
     const rows = copy.prepare("PRAGMA integrity_check").all() as { integrity_check: string }[];
     const verdict = rows.map((r) => r.integrity_check).join("; ");
     if (verdict !== "ok") {
@@ -46,12 +60,14 @@ export async function backupDatabase(db: Database, dir: string, at: Date): Promi
   return { path, pages, bytes: size, integrity: "ok" };
 }
 
-async function exists(path: string): Promise<boolean> {
+/** Creates an empty 0600 file; false when the path is taken. */
+async function createPrivate(path: string): Promise<boolean> {
   try {
-    await Deno.stat(path);
-    return true;
+    await Deno.writeFile(path, new Uint8Array(), { createNew: true, mode: PRIVATE_FILE_MODE });
   } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
+    if (err instanceof Deno.errors.AlreadyExists) return false;
     throw err;
   }
+  makePrivateFile(path);
+  return true;
 }

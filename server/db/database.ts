@@ -1,5 +1,6 @@
 import { DatabaseSync } from "node:sqlite";
 import { migrate } from "./migrate.ts";
+import { makePrivateFile, PRIVATE_FILE_MODE } from "../private_files.ts";
 
 /** How long a connection waits for a lock held by another connection before SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -20,8 +21,15 @@ export interface Database {
   close(): void;
 }
 
-/** Opens (creating when missing) the database file, applies pragmas and migrations. */
+/**
+ * Opens (creating when missing) the database file, applies pragmas and migrations. The file
+ * and its `-wal` and `-shm` are 0600: SQLite gives the latter two the main file's mode.
+ */
 export function openDatabase(path: string): Database {
+  if (path !== ":memory:") {
+    Deno.openSync(path, { create: true, write: true, mode: PRIVATE_FILE_MODE }).close();
+    makePrivateFile(path);
+  }
   const sqlite = new DatabaseSync(path);
   try {
     sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -32,6 +40,9 @@ export function openDatabase(path: string): Database {
           `Cannot use database "${path}": WAL mode refused, got "${mode.journal_mode}"`,
         );
       }
+      // Left by an older start with a looser mode.
+      makePrivateFile(`${path}-wal`);
+      makePrivateFile(`${path}-shm`);
     }
     sqlite.exec("PRAGMA synchronous = NORMAL");
     sqlite.exec("PRAGMA foreign_keys = ON");
