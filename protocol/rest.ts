@@ -101,10 +101,14 @@ export const jobSubmission = z.strictObject({
   gpus: z.number().int().min(0).max(64),
   priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
   max_attempts: z.number().int().min(1).max(20).optional(),
-  env: z.record(
-    z.string().regex(ENV_NAME, "env names must match [A-Z_][A-Z0-9_]*"),
-    text,
-  ).optional(),
+  // zod reports a bad record key as "Invalid key in record": the rule goes in the message.
+  env: z.record(z.string().regex(ENV_NAME), text, {
+    error: (issue) =>
+      issue.code === "invalid_key"
+        ? "is not a valid environment variable name: names must match [A-Z_][A-Z0-9_]* " +
+          "(upper-case letters, digits and _, not starting with a digit)"
+        : undefined,
+  }).optional(),
   project: name.optional(),
   experiment: name.optional(),
   tensorboard_dir: text.min(1).optional(),

@@ -3,7 +3,9 @@
  * problem, nothing is half-written, and the server keeps serving.
  */
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
-import { createHarness, type Harness } from "./_harness.ts";
+import { createHarness, type Harness, withHarness } from "./_harness.ts";
+import { EVENT_TYPES } from "../protocol/event_types.ts";
+import { emitEvent } from "../server/events/emit.ts";
 
 const job = { name: "j", command: ["python", "t.py"], working_dir: "/w", gpus: 1 };
 
@@ -231,4 +233,87 @@ Deno.test("unknown ids are 404s on every endpoint that takes one", async () => {
   } finally {
     await h.close();
   }
+});
+
+Deno.test("an unknown event type is a 400 that lists the types; a known or stored one filters", async () => {
+  await withHarness(async (h) => {
+    for (const path of ["/api/events?type=BOGUS", "/api/events/stream?type=BOGUS"]) {
+      const res = await h.call("GET", path, { token: h.tokens.read });
+      assertEquals(res.status, 400, path);
+      assertEquals(res.json.error.details[0].field, "type");
+      assertStringIncludes(res.json.error.message, 'unknown event type "BOGUS"');
+      for (const type of EVENT_TYPES) assertStringIncludes(res.json.error.message, type);
+    }
+    assertEquals((await h.call("GET", "/api/events?type=LOSS_NAN")).status, 200);
+    // A type this server does not know but has stored (an agent newer than the server).
+    h.ctx.db.tx(() =>
+      emitEvent(h.ctx, { type: "NEWER_AGENT_EVENT", severity: "info", message: "from an agent" })
+    );
+    const stored = await h.call("GET", "/api/events?type=NEWER_AGENT_EVENT");
+    assertEquals(stored.json.items.map((e: { message: string }) => e.message), ["from an agent"]);
+  });
+});
+
+Deno.test("a wrong method on a path the API serves is a 405 with Allow; an unknown path stays 404", async () => {
+  await withHarness(async (h) => {
+    const cases: [string, string, string][] = [
+      ["DELETE", "/api/jobs", "GET, HEAD, POST"],
+      ["GET", "/api/jobs/j-1/cancel", "POST"],
+      ["PUT", "/api/tokens/t-1", "DELETE"],
+      ["POST", "/api/health", "GET, HEAD"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await h.app.fetch(new Request(`http://gpuctl.test${path}`, { method }));
+      assertEquals([res.status, res.headers.get("allow")], [405, allow], `${method} ${path}`);
+      const body = await res.json();
+      assertEquals(body.error.code, "MethodNotAllowed");
+      assertStringIncludes(body.error.message, `${method} is not allowed on "${path}"`);
+    }
+    // Every route of the table: a method none of them serves is refused with the route's own.
+    for (const r of h.app.routes) {
+      const path = r.path.replace(/\/:[a-z_]+/g, "/x-1");
+      const res = await h.call("PATCH", path);
+      assertEquals(res.status, 405, `PATCH ${path}`);
+      assertStringIncludes(res.json.error.message, r.method, `PATCH ${path}`);
+    }
+    const unknown = await h.call("DELETE", "/api/no/such/route");
+    assertEquals([unknown.status, unknown.json.error.code], [404, "NotFound"]);
+  });
+});
+
+Deno.test("ids and paths echoed in error messages are cut at 100 characters", async () => {
+  await withHarness(async (h) => {
+    const long = "r".repeat(5000);
+    const cases: [string, string][] = [
+      ["GET", `/api/runs/${long}`],
+      ["GET", `/api/jobs/${long}`],
+      ["POST", `/api/jobs/${long}/cancel`],
+      ["GET", `/api/nodes/${long}`],
+      ["DELETE", `/api/tokens/${long}`],
+      ["GET", `/api/checkpoints/${long}/evaluations`],
+      ["GET", `/api/evaluations/${long}`],
+      ["GET", `/api/runs/${long}/diagnosis`],
+      ["GET", `/api/no/such/${long}`],
+    ];
+    for (const [method, path] of cases) {
+      const res = await h.call(method, path);
+      assertEquals(res.status, 404, `${method} ${path.slice(0, 40)}`);
+      const message: string = res.json.error.message;
+      assertStringIncludes(message, `…" (${path.includes("such") ? 5013 : 5000} characters)`);
+      assert(message.length < 200, `${message.length} characters: ${message.slice(0, 200)}`);
+    }
+  });
+});
+
+Deno.test("a job's env name that breaks the rule is refused with the rule in the message", async () => {
+  await withHarness(async (h) => {
+    const res = await h.call("POST", "/api/jobs", {
+      body: { ...job, env: { "bad-name": "1", OK_NAME: "2" } },
+    });
+    assertEquals(res.status, 400);
+    assertEquals(res.json.error.details[0].field, "env.bad-name");
+    assertStringIncludes(res.json.error.message, "env.bad-name: is not a valid environment");
+    assertStringIncludes(res.json.error.message, "[A-Z_][A-Z0-9_]*");
+    assertEquals((await h.call("GET", "/api/jobs")).json.items, []);
+  });
 });

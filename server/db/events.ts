@@ -67,6 +67,11 @@ function filterSql(f: EventFilter): { sql: string; params: string[] } {
   return { sql: parts.join(" AND "), params };
 }
 
+/** Whether any event of this type is stored. */
+export function hasEventType(db: Database, type: string): boolean {
+  return db.prepare("SELECT 1 FROM events WHERE type = ? LIMIT 1").get(type) !== undefined;
+}
+
 /** Newest first, paginated by id. */
 export function listEvents(db: Database, f: EventFilter, limit: number, beforeId?: number) {
   const w = filterSql(f);

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { matchedRoutes } from "hono/route";
+import { TrieRouter } from "hono/router/trie-router";
 import { scopeAllows } from "../auth/tokens.ts";
 import {
   type ConsoleOptions,
@@ -11,7 +12,7 @@ import {
 import { requestAuth } from "./request_auth.ts";
 import { changesState, crossOriginProblem } from "./same_origin.ts";
 import type { Context } from "../context.ts";
-import { errorBody, HttpError } from "./errors.ts";
+import { errorBody, HttpError, quoted } from "./errors.ts";
 import type { AppEnv, RouteDef } from "./route.ts";
 import { apiRoutes } from "./routes/mod.ts";
 import { SQLITE_FULL, sqliteErrorCode } from "../db/mod.ts";
@@ -32,6 +33,23 @@ export interface AppOptions {
   console?: ConsoleOptions;
 }
 
+/**
+ * The methods the route table serves on a path (HEAD wherever GET), for the `Allow` header
+ * of a 405; none when no route has the path. Matched by Hono's own router, so a path the
+ * app would route under another method is recognised with the same rules.
+ */
+function allowedMethods(routes: readonly RouteDef[]): (path: string) => string[] {
+  const router = new TrieRouter<RouteDef["method"]>();
+  // Registered under every method, so one match finds a path's routes whatever they serve.
+  for (const r of routes) router.add("ALL", r.path, r.method);
+  return (path) => {
+    const methods = new Set(router.match("GET", path)[0].map(([method]) => method));
+    return ["GET", "HEAD", "POST", "PUT", "DELETE"].filter((m) =>
+      methods.has(m as RouteDef["method"]) || (m === "HEAD" && methods.has("GET"))
+    );
+  };
+}
+
 /** Builds the HTTP app over the services; listening on a port is main.ts's job. */
 export function createApp(
   ctx: Context,
@@ -41,6 +59,7 @@ export function createApp(
   const routes = [...apiRoutes, ...extraRoutes];
   const con = resolveConsole(options.console);
   const scopes = new Map(routes.map((r) => [`${r.method} ${r.path}`, r.scope]));
+  const allowed = allowedMethods(routes);
   const app = new Hono<AppEnv>();
 
   app.use("*", async (c, next) => {
@@ -115,12 +134,21 @@ export function createApp(
 
   mountConsole(app, ctx, con);
 
-  app.notFound((c) =>
-    c.json(
-      errorBody("NotFound", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`),
-      404,
-    )
-  );
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    const allow = allowed(path);
+    if (allow.length > 0) {
+      c.header("Allow", allow.join(", "));
+      return c.json(
+        errorBody(
+          "MethodNotAllowed",
+          `${c.req.method} is not allowed on ${quoted(path)}: it takes ${allow.join(", ")}`,
+        ),
+        405,
+      );
+    }
+    return c.json(errorBody("NotFound", `No route for ${c.req.method} ${quoted(path)}`), 404);
+  });
   app.onError((err, c) => {
     if (err instanceof HttpError) {
       return c.json(errorBody(err.code, err.message, err.details), err.status as 400);

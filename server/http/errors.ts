@@ -40,7 +40,21 @@ export function validationError(where: string, err: ZodError): HttpError {
   );
 }
 
+/** Longest part of a caller's value (an id, a path) echoed back in an error message. */
+export const MAX_ECHOED_CHARS = 100;
+
+/**
+ * A caller's value quoted for an error message, cut to 100 characters: an id of a megabyte
+ * must not come back as a megabyte of message (or of log line).
+ */
+export function quoted(value: string): string {
+  if (value.length <= MAX_ECHOED_CHARS) return `"${value}"`;
+  // Not half of a surrogate pair at the cut.
+  const cut = value.slice(0, MAX_ECHOED_CHARS).replace(/[\uD800-\uDBFF]$/, "");
+  return `"${cut}…" (${value.length} characters)`;
+}
+
 export const notFound = (what: string, id: string) =>
-  new HttpError(404, "NotFound", `${what} "${id}" does not exist`);
+  new HttpError(404, "NotFound", `${what} ${quoted(id)} does not exist`);
 
 export const conflict = (message: string) => new HttpError(409, "Conflict", message);

@@ -8,6 +8,9 @@ import { readQuery } from "../body.ts";
 import type { RouteDef } from "../route.ts";
 import { sseResponse } from "../sse.ts";
 import { listQuery } from "./_params.ts";
+import { EVENT_TYPES } from "../../../protocol/event_types.ts";
+import type { Context } from "../../context.ts";
+import { HttpError, quoted } from "../errors.ts";
 
 const filterShape = {
   run_id: z.string().max(200).optional(),
@@ -16,6 +19,22 @@ const filterShape = {
   type: z.string().max(200).optional(),
   severity: z.enum(SEVERITIES).optional(),
 };
+
+// A type nothing raises would filter every event away in silence: refuse it, listing the
+// types there are. One already stored (from an agent newer than this server) is accepted.
+function knownType<F extends { type?: string }>(ctx: Context, filter: F): F {
+  const type = filter.type;
+  if (
+    type === undefined || (EVENT_TYPES as readonly string[]).includes(type) ||
+    eventsDb.hasEventType(ctx.db, type)
+  ) {
+    return filter;
+  }
+  const problem = `unknown event type ${quoted(type)}; the types are ${EVENT_TYPES.join(", ")}`;
+  throw new HttpError(400, "ValidationError", `Invalid query: type: ${problem}`, {
+    details: [{ field: "type", problem }],
+  });
+}
 
 const SEVERITY_RANK = { info: 0, warning: 1, critical: 2 };
 
@@ -31,7 +50,7 @@ export const eventRoutes: RouteDef[] = [
     path: "/api/events",
     scope: "read",
     handler: (c, ctx) => {
-      const { limit, cursor, ...filter } = listQuery(c, filterShape);
+      const { limit, cursor, ...filter } = knownType(ctx, listQuery(c, filterShape));
       return c.json(
         eventsDb.listEvents(ctx.db, filter, limit ?? 100, cursor ? Number(cursor) : undefined),
       );
@@ -42,9 +61,9 @@ export const eventRoutes: RouteDef[] = [
     path: "/api/events/stream",
     scope: "read",
     handler: (c, ctx) => {
-      const filter: EventFilter = readQuery(
-        c.req.url,
-        z.object({ ...filterShape, after: z.string().optional() }),
+      const filter: EventFilter = knownType(
+        ctx,
+        readQuery(c.req.url, z.object({ ...filterShape, after: z.string().optional() })),
       );
       return sseResponse(c.req.raw, {
         backlog: (after, limit) =>

@@ -3,7 +3,7 @@ import type { MetricDefinition } from "../../../protocol/objects.ts";
 import { experimentCreate, metricDefinitionsPut, projectCreate } from "../../../protocol/rest.ts";
 import { projects as projectsDb } from "../../db/mod.ts";
 import { readJson, readQuery } from "../body.ts";
-import { HttpError, notFound } from "../errors.ts";
+import { HttpError, notFound, quoted } from "../errors.ts";
 import type { RouteDef } from "../route.ts";
 
 export const projectRoutes: RouteDef[] = [
@@ -96,14 +96,14 @@ function checkScopeExists(
       details: [{ field, problem }],
     });
   if (d.scope === "project" && !projectsDb.getProject(db, d.scope_id)) {
-    throw fail(`project "${d.scope_id}" does not exist`);
+    throw fail(`project ${quoted(d.scope_id)} does not exist`);
   }
   if (d.scope === "experiment") {
     const slash = d.scope_id.indexOf("/");
-    if (slash < 1) throw fail(`must be "<project>/<experiment>", got "${d.scope_id}"`);
+    if (slash < 1) throw fail(`must be "<project>/<experiment>", got ${quoted(d.scope_id)}`);
     const [p, e] = [d.scope_id.slice(0, slash), d.scope_id.slice(slash + 1)];
     if (!projectsDb.getExperiment(db, p, e)) {
-      throw fail(`experiment "${d.scope_id}" does not exist`);
+      throw fail(`experiment ${quoted(d.scope_id)} does not exist`);
     }
   }
 }
