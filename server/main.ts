@@ -214,26 +214,25 @@ async function serve(
   const server = Deno.serve({
     hostname: config.host,
     port: config.port,
-    onListen: ({ hostname, port }) => {
-      const url = localUrl(hostname, port);
-      // One write, so a reader never sees the banner without its token.
-      const lines = [`gpuctl server listening: console at ${url}/`, `data: ${config.dbPath}`];
-      if (config.firstStart) {
-        lines.push(
-          `\nFirst start: created ${config.configPath} (mode 0600).`,
-          `Admin token (shown once; it stays in that file):\n  ${config.adminToken}\n`,
-        );
-      }
-      console.log(lines.join("\n"));
-      listening(url);
-    },
+    onListen: ({ hostname, port }) => listening(localUrl(hostname, port)),
   }, app.fetch);
-  // The CLI on this host finds the server through server.json, whatever port it got.
+  const url = await listened;
+  // The CLI on this host finds the server through server.json, whatever port it got; it is
+  // written before the banner, so whoever sees the banner can use the CLI.
   await writeServerJson(config.home, {
-    url: await listened,
+    url,
     pid: Deno.pid,
     started_at: ctx.now().toISOString(),
   });
+  // One write, so a reader never sees the banner without its token.
+  const lines = [`gpuctl server listening: console at ${url}/`, `data: ${config.dbPath}`];
+  if (config.firstStart) {
+    lines.push(
+      `\nFirst start: created ${config.configPath} (mode 0600).`,
+      `Admin token (shown once; it stays in that file):\n  ${config.adminToken}\n`,
+    );
+  }
+  console.log(lines.join("\n"));
   const agent = localAgent ? startLocalAgent(config, server.addr.port, localAgent) : null;
   const stop = () => {
     // The agent saves its state and leaves running jobs running; the next one reattaches.
