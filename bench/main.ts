@@ -42,6 +42,18 @@ function time<T>(fn: () => T): [T, number] {
   return [r, performance.now() - t];
 }
 
+async function timeAsync<T>(fn: () => Promise<T>): Promise<[T, number]> {
+  const t = performance.now();
+  const r = await fn();
+  return [r, performance.now() - t];
+}
+
+async function repeat(n: number, fn: () => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push((await timeAsync(fn))[1]);
+  return out;
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
@@ -129,14 +141,14 @@ function batchPoints(b: number) {
   // sealer ran), the first after a restart (from sealed blocks, an empty cache), then warm.
   const queryBig = (c: Context) =>
     queryMetrics(c, { runs: [big.id], keys: ["loss"], max_points: 2000 });
-  const firstBig = time(() => queryBig(ctx))[1];
+  const firstBig = (await timeAsync(() => queryBig(ctx)))[1];
   const queryMany = (c: Context) => queryMetrics(c, { runs, keys: ["loss"], max_points: 2000 });
-  const firstMany = time(() => queryMany(ctx))[1];
+  const firstMany = (await timeAsync(() => queryMany(ctx)))[1];
   const sealer = new BlockSealer(ctx);
   while (sealer.runOnce() > 0) { /* what the server does in the background as series grow */ }
   const restarted = context(`${dir}/query.db`);
-  const afterRestartBig = time(() => queryBig(restarted))[1];
-  const one = Array.from({ length: 5 }, () => time(() => queryBig(restarted))[1]);
+  const afterRestartBig = (await timeAsync(() => queryBig(restarted)))[1];
+  const one = await repeat(5, () => queryBig(restarted));
   const xs = Float64Array.from({ length: 1_000_000 }, (_, i) => i);
   const ys = Float64Array.from({ length: 1_000_000 }, (_, i) => Math.sin(i / 1000));
   const lttbOnly = Array.from({ length: 5 }, () => time(() => lttb(xs, ys, 2000))[1]);
@@ -150,8 +162,8 @@ function batchPoints(b: number) {
     `LTTB alone on the same size ${median(lttbOnly).toFixed(0)} ms`,
     "≤ 100 ms",
   );
-  const afterRestartMany = time(() => queryMany(restarted))[1];
-  const many = Array.from({ length: 5 }, () => time(() => queryMany(restarted))[1]);
+  const afterRestartMany = (await timeAsync(() => queryMany(restarted)))[1];
+  const many = await repeat(5, () => queryMany(restarted));
   const rawRead = Array.from({ length: 3 }, () =>
     time(() => {
       for (const id of runs) {

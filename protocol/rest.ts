@@ -231,15 +231,55 @@ export const importRegistration = z.strictObject({
 });
 export type ImportRegistration = z.infer<typeof importRegistration>;
 
-/** `POST /api/runs/metrics:query`. */
+/** Series (distinct runs × distinct keys) one `metrics:query` may ask for. */
+export const MAX_QUERY_SERIES = 100;
+/** Points per series when a query names no `max_points`: enough for a chart. */
+export const DEFAULT_MAX_POINTS = 2000;
+/** The largest `max_points`; longer exports page with `GET /api/runs/{id}/metrics/points`. */
+export const MAX_SERIES_POINTS = 100_000;
+/** Points (series × `max_points`) one `metrics:query` answer may hold. */
+export const MAX_QUERY_POINTS = 1_000_000;
+
+/**
+ * `POST /api/runs/metrics:query`. Duplicate runs and keys are removed; the work one query
+ * can cause is bounded by MAX_QUERY_SERIES and MAX_QUERY_POINTS.
+ */
 export const metricsQuery = z.strictObject({
   runs: z.array(id).min(1).max(200),
   keys: z.array(z.string().min(1).max(MAX_NAME_LENGTH)).min(1).max(200),
-  max_points: z.number().int().min(3).max(1_000_000).optional(),
+  max_points: z.number().int().min(3).max(MAX_SERIES_POINTS).optional(),
   x: z.enum(["step", "wall"]).optional(),
   range: z.tuple([z.number(), z.number()]).optional(),
-});
-export type MetricsQuery = z.infer<typeof metricsQuery>;
+}).transform((q) => ({ ...q, runs: [...new Set(q.runs)], keys: [...new Set(q.keys)] }))
+  .superRefine((q, ctx) => {
+    const series = q.runs.length * q.keys.length;
+    if (series > MAX_QUERY_SERIES) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["keys"],
+        message: `${q.runs.length} runs × ${q.keys.length} keys = ${series} series ` +
+          `(duplicates removed); at most ${MAX_QUERY_SERIES} per query`,
+      });
+    }
+    const points = series * (q.max_points ?? DEFAULT_MAX_POINTS);
+    if (series <= MAX_QUERY_SERIES && points > MAX_QUERY_POINTS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["max_points"],
+        message: `${series} series × ${q.max_points} points = ${points}; at most ` +
+          `${MAX_QUERY_POINTS} per answer: ask fewer, or page a whole series with ` +
+          "GET /api/runs/{id}/metrics/points",
+      });
+    }
+    if (q.range && q.range[0] > q.range[1]) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["range"],
+        message: `from ${q.range[0]} is after to ${q.range[1]}`,
+      });
+    }
+  });
+export type MetricsQuery = z.output<typeof metricsQuery>;
 
 export const tokenCreate = z.strictObject({
   name,

@@ -7,6 +7,7 @@ import { generateToken } from "./auth/tokens.ts";
 import { PRIVATE_DIR_MODE, writePrivateFile } from "./private_files.ts";
 import { DEFAULT_RULES_CONFIG, type ResolvedRulesConfig, resolveRulesConfig } from "./rules/mod.ts";
 import { type ResolvedWebhook, resolveWebhooks } from "./webhooks/mod.ts";
+import { SSE_MAX_STREAMS, SSE_MAX_STREAMS_PER_TOKEN } from "./http/sse.ts";
 
 /** The port the server listens on unless told otherwise. */
 export const DEFAULT_PORT = 8600;
@@ -30,6 +31,10 @@ export const serverYaml = z.strictObject({
   node_timeout_s: z.number().min(1).max(86_400).optional(),
   /** The console's address as people reach it (links in notifications). */
   console_url: z.url().optional(),
+  /** Open SSE streams in total. @default 200 (SSE_MAX_STREAMS) */
+  max_sse_streams: z.number().int().min(1).max(100_000).optional(),
+  /** Open SSE streams of one token. @default 20 (SSE_MAX_STREAMS_PER_TOKEN) */
+  max_sse_streams_per_token: z.number().int().min(1).max(100_000).optional(),
 });
 export type ServerYaml = z.infer<typeof serverYaml>;
 
@@ -50,6 +55,7 @@ export interface ResolvedServerConfig {
   webhooks: ResolvedWebhook[];
   consoleUrl: string | null;
   nodeTimeoutMs: number;
+  sse: { maxStreams: number; maxStreamsPerToken: number };
   raw: ServerYaml;
 }
 
@@ -110,6 +116,10 @@ export async function loadServerConfig(
     webhooks: webhooksFromYaml(raw.webhooks, configPath),
     consoleUrl: raw.console_url ?? null,
     nodeTimeoutMs: (raw.node_timeout_s ?? 90) * 1000,
+    sse: {
+      maxStreams: raw.max_sse_streams ?? SSE_MAX_STREAMS,
+      maxStreamsPerToken: raw.max_sse_streams_per_token ?? SSE_MAX_STREAMS_PER_TOKEN,
+    },
     raw,
   };
 }

@@ -20,8 +20,13 @@ export interface Context {
   agents?: { attach(socket: WebSocket, nodeId: string | null): void };
   /** Recently read metric series in memory (absent: every query reads the store). */
   series?: SeriesCache;
-  /** SSE tuning; tests shorten these. */
-  sse?: { keepAliveMs?: number; maxBufferedBytes?: number };
+  /** SSE tuning and caps (server.yaml); tests shorten these. */
+  sse?: {
+    keepAliveMs?: number;
+    maxBufferedBytes?: number;
+    maxStreams?: number;
+    maxStreamsPerToken?: number;
+  };
 }
 
 const ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";

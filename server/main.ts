@@ -101,6 +101,7 @@ function openContext(config: ResolvedServerConfig): Context {
     now: () => new Date(),
     newId: randomId,
     backupDir: config.backupDir,
+    sse: config.sse,
   };
   attachSeriesCache(ctx);
   return ctx;

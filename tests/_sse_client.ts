@@ -3,6 +3,11 @@ export interface SseClient {
   // deno-lint-ignore no-explicit-any -- tests read arbitrary JSON messages
   messages: { id: number; data: any }[];
   comments: string[];
+  /** Named events (`event: end`), which carry no id. */
+  // deno-lint-ignore no-explicit-any -- tests read arbitrary JSON messages
+  events: { event: string; data: any }[];
+  /** True once the server ended the response (not after close()). */
+  ended: boolean;
   /** Resolves once `predicate` holds for the collected messages, or rejects after `ms`. */
   until(predicate: (c: SseClient) => boolean, ms?: number): Promise<void>;
   close(): Promise<void>;
@@ -21,6 +26,8 @@ export async function openSse(
   const client: SseClient = {
     messages: [],
     comments: [],
+    events: [],
+    ended: false,
     async until(predicate, ms = 5000) {
       const deadline = Date.now() + ms;
       while (!predicate(client)) {
@@ -45,7 +52,10 @@ export async function openSse(
       let chunk: Uint8Array;
       try {
         const r = await reader.read();
-        if (r.done) break;
+        if (r.done) {
+          client.ended = true;
+          break;
+        }
         chunk = r.value;
       } catch {
         break; // aborted by close(), or the server dropped us
@@ -56,13 +66,16 @@ export async function openSse(
         const block = buffer.slice(0, cut);
         buffer = buffer.slice(cut + 2);
         let id: number | null = null;
+        let event: string | null = null;
         let data = "";
         for (const line of block.split("\n")) {
           if (line.startsWith(":")) client.comments.push(line.slice(1).trim());
           else if (line.startsWith("id: ")) id = Number(line.slice(4));
+          else if (line.startsWith("event: ")) event = line.slice(7);
           else if (line.startsWith("data: ")) data += line.slice(6);
         }
-        if (id !== null) client.messages.push({ id, data: JSON.parse(data) });
+        if (event !== null) client.events.push({ event, data: JSON.parse(data) });
+        else if (id !== null) client.messages.push({ id, data: JSON.parse(data) });
       }
     }
   })();

@@ -8,6 +8,27 @@ function sdkLog(h: Harness, runId: string, body: unknown) {
   return h.call("POST", `/api/sdk/runs/${runId}/log`, { body });
 }
 
+/** Every point of a series, page by page through `GET /api/runs/{id}/metrics/points`. */
+async function allPoints(h: Harness, runId: string, key: string, limit: number) {
+  const all = { steps: [] as number[], values: [] as unknown[], pages: 0 };
+  let cursor: string | null = "";
+  while (cursor !== null) {
+    const after: string = cursor ? `&cursor=${cursor}` : "";
+    const page = await h.call(
+      "GET",
+      `/api/runs/${runId}/metrics/points?key=${encodeURIComponent(key)}&limit=${limit}${after}`,
+      { token: h.tokens.read },
+    );
+    assertEquals(page.status, 200, page.text);
+    assert(page.json.steps.length <= limit);
+    all.steps.push(...page.json.steps);
+    all.values.push(...page.json.values);
+    all.pages++;
+    cursor = page.json.next_cursor;
+  }
+  return all;
+}
+
 async function sdkRun(h: Harness, body: Record<string, unknown> = {}) {
   const res = await h.call("POST", "/api/sdk/runs", {
     token: h.tokens.write,
@@ -316,11 +337,9 @@ Deno.test("a long series reads the same after a restart, from sealed blocks, and
     await sdkLog(h, run.id, { points: [{ key: "loss", step: 5000, value: 7 }] });
     restart();
     const rewritten = await query();
-    const full = await h.call("POST", "/api/runs/metrics:query", {
-      body: { runs: [run.id], keys: ["loss"] },
-    });
-    assertEquals(full.json.series[0].values[5000], 7);
-    assertEquals(full.json.series[0].steps.length, n);
+    const full = await allPoints(h, run.id, "loss", 5000);
+    assertEquals(full.values[5000], 7);
+    assertEquals(full.steps, points.map((p) => p.step));
     assertEquals(rewritten.steps.length, 500);
   });
 });
@@ -340,8 +359,111 @@ Deno.test("a full disk gets a 507 that stores nothing, and the same batch sent a
     const accepted = await sdkLog(h, run.id, { points });
     assertEquals(accepted.status, 200);
     const q = await h.call("POST", "/api/runs/metrics:query", {
-      body: { runs: [run.id], keys: ["loss"] },
+      body: { runs: [run.id], keys: ["loss"], max_points: 3000 },
     });
-    assertEquals(q.json.series[0].steps.length, 3000);
+    assertEquals([q.json.series[0].steps.length, q.json.series[0].downsampled], [3000, false]);
+  });
+});
+
+Deno.test("metrics:query answers at most 2,000 points a series by default and says it downsampled", async () => {
+  await withHarness(async (h) => {
+    const run = await sdkRun(h);
+    const points = Array.from({ length: 5000 }, (_, i) => ({ key: "loss", step: i, value: i }));
+    await sdkLog(h, run.id, { points: [...points, { key: "acc", step: 0, value: 1 }] });
+    const q = await h.call("POST", "/api/runs/metrics:query", {
+      token: h.tokens.read,
+      body: { runs: [run.id], keys: ["loss", "acc"] },
+    });
+    assertEquals(q.status, 200);
+    assertEquals(q.json.max_points, 2000);
+    const [loss, acc] = q.json.series;
+    assertEquals([loss.steps.length, loss.total_points, loss.downsampled], [2000, 5000, true]);
+    assertEquals([acc.steps, acc.downsampled], [[0], false]);
+    assertEquals(q.json.missing, []);
+  });
+});
+
+Deno.test("metrics:query removes duplicate runs and keys, and refuses more series than its cap", async () => {
+  await withHarness(async (h) => {
+    const run = await sdkRun(h);
+    await sdkLog(h, run.id, { points: [{ key: "loss", step: 0, value: 1 }] });
+    const dup = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: Array(200).fill(run.id), keys: Array(200).fill("loss") },
+    });
+    assertEquals(dup.status, 200);
+    assertEquals(dup.json.series.map((s: { key: string }) => s.key), ["loss"]);
+    const runs = Array.from({ length: 11 }, (_, i) => `r-many${i}`);
+    const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
+    const tooMany = await h.call("POST", "/api/runs/metrics:query", { body: { runs, keys } });
+    assertEquals(tooMany.status, 400);
+    assertStringIncludes(tooMany.json.error.message, "keys: 11 runs × 10 keys = 110 series");
+    assertStringIncludes(tooMany.json.error.message, "at most 100 per query");
+    const tooManyPoints = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: runs.slice(0, 10), keys: ["loss"], max_points: 100_001 },
+    });
+    assertEquals(tooManyPoints.status, 400);
+    assertStringIncludes(tooManyPoints.json.error.message, "max_points");
+    const big = await h.call("POST", "/api/runs/metrics:query", {
+      body: { runs: runs.slice(0, 10), keys: keys.slice(0, 2), max_points: 100_000 },
+    });
+    assertEquals(big.status, 400);
+    assertStringIncludes(big.json.error.message, "20 series × 100000 points = 2000000");
+  });
+});
+
+Deno.test("metrics/points pages a whole series exactly, from sealed blocks and rows alike", async () => {
+  await withHarness(async (h) => {
+    const run = await sdkRun(h);
+    const n = 2 * BLOCK_POINTS + 777;
+    const points = Array.from({ length: n }, (_, i) => ({
+      key: "loss",
+      step: 3 * i,
+      value: i === 10 ? "NaN" : i / 7,
+    }));
+    await sdkLog(h, run.id, { points });
+    const fromRows = await allPoints(h, run.id, "loss", 3000);
+    assertEquals(fromRows.steps, points.map((p) => p.step));
+    assertEquals(fromRows.values, points.map((p) => p.value));
+    assertEquals(fromRows.pages, 3);
+    const sealer = new BlockSealer(h.ctx);
+    while (sealer.runOnce() > 0) { /* until every whole block is sealed */ }
+    const fromBlocks = await allPoints(h, run.id, "loss", 5000);
+    assertEquals(fromBlocks.steps, fromRows.steps);
+    assertEquals(fromBlocks.values, fromRows.values);
+    const missing = await h.call("GET", `/api/runs/${run.id}/metrics/points?key=nope`);
+    assertEquals(missing.status, 404);
+    const bad = await h.call("GET", `/api/runs/${run.id}/metrics/points?key=loss&cursor=x`);
+    assertEquals(bad.status, 400);
+    assertStringIncludes(bad.json.error.message, "cursor");
+  });
+});
+
+Deno.test("metrics:query range limits steps, and wall times with x: wall, before downsampling", async () => {
+  await withHarness(async (h) => {
+    const run = await sdkRun(h);
+    const points = Array.from({ length: 3000 }, (_, i) => ({
+      key: "loss",
+      step: i,
+      value: i,
+      wall_time: 1_000 + i / 10,
+    }));
+    await sdkLog(h, run.id, { points });
+    const query = (body: Record<string, unknown>) =>
+      h.call("POST", "/api/runs/metrics:query", {
+        body: { runs: [run.id], keys: ["loss"], ...body },
+      });
+    for (const cached of [false, true]) {
+      if (!cached) h.ctx.series = undefined; // straight from the store
+      const steps = (await query({ range: [100, 2599] })).json.series[0];
+      assertEquals([steps.total_points, steps.downsampled, steps.steps[0]], [2500, true, 100]);
+      assertEquals(steps.steps.at(-1), 2599);
+      const wall = (await query({ range: [1_010, 1_019.95], x: "wall" })).json.series[0];
+      assertEquals(wall.steps, Array.from({ length: 100 }, (_, i) => 100 + i));
+      h.ctx.series = new SeriesCache();
+      await query({}); // now held in memory
+    }
+    const reversed = await query({ range: [5, 1] });
+    assertEquals(reversed.status, 400);
+    assertStringIncludes(reversed.json.error.message, "range: from 5 is after to 1");
   });
 });

@@ -1,7 +1,8 @@
-import { assert, assertEquals } from "./assert.ts";
+import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
 import { createHarness, type Harness } from "./_harness.ts";
 import { openSse } from "./_sse_client.ts";
 import { topics } from "../server/bus/bus.ts";
+import { sseStreamsOf } from "../server/http/sse.ts";
 
 function serve(h: Harness) {
   const abort = new AbortController();
@@ -162,6 +163,114 @@ Deno.test("a client that stops reading is dropped once its buffer passes the bou
     conn.close();
     // The server still serves others.
     assertEquals((await h.call("GET", "/api/auth/whoami")).status, 200);
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});
+
+/** Opens a stream without reading it; the status and the response to cancel. */
+async function rawStream(url: string, token: string) {
+  const abort = new AbortController();
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: abort.signal,
+  });
+  return {
+    res,
+    async close() {
+      abort.abort();
+      await res.body?.cancel().catch(() => {});
+    },
+  };
+}
+
+async function waitFor(what: string, cond: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+Deno.test("streams are capped per token and in total with a 429 naming the cap, and a closed one gives back its slot and subscriptions", async () => {
+  const h = await createHarness({ sse: { maxStreams: 3, maxStreamsPerToken: 2 } });
+  const s = await serve(h);
+  const streams = sseStreamsOf(h.ctx);
+  const url = `${s.base}/api/events/stream`;
+  const open: Awaited<ReturnType<typeof rawStream>>[] = [];
+  try {
+    for (let i = 0; i < 2; i++) open.push(await rawStream(url, h.tokens.read));
+    assertEquals(open.map((o) => o.res.status), [200, 200]);
+    const third = await rawStream(url, h.tokens.read);
+    assertEquals(third.res.status, 429);
+    const perToken = await third.res.json();
+    assertEquals(perToken.error.code, "TooManyStreams");
+    assertStringIncludes(perToken.error.message, "at most 2 (max_sse_streams_per_token");
+    open.push(await rawStream(url, h.tokens.write));
+    assertEquals(open[2].res.status, 200);
+    const fourth = await rawStream(url, h.tokens.admin);
+    assertEquals(fourth.res.status, 429);
+    assertStringIncludes((await fourth.res.json()).error.message, "at most 3 (max_sse_streams in");
+    assertEquals([streams.open(), h.ctx.bus.listenerCount(topics.events)], [3, 3]);
+
+    // A client that goes away gives back its slot and its subscription.
+    await open.shift()!.close();
+    await waitFor("the aborted stream released", () => streams.open() === 2);
+    assertEquals(h.ctx.bus.listenerCount(topics.events), 2);
+    const again = await rawStream(url, h.tokens.read);
+    assertEquals(again.res.status, 200);
+    open.push(again);
+  } finally {
+    for (const o of open) await o.close();
+    await waitFor("every stream released", () => streams.open() === 0);
+    assertEquals(h.ctx.bus.listenerCount(topics.events), 0, "no subscription outlives its stream");
+    await s.stop();
+    await h.close();
+  }
+});
+
+Deno.test("a finished run's log and metric streams send event: end and close by themselves", async () => {
+  const h = await createHarness();
+  const s = await serve(h);
+  try {
+    const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
+      body: { logs: [{ text: "one" }], points: [{ key: "loss", step: 0, value: 1 }] },
+    });
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { status: "SUCCEEDED" } });
+    for (const kind of ["logs", "metrics"]) {
+      const c = await openSse(`${s.base}/api/runs/${run.id}/${kind}/stream?after=0`, h.tokens.read);
+      await c.until((x) => x.ended);
+      assertEquals(c.messages.length, 1, `${kind}: the backlog comes first`);
+      assertEquals(c.events, [{ event: "end", data: { run_id: run.id, status: "SUCCEEDED" } }]);
+      await c.close();
+    }
+    assertEquals(sseStreamsOf(h.ctx).open(), 0);
+    const topicsOfRun = [topics.events, topics.logs(run.id), topics.metrics(run.id)];
+    assertEquals(topicsOfRun.map((t) => h.ctx.bus.listenerCount(t)), [0, 0, 0]);
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});
+
+Deno.test("a run that finishes while its log stream is open ends the stream after its last line", async () => {
+  const h = await createHarness();
+  const s = await serve(h);
+  try {
+    const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
+    const c = await openSse(`${s.base}/api/runs/${run.id}/logs/stream`, h.tokens.read);
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { logs: [{ text: "last" }] } });
+    await c.until((x) => x.messages.length === 1);
+    assertEquals(c.ended, false);
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { status: "FAILED" } });
+    await c.until((x) => x.ended);
+    assertEquals(c.messages.flatMap((m) => m.data.lines.map((l: { text: string }) => l.text)), [
+      "last",
+    ]);
+    assertEquals(c.events.map((e) => [e.event, e.data.status]), [["end", "FAILED"]]);
+    await c.close();
   } finally {
     await s.stop();
     await h.close();

@@ -37,66 +37,183 @@ function getSeal(db: Database, runId: string, key: string): Seal | undefined {
 }
 
 /**
- * The whole series: its sealed blocks, then its rows after the last sealed step. Blocks
- * that disagree with their seal (which only a damaged file could cause) are dropped and the
- * rows read instead.
+ * Checks a series' blocks against its seal before a read. Blocks that disagree with it
+ * (which only a damaged file could cause) are dropped, so that reads fall back to the rows.
  */
-export function readSeriesColumns(db: Database, runId: string, key: string): SeriesColumns {
-  let seal = getSeal(db, runId, key);
-  let blocks: { points: number; data: Uint8Array }[] = [];
-  if (seal) {
-    blocks = db.prepare(
-      "SELECT points, data FROM metric_blocks WHERE run_id = ? AND key = ? ORDER BY first_step",
-    ).all(runId, key) as unknown as typeof blocks;
-    const held = blocks.reduce((n, b) => n + b.points, 0);
-    if (held !== seal.sealed_points || blocks.some((b) => b.data.length !== b.points * 24)) {
-      try {
-        dropBlocksFrom(db, runId, key, -Infinity);
-      } catch {
-        // Cannot write now (a full disk): the rows answer this read all the same.
-      }
-      seal = undefined;
-      blocks = [];
-    }
+export function checkSeal(db: Database, runId: string, key: string): void {
+  const seal = getSeal(db, runId, key);
+  if (!seal) return;
+  const held = db.prepare(
+    `SELECT COALESCE(SUM(points), 0) AS points, COALESCE(SUM(length(data) != points * 24), 0) AS bad
+     FROM metric_blocks WHERE run_id = ? AND key = ?`,
+  ).get(runId, key) as { points: number; bad: number };
+  if (held.points === seal.sealed_points && held.bad === 0) return;
+  try {
+    dropBlocksFrom(db, runId, key, -Infinity);
+  } catch {
+    // Cannot write now (a full disk): reads check each block and use the rows instead.
   }
-  const tail = readRowsAfter(db, runId, key, seal?.sealed_step ?? -1);
-  const length = (seal?.sealed_points ?? 0) + tail.length;
-  const out: SeriesColumns = {
-    steps: new Float64Array(length),
-    values: new Float64Array(length),
-    wallTimes: new Float64Array(length),
-    length,
-  };
-  let at = 0;
-  for (const { points: n, data } of blocks) {
-    const bytes = data.byteOffset % 8 === 0 ? data : data.slice();
-    const f = new Float64Array(bytes.buffer, bytes.byteOffset, 3 * n);
-    out.steps.set(f.subarray(0, n), at);
-    out.values.set(f.subarray(n, 2 * n), at);
-    out.wallTimes.set(f.subarray(2 * n, 3 * n), at);
-    at += n;
-  }
-  for (const [step, value, wallTime] of tail) {
-    out.steps[at] = step;
-    out.values[at] = value === null ? NaN : value; // SQLite stores NaN as NULL
-    out.wallTimes[at] = wallTime;
-    at++;
-  }
-  return out;
 }
 
-function readRowsAfter(
+/** Columns that grow as chunks of a series are appended (amortised doubling). */
+export class ColumnsBuilder {
+  steps: Float64Array;
+  values: Float64Array;
+  wallTimes: Float64Array;
+  length = 0;
+
+  constructor(capacity: number) {
+    const n = Math.max(16, capacity);
+    this.steps = new Float64Array(n);
+    this.values = new Float64Array(n);
+    this.wallTimes = new Float64Array(n);
+  }
+
+  append(c: SeriesColumns): void {
+    const need = this.length + c.length;
+    if (need > this.steps.length) {
+      const capacity = Math.max(need, Math.ceil(this.steps.length * 1.5));
+      const grow = (a: Float64Array) => {
+        const b = new Float64Array(capacity);
+        b.set(a.subarray(0, this.length));
+        return b;
+      };
+      this.steps = grow(this.steps);
+      this.values = grow(this.values);
+      this.wallTimes = grow(this.wallTimes);
+    }
+    this.steps.set(c.steps.subarray(0, c.length), this.length);
+    this.values.set(c.values.subarray(0, c.length), this.length);
+    this.wallTimes.set(c.wallTimes.subarray(0, c.length), this.length);
+    this.length = need;
+  }
+
+  columns(): SeriesColumns {
+    return {
+      steps: this.steps,
+      values: this.values,
+      wallTimes: this.wallTimes,
+      length: this.length,
+    };
+  }
+}
+
+/** The whole series: its sealed blocks, then its rows after the last sealed step. */
+export function readSeriesColumns(db: Database, runId: string, key: string): SeriesColumns {
+  checkSeal(db, runId, key);
+  const out = new ColumnsBuilder(0);
+  let after = -1;
+  for (;;) {
+    const chunk = readSeriesChunk(db, runId, key, after, Infinity, READ_CHUNK_POINTS);
+    if (chunk.length === 0) return out.columns();
+    out.append(chunk);
+    after = chunk.steps[chunk.length - 1];
+  }
+}
+
+/** Points read in one synchronous step of a long read (about 50 ms of rows). */
+export const READ_CHUNK_POINTS = 65_536;
+
+/**
+ * At most `maxPoints` points of a series with `afterStep < step <= toStep`, in step order:
+ * from sealed blocks where they cover the range, else from rows. A block is used only when
+ * no row lies between the previous point and its first step, so a missing or damaged block
+ * is read from the rows instead. Each call is one consistent read; long reads call it again
+ * from the last step returned (and may let other work run in between).
+ */
+export function readSeriesChunk(
   db: Database,
   runId: string,
   key: string,
   afterStep: number,
-): [number, number | null, number][] {
-  return allAsArrays(
-    db.prepare(
-      "SELECT step, value, wall_time FROM metric_points WHERE run_id = ? AND key = ? AND step > ? ORDER BY step",
-    ),
-    [runId, key, afterStep],
-  );
+  toStep: number,
+  maxPoints: number,
+): SeriesColumns {
+  const seal = getSeal(db, runId, key);
+  const to = Number.isFinite(toStep) ? toStep : Number.MAX_SAFE_INTEGER;
+  const out: SeriesColumns = {
+    steps: new Float64Array(0),
+    values: new Float64Array(0),
+    wallTimes: new Float64Array(0),
+    length: 0,
+  };
+  if (maxPoints <= 0 || afterStep >= to) return out;
+  let blocks: Block[] = [];
+  if (seal && afterStep < seal.sealed_step && maxPoints >= BLOCK_POINTS) {
+    blocks = db.prepare(
+      `SELECT first_step, last_step, points, data FROM metric_blocks
+       WHERE run_id = ? AND key = ? AND last_step > ? AND first_step <= ?
+       ORDER BY first_step LIMIT ?`,
+    ).all(runId, key, afterStep, to, Math.floor(maxPoints / BLOCK_POINTS)) as unknown as Block[];
+    const gap = db.prepare(
+      "SELECT 1 FROM metric_points WHERE run_id = ? AND key = ? AND step > ? AND step < ? LIMIT 1",
+    );
+    let prev = afterStep;
+    let usable = 0;
+    for (const b of blocks) {
+      if (
+        b.first_step <= prev || b.data.length !== b.points * 24 ||
+        gap.get(runId, key, prev, b.first_step)
+      ) {
+        break;
+      }
+      usable++;
+      prev = b.last_step;
+    }
+    blocks = blocks.slice(0, usable);
+  }
+  if (blocks.length === 0) {
+    // Rows up to the next block that may be usable (at most one block's worth past it).
+    const rows = allAsArrays<[number, number | null, number]>(
+      db.prepare(
+        "SELECT step, value, wall_time FROM metric_points WHERE run_id = ? AND key = ? AND step > ? AND step <= ? ORDER BY step LIMIT ?",
+      ),
+      [
+        runId,
+        key,
+        afterStep,
+        to,
+        Math.min(maxPoints, seal && afterStep < seal.sealed_step ? BLOCK_POINTS : maxPoints),
+      ],
+    );
+    const n = rows.length;
+    out.steps = new Float64Array(n);
+    out.values = new Float64Array(n);
+    out.wallTimes = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const [step, value, wallTime] = rows[i];
+      out.steps[i] = step;
+      out.values[i] = value === null ? NaN : value; // SQLite stores NaN as NULL
+      out.wallTimes[i] = wallTime;
+    }
+    out.length = n;
+    return out;
+  }
+  const n = blocks.reduce((sum, b) => sum + b.points, 0);
+  out.steps = new Float64Array(n);
+  out.values = new Float64Array(n);
+  out.wallTimes = new Float64Array(n);
+  let at = 0;
+  for (const { points, data } of blocks) {
+    const bytes = data.byteOffset % 8 === 0 ? data : data.slice();
+    const f = new Float64Array(bytes.buffer, bytes.byteOffset, 3 * points);
+    out.steps.set(f.subarray(0, points), at);
+    out.values.set(f.subarray(points, 2 * points), at);
+    out.wallTimes.set(f.subarray(2 * points, 3 * points), at);
+    at += points;
+  }
+  // The last block may reach past `toStep`.
+  let length = n;
+  while (length > 0 && out.steps[length - 1] > to) length--;
+  out.length = length;
+  return out;
+}
+
+interface Block {
+  first_step: number;
+  last_step: number;
+  points: number;
+  data: Uint8Array;
 }
 
 /**

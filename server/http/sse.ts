@@ -1,9 +1,15 @@
 /**
- * Server-Sent Events with resume and a bounded buffer. A stream first replays what the
- * client missed from the store (in pages, as fast as the client reads), then switches to
- * live messages from the bus. A client that stops reading is dropped once its unsent data
- * passes `maxBufferedBytes`, so it cannot make the server's memory grow.
+ * Server-Sent Events with resume, bounded buffers and a bounded number of streams. A stream
+ * first replays what the client missed from the store (in pages, as fast as the client
+ * reads), then switches to live messages from the bus. A client that stops reading is
+ * dropped once its unsent data passes `maxBufferedBytes`, so it cannot make the server's
+ * memory grow; its EventSource reconnects with Last-Event-ID and catches up from the store.
+ * Each open stream holds a slot of `SseStreams` (per token and in total) until it closes,
+ * and a stream of something that has ended (a finished run) sends `event: end` and closes.
  */
+import { HttpError } from "./errors.ts";
+import type { Context } from "../context.ts";
+import { principalOf, type RequestContext } from "./route.ts";
 
 /** One SSE message; `id` is what a client sends back as Last-Event-ID. */
 export interface SseMessage {
@@ -16,25 +22,96 @@ export interface SseSource {
   backlog(afterId: number, limit: number): SseMessage[];
   /** Live messages; returns the unsubscribe function. */
   subscribe(push: (messages: SseMessage[]) => void): () => void;
+  /**
+   * For streams that end: the data of the last `event: end` once nothing more will come
+   * (null while more may), and a subscription that says when to ask again.
+   */
+  end?: {
+    ended(): unknown | null;
+    subscribe(recheck: () => void): () => void;
+  };
 }
+
+export type SseCloseReason = "client" | "slow" | "error" | "end";
 
 export interface SseOptions {
   /** Where to start when the client names no id. */
   startId: number;
   /** @default 15_000 */
   keepAliveMs?: number;
-  /** @default 1_048_576 */
+  /** @default SSE_MAX_BUFFERED_BYTES */
   maxBufferedBytes?: number;
   /** @default 500 */
   pageSize?: number;
+  /** The slots the stream is counted in, and whose (a token id). */
+  streams: SseStreams;
+  owner: string;
   /** Called once when the stream ends, with why. */
-  onClose?: (reason: "client" | "slow" | "error") => void;
+  onClose?: (reason: SseCloseReason) => void;
 }
 
 /** Default bound on a subscriber's unsent bytes before it is dropped. */
-export const SSE_MAX_BUFFERED_BYTES = 1024 * 1024;
+export const SSE_MAX_BUFFERED_BYTES = 256 * 1024;
 /** Default interval of keep-alive comments. */
 export const SSE_KEEPALIVE_MS = 15_000;
+/** Default cap on open streams in total (`max_sse_streams` in server.yaml). */
+export const SSE_MAX_STREAMS = 200;
+/** Default cap on open streams of one token (`max_sse_streams_per_token` in server.yaml). */
+export const SSE_MAX_STREAMS_PER_TOKEN = 20;
+
+/** Counts open streams, per owner and in total, and refuses one past either cap with a 429. */
+export class SseStreams {
+  readonly maxTotal: number;
+  readonly maxPerOwner: number;
+  #perOwner = new Map<string, number>();
+  #total = 0;
+
+  constructor(caps: { maxStreams?: number; maxStreamsPerToken?: number } = {}) {
+    this.maxTotal = caps.maxStreams ?? SSE_MAX_STREAMS;
+    this.maxPerOwner = caps.maxStreamsPerToken ?? SSE_MAX_STREAMS_PER_TOKEN;
+  }
+
+  /** Open streams in total, or of one owner. */
+  open(owner?: string): number {
+    return owner === undefined ? this.#total : this.#perOwner.get(owner) ?? 0;
+  }
+
+  /** Takes a slot for `owner`; the returned function gives it back (once). */
+  acquire(owner: string): () => void {
+    const mine = this.open(owner);
+    if (mine >= this.maxPerOwner) {
+      throw tooMany(
+        `this token has ${mine} open streams, at most ${this.maxPerOwner} ` +
+          "(max_sse_streams_per_token in server.yaml)",
+      );
+    }
+    if (this.#total >= this.maxTotal) {
+      throw tooMany(
+        `the server has ${this.#total} open streams, at most ${this.maxTotal} ` +
+          "(max_sse_streams in server.yaml)",
+      );
+    }
+    this.#perOwner.set(owner, mine + 1);
+    this.#total++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#total--;
+      const left = (this.#perOwner.get(owner) ?? 1) - 1;
+      if (left > 0) this.#perOwner.set(owner, left);
+      else this.#perOwner.delete(owner);
+    };
+  }
+}
+
+function tooMany(state: string): HttpError {
+  return new HttpError(
+    429,
+    "TooManyStreams",
+    `Cannot open another event stream: ${state}; close one first`,
+  );
+}
 
 /** The id a reconnecting client wants to resume after: `Last-Event-ID`, else `?after=`. */
 export function resumeId(req: Request): number | null {
@@ -50,29 +127,35 @@ function frame(m: SseMessage): Uint8Array {
   return encoder.encode(`id: ${m.id}\ndata: ${JSON.stringify(m.data)}\n\n`);
 }
 
-/** Builds the streaming response. */
+/** Builds the streaming response; a 429 `HttpError` when a cap is reached. */
 export function sseResponse(req: Request, source: SseSource, opts: SseOptions): Response {
   const maxBytes = opts.maxBufferedBytes ?? SSE_MAX_BUFFERED_BYTES;
   const pageSize = opts.pageSize ?? 500;
+  const release = opts.streams.acquire(opts.owner);
   let lastSent = resumeId(req) ?? opts.startId;
   let live = false;
   let closed = false;
   let unsubscribe = () => {};
+  let unsubscribeEnd = () => {};
   let timer: ReturnType<typeof setInterval> | undefined;
   // Our own queue (the stream's is kept at zero) so that its size is known and a client that
   // stops reading can be dropped together with everything queued for it.
   let queue: Uint8Array[] = [];
   let queuedBytes = 0;
+  // Set when the source may have ended; checked once what is queued is sent.
+  let recheckEnd = false;
   let wake: (() => void) | null = null;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
 
-  const finish = (reason: "client" | "slow" | "error") => {
+  const finish = (reason: SseCloseReason) => {
     if (closed) return;
     closed = true;
     unsubscribe();
+    unsubscribeEnd();
     clearInterval(timer);
     queue = [];
     queuedBytes = 0;
+    release();
     wake?.();
     opts.onClose?.(reason);
   };
@@ -88,6 +171,15 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
     wake?.();
     return true;
   };
+  /** Sends `event: end` and closes when the source has ended. */
+  const endIfEnded = (): boolean => {
+    const data = source.end?.ended() ?? null;
+    if (data === null) return false;
+    controller.enqueue(encoder.encode(`event: end\ndata: ${JSON.stringify(data)}\n\n`));
+    finish("end");
+    controller.close();
+    return true;
+  };
 
   const stream = new ReadableStream<Uint8Array>({
     start(c) {
@@ -100,6 +192,12 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
           lastSent = m.id;
         }
       });
+      if (source.end) {
+        unsubscribeEnd = source.end.subscribe(() => {
+          recheckEnd = true;
+          wake?.();
+        });
+      }
       timer = setInterval(
         () => push(encoder.encode(": keep-alive\n\n")),
         opts.keepAliveMs ?? SSE_KEEPALIVE_MS,
@@ -107,32 +205,40 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
       push(encoder.encode(": connected\n\n"));
     },
     async pull() {
-      if (!live && !closed) {
-        let page: SseMessage[];
-        try {
-          page = source.backlog(lastSent, pageSize);
-        } catch (err) {
-          finish("error");
-          controller.error(err);
-          return;
+      try {
+        if (!live && !closed) {
+          const page = source.backlog(lastSent, pageSize);
+          // The backlog is paced by the client (pull runs only when it wants more), so it
+          // bypasses the bound that protects against live data piling up.
+          for (const m of page) {
+            controller.enqueue(frame(m));
+            lastSent = m.id;
+          }
+          // Backlog and switch happen in one synchronous turn, so no message published in
+          // between can be missed: publishing happens after a commit, never inside this code.
+          if (page.length < pageSize) {
+            live = true;
+            if (endIfEnded()) return;
+          }
         }
-        // The backlog is paced by the client (pull runs only when it wants more), so it
-        // bypasses the bound that protects against live data piling up.
-        for (const m of page) {
-          controller.enqueue(frame(m));
-          lastSent = m.id;
+        while (queue.length === 0 && !recheckEnd && !closed) {
+          await new Promise<void>((r) => wake = r);
         }
-        // Backlog and switch happen in one synchronous turn, so no message published in
-        // between can be missed: publishing happens after a commit, never inside this code.
-        if (page.length < pageSize) live = true;
+        wake = null;
+        if (closed) return;
+        const chunks = queue;
+        queue = [];
+        queuedBytes = 0;
+        for (const chunk of chunks) controller.enqueue(chunk);
+        if (recheckEnd && live) {
+          // Everything committed before the end was published before it, so it is queued.
+          recheckEnd = false;
+          endIfEnded();
+        }
+      } catch (err) {
+        finish("error");
+        controller.error(err);
       }
-      while (queue.length === 0 && !closed) await new Promise<void>((r) => wake = r);
-      wake = null;
-      if (closed) return;
-      const chunks = queue;
-      queue = [];
-      queuedBytes = 0;
-      for (const chunk of chunks) controller.enqueue(chunk);
     },
     cancel() {
       finish("client");
@@ -146,4 +252,30 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
       "x-accel-buffering": "no",
     },
   });
+}
+
+const registries = new WeakMap<Context, SseStreams>();
+
+/** The stream counter of a context, made on first use from its `sse` caps. */
+export function sseStreamsOf(ctx: Context): SseStreams {
+  let s = registries.get(ctx);
+  if (!s) registries.set(ctx, s = new SseStreams(ctx.sse));
+  return s;
+}
+
+/** The options of a stream opened by this request's token, with the context's tuning. */
+export function streamOptions(
+  c: RequestContext,
+  ctx: Context,
+  startId: number,
+  pageSize?: number,
+): SseOptions {
+  return {
+    keepAliveMs: ctx.sse?.keepAliveMs,
+    maxBufferedBytes: ctx.sse?.maxBufferedBytes,
+    startId,
+    pageSize,
+    streams: sseStreamsOf(ctx),
+    owner: principalOf(c).token_id,
+  };
 }

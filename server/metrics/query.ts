@@ -1,8 +1,9 @@
-import type { MetricsQuery } from "../../protocol/rest.ts";
+import { DEFAULT_MAX_POINTS, type MetricsQuery } from "../../protocol/rest.ts";
 import { encodeMetricValue } from "../../protocol/objects.ts";
-import { metricBlocks, metrics as metricsDb, runs as runsDb } from "../db/mod.ts";
+import { metrics as metricsDb, runs as runsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
 import { lttb } from "./lttb.ts";
+import { readSeries, type SeriesRange } from "./read_series.ts";
 
 /** One series in columns, as `POST /api/runs/metrics:query` returns it. */
 export interface Series {
@@ -13,17 +14,35 @@ export interface Series {
   wall_times: number[];
   min?: (number | string)[];
   max?: (number | string)[];
+  /** Points in the series (or in `range`) before downsampling. */
   total_points: number;
+  /** True when the series had more than `max_points` and was downsampled with LTTB. */
+  downsampled: boolean;
+}
+
+/** A run and key a query named that do not exist, and why. */
+export interface MissingSeries {
+  run_id: string;
+  key: string;
+  reason: string;
+}
+
+/** What a query will read: the series that exist (cheap look-ups only), and the rest. */
+export interface MetricsPlan {
+  series: { run_id: string; key: string }[];
+  missing: MissingSeries[];
+  maxPoints: number;
+  x: "step" | "wall";
+  range: SeriesRange | undefined;
 }
 
 /**
- * Many runs and keys in one call; a run or key that does not exist is listed in `missing`
- * instead of failing the call. With `max_points`, each series is downsampled with LTTB and
- * carries each bucket's extremes in `min`/`max`.
+ * Resolves a query without reading any point: a run or key that does not exist is listed in
+ * `missing` instead of failing the call. `max_points` defaults to DEFAULT_MAX_POINTS.
  */
-export function queryMetrics(ctx: Context, q: MetricsQuery) {
-  const series: Series[] = [];
-  const missing: { run_id: string; key: string; reason: string }[] = [];
+export function planMetricsQuery(ctx: Context, q: MetricsQuery): MetricsPlan {
+  const series: MetricsPlan["series"] = [];
+  const missing: MissingSeries[] = [];
   const x = q.x ?? "step";
   for (const runId of q.runs) {
     if (!runsDb.getRun(ctx.db, runId)) {
@@ -31,80 +50,70 @@ export function queryMetrics(ctx: Context, q: MetricsQuery) {
       continue;
     }
     for (const key of q.keys) {
-      if (!metricsDb.getKeySummary(ctx.db, runId, key)) {
-        missing.push({ run_id: runId, key, reason: "no such key in this run" });
-        continue;
-      }
-      const range = q.range
-        ? {
-          column: x === "wall" ? "wall_time" as const : "step" as const,
-          from: q.range[0],
-          to: q.range[1],
-        }
-        : undefined;
-      series.push(shape(runId, key, readColumns(ctx, runId, key, range), q.max_points, x));
+      if (metricsDb.getKeySummary(ctx.db, runId, key)) series.push({ run_id: runId, key });
+      else missing.push({ run_id: runId, key, reason: "no such key in this run" });
     }
   }
-  return { series, missing };
+  const range = q.range
+    ? {
+      column: x === "wall" ? "wall_time" as const : "step" as const,
+      from: q.range[0],
+      to: q.range[1],
+    }
+    : undefined;
+  return { series, missing, maxPoints: q.max_points ?? DEFAULT_MAX_POINTS, x, range };
+}
+
+/**
+ * The planned series one at a time, each read in chunks that let other requests and the
+ * agents' heartbeats run in between, and downsampled with LTTB (with each bucket's
+ * extremes in `min`/`max`) when longer than the plan's `maxPoints`.
+ */
+export async function* readPlannedSeries(ctx: Context, plan: MetricsPlan): AsyncGenerator<Series> {
+  for (const { run_id, key } of plan.series) {
+    const columns = await readSeries(ctx, run_id, key, plan.range);
+    yield shape(run_id, key, columns, plan.maxPoints, plan.x);
+  }
+}
+
+/** The whole answer of a query in memory (callers inside the server; HTTP streams it). */
+export async function queryMetrics(
+  ctx: Context,
+  q: MetricsQuery,
+): Promise<{ series: Series[]; missing: MissingSeries[] }> {
+  const plan = planMetricsQuery(ctx, q);
+  const series: Series[] = [];
+  for await (const s of readPlannedSeries(ctx, plan)) series.push(s);
+  return { series, missing: plan.missing };
 }
 
 interface Columns {
   steps: ArrayLike<number>;
   values: ArrayLike<number>;
-  wall_times: ArrayLike<number>;
+  wallTimes: ArrayLike<number>;
   length: number;
-}
-
-/** A series' columns, from the in-memory cache when the context has one, else the store. */
-function readColumns(
-  ctx: Context,
-  runId: string,
-  key: string,
-  range: { column: "step" | "wall_time"; from: number; to: number } | undefined,
-): Columns {
-  if (!ctx.series) {
-    const s = metricsDb.readSeries(ctx.db, runId, key, range);
-    return { ...s, length: s.steps.length };
-  }
-  // Long series come mostly from sealed blocks (see BlockSealer), the newest points from rows.
-  const c = ctx.series.get(runId, key, () => metricBlocks.readSeriesColumns(ctx.db, runId, key));
-  const all = {
-    steps: c.steps.subarray(0, c.length),
-    values: c.values.subarray(0, c.length),
-    wall_times: c.wallTimes.subarray(0, c.length),
-    length: c.length,
-  };
-  if (!range) return all;
-  const by = range.column === "step" ? c.steps : c.wallTimes;
-  const keep: number[] = [];
-  for (let i = 0; i < c.length; i++) if (by[i] >= range.from && by[i] <= range.to) keep.push(i);
-  return {
-    steps: keep.map((i) => c.steps[i]),
-    values: keep.map((i) => c.values[i]),
-    wall_times: keep.map((i) => c.wallTimes[i]),
-    length: keep.length,
-  };
 }
 
 function shape(
   runId: string,
   key: string,
   s: Columns,
-  maxPoints: number | undefined,
+  maxPoints: number,
   x: "step" | "wall",
 ): Series {
   const total = s.length;
-  if (!maxPoints || total <= maxPoints) {
+  if (total <= maxPoints) {
     return {
       run_id: runId,
       key,
       steps: Array.from(s.steps),
       values: Array.from(s.values, encodeMetricValue),
-      wall_times: Array.from(s.wall_times),
+      wall_times: Array.from(s.wallTimes),
       total_points: total,
+      downsampled: false,
     };
   }
-  const xs = x === "wall" ? s.wall_times : s.steps;
+  const xs = x === "wall" ? s.wallTimes : s.steps;
   const odd: number[] = [];
   for (let i = 0; i < total; i++) if (!Number.isFinite(s.values[i])) odd.push(i);
   if (odd.length === 0) {
@@ -115,20 +124,29 @@ function shape(
       key,
       steps: d.indices.map((i) => s.steps[i]),
       values: d.indices.map((i) => encodeMetricValue(s.values[i])),
-      wall_times: d.indices.map((i) => s.wall_times[i]),
+      wall_times: d.indices.map((i) => s.wallTimes[i]),
       min: d.min.map(encodeMetricValue),
       max: d.max.map(encodeMetricValue),
       total_points: total,
+      downsampled: true,
     };
   }
   // LTTB needs finite values; NaN/Inf points are kept apart and merged back, capped so the
   // answer never exceeds max_points.
-  const oddSet = new Set(odd);
-  const finite: number[] = [];
-  for (let i = 0; i < total; i++) if (!oddSet.has(i)) finite.push(i);
+  const finite = new Uint32Array(total - odd.length);
+  const fx = new Float64Array(finite.length);
+  const fy = new Float64Array(finite.length);
+  for (let i = 0, j = 0, o = 0; i < total; i++) {
+    if (o < odd.length && odd[o] === i) {
+      o++;
+      continue;
+    }
+    finite[j] = i;
+    fx[j] = xs[i];
+    fy[j] = s.values[i];
+    j++;
+  }
   const keepOdd = odd.slice(0, Math.floor(maxPoints / 10));
-  const fx = finite.map((i) => xs[i]);
-  const fy = finite.map((i) => s.values[i]);
   const d = lttb(fx, fy, maxPoints - keepOdd.length);
   const picked = d.indices.map((j, n) => ({ i: finite[j], min: d.min[n], max: d.max[n] }));
   for (const i of keepOdd) picked.push({ i, min: s.values[i], max: s.values[i] });
@@ -138,9 +156,10 @@ function shape(
     key,
     steps: picked.map((p) => s.steps[p.i]),
     values: picked.map((p) => encodeMetricValue(s.values[p.i])),
-    wall_times: picked.map((p) => s.wall_times[p.i]),
+    wall_times: picked.map((p) => s.wallTimes[p.i]),
     min: picked.map((p) => encodeMetricValue(p.min)),
     max: picked.map((p) => encodeMetricValue(p.max)),
     total_points: total,
+    downsampled: true,
   };
 }

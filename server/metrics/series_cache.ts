@@ -25,6 +25,7 @@ export interface CachedSeries {
 
 export class SeriesCache {
   #entries = new Map<string, CachedSeries>();
+  #loading = new Map<string, { dirty: boolean; promise: Promise<CachedSeries> }>();
   #bytes = 0;
   #maxBytes: number;
 
@@ -38,23 +39,68 @@ export class SeriesCache {
     key: string,
     load: () => CachedSeries,
   ): CachedSeries {
+    const hit = this.peek(runId, key);
+    if (hit) return hit;
+    const entry = load();
+    this.#keep(`${runId}\u0000${key}`, entry);
+    return entry;
+  }
+
+  #keep(id: string, entry: CachedSeries): void {
+    this.#bytes += capacityBytes(entry);
+    this.#entries.set(id, entry);
+    this.#evict();
+  }
+
+  /** The cached series of a run's key, if held (counts as a use). */
+  peek(runId: string, key: string): CachedSeries | undefined {
     const id = `${runId}\u0000${key}`;
     const hit = this.#entries.get(id);
     if (hit) {
       // Map order is recency order: move to the end.
       this.#entries.delete(id);
       this.#entries.set(id, hit);
-      return hit;
     }
-    const entry = load();
-    this.#bytes += capacityBytes(entry);
-    this.#entries.set(id, entry);
-    this.#evict();
-    return entry;
+    return hit;
+  }
+
+  /**
+   * Like `get`, for a load that lets other work run while it reads. Concurrent callers of
+   * one series share one load. A write to the series while it loads may fall behind the
+   * load's position, so such a load is returned but not kept.
+   */
+  getAsync(
+    runId: string,
+    key: string,
+    load: () => Promise<CachedSeries>,
+  ): Promise<CachedSeries> {
+    const hit = this.peek(runId, key);
+    if (hit) return Promise.resolve(hit);
+    const id = `${runId}\u0000${key}`;
+    const pending = this.#loading.get(id);
+    if (pending) return pending.promise;
+    const entry = { dirty: false, promise: null as unknown as Promise<CachedSeries> };
+    entry.promise = (async () => {
+      try {
+        const series = await load();
+        if (!entry.dirty && capacityBytes(series) <= this.#maxBytes) this.#keep(id, series);
+        return series;
+      } finally {
+        this.#loading.delete(id);
+      }
+    })();
+    this.#loading.set(id, entry);
+    return entry.promise;
   }
 
   /** Applies a committed write batch of one run to the series it holds. */
   onWrite(runId: string, points: StoredPoint[]): void {
+    if (this.#loading.size > 0) {
+      for (const p of points) {
+        const pending = this.#loading.get(`${runId}\u0000${p.key}`);
+        if (pending) pending.dirty = true;
+      }
+    }
     if (this.#entries.size === 0) return;
     // Per key, the points to apply, or null when the cache does not hold that series.
     const byKey = new Map<string, StoredPoint[] | null>();

@@ -6,7 +6,7 @@ import type { EventFilter } from "../../db/events.ts";
 import { topics } from "../../bus/bus.ts";
 import { readQuery } from "../body.ts";
 import type { RouteDef } from "../route.ts";
-import { sseResponse } from "../sse.ts";
+import { sseResponse, streamOptions } from "../sse.ts";
 import { listQuery } from "./_params.ts";
 import { EVENT_TYPES } from "../../../protocol/event_types.ts";
 import type { Context } from "../../context.ts";
@@ -72,7 +72,7 @@ export const eventRoutes: RouteDef[] = [
           ctx.bus.subscribe<EventRecord>(topics.events, (e) => {
             if (matches(filter, e)) push([{ id: e.id, data: e }]);
           }),
-      }, { ...ctx.sse, startId: eventsDb.lastEventId(ctx.db) });
+      }, streamOptions(c, ctx, eventsDb.lastEventId(ctx.db)));
     },
   },
 ];

@@ -1,22 +1,58 @@
 import { z } from "zod";
-import { metricsQuery, RUN_STATUSES } from "../../../protocol/rest.ts";
+import {
+  MAX_NAME_LENGTH,
+  MAX_SERIES_POINTS,
+  metricsQuery,
+  RUN_STATUSES,
+} from "../../../protocol/rest.ts";
 import { logs as logsDb, metrics as metricsDb, runs as runsDb } from "../../db/mod.ts";
 import { topics } from "../../bus/bus.ts";
 import type { Context } from "../../context.ts";
 import { getRun, withPrimaryMetric } from "../../runs/service.ts";
-import { queryMetrics } from "../../metrics/query.ts";
+import { planMetricsQuery, readPlannedSeries } from "../../metrics/query.ts";
+import { POINTS_PAGE_SIZE, readPointsPage } from "../../metrics/points_page.ts";
 import { checkpointsWithEvaluations } from "../../evaluations/mod.ts";
-import { encodeMetricValue, type LogLine, type StreamedPoint } from "../../../protocol/objects.ts";
+import {
+  encodeMetricValue,
+  type EventRecord,
+  type LogLine,
+  type StreamedPoint,
+} from "../../../protocol/objects.ts";
 import { readJson, readQuery } from "../body.ts";
-import { notFound } from "../errors.ts";
-import { idParam, type RouteDef } from "../route.ts";
-import { type SseMessage, sseResponse } from "../sse.ts";
+import { notFound, validationError } from "../errors.ts";
+import { jsonStream } from "../json_stream.ts";
+import { idParam, type RequestContext, type RouteDef } from "../route.ts";
+import { type SseMessage, sseResponse, type SseSource, streamOptions } from "../sse.ts";
 import { listQuery } from "./_params.ts";
 
 function requireRun(ctx: Context, id: string) {
   const run = runsDb.getRun(ctx.db, id);
   if (!run) throw notFound("Run", id);
   return run;
+}
+
+/** The run of the path (404 when it does not exist) and the validated query parameters. */
+function runQuery<S extends z.ZodRawShape>(c: RequestContext, ctx: Context, shape: S) {
+  const id = idParam(c);
+  requireRun(ctx, id);
+  return { id, q: readQuery(c.req.url, z.object(shape)) };
+}
+
+/** Run statuses after which no more points or lines come (unless a lost node returns). */
+const LIVE_STATUSES = new Set(["QUEUED", "RUNNING"]);
+
+/** A run's streams end once it has finished: `event: end` with its status. */
+function runEnd(ctx: Context, id: string): SseSource["end"] {
+  return {
+    ended: () => {
+      const run = runsDb.getRun(ctx.db, id);
+      return run && !LIVE_STATUSES.has(run.status) ? { run_id: id, status: run.status } : null;
+    },
+    subscribe: (recheck) =>
+      ctx.bus.subscribe<EventRecord>(topics.events, (e) => {
+        if (e.run_id === id && e.type.startsWith("RUN_")) recheck();
+      }),
+  };
 }
 
 const keyList = z.string().max(20_000).transform((s) =>
@@ -62,23 +98,23 @@ export const runRoutes: RouteDef[] = [
     path: "/api/runs/:id/metrics",
     scope: "read",
     handler: (c, ctx) => {
-      const id = idParam(c);
-      requireRun(ctx, id);
-      const q = readQuery(
-        c.req.url,
-        z.object({
-          keys: keyList.optional(),
-          max_points: z.coerce.number().int().min(3).max(1_000_000).optional(),
-        }),
-      );
+      const { id, q } = runQuery(c, ctx, {
+        keys: keyList.optional(),
+        max_points: z.coerce.number().int().min(3).max(MAX_SERIES_POINTS).optional(),
+      });
       const keys = metricsDb.listKeySummaries(ctx.db, id).map((k) => ({
         ...k,
         last_value: encodeMetricValue(k.last_value),
       }));
-      const series = q.keys?.length
-        ? queryMetrics(ctx, { runs: [id], keys: q.keys, max_points: q.max_points })
-        : undefined;
-      return c.json({ run_id: id, keys, ...(series ?? {}) });
+      if (!q.keys?.length) return c.json({ run_id: id, keys });
+      const parsed = metricsQuery.safeParse({ runs: [id], keys: q.keys, max_points: q.max_points });
+      if (!parsed.success) throw validationError("query", parsed.error);
+      const plan = planMetricsQuery(ctx, parsed.data);
+      return jsonStream(
+        { run_id: id, keys, missing: plan.missing, max_points: plan.maxPoints },
+        "series",
+        readPlannedSeries(ctx, plan),
+      );
     },
   },
   {
@@ -87,7 +123,26 @@ export const runRoutes: RouteDef[] = [
     scope: "read",
     handler: async (c, ctx) => {
       const body = await readJson(c.req.raw, metricsQuery, "metrics query");
-      return c.json(queryMetrics(ctx, body));
+      const plan = planMetricsQuery(ctx, body);
+      return jsonStream(
+        { missing: plan.missing, max_points: plan.maxPoints },
+        "series",
+        readPlannedSeries(ctx, plan),
+      );
+    },
+  },
+  {
+    method: "GET",
+    path: "/api/runs/:id/metrics/points",
+    scope: "read",
+    handler: (c, ctx) => {
+      const { id, q } = runQuery(c, ctx, {
+        key: z.string().min(1).max(MAX_NAME_LENGTH),
+        cursor: z.string().regex(/^\d{1,16}$/, "must be the next_cursor of the previous page")
+          .optional(),
+        limit: z.coerce.number().int().min(1).max(MAX_SERIES_POINTS).optional(),
+      });
+      return c.json(readPointsPage(ctx, id, q.key, q.cursor, q.limit ?? POINTS_PAGE_SIZE));
     },
   },
   {
@@ -113,7 +168,8 @@ export const runRoutes: RouteDef[] = [
             topics.metrics(id),
             (m) => push([{ id: m.points[m.points.length - 1].seq, data: m }]),
           ),
-      }, { ...ctx.sse, startId: metricsDb.lastPointSeq(ctx.db, id), pageSize: 5000 });
+        end: runEnd(ctx, id),
+      }, streamOptions(c, ctx, metricsDb.lastPointSeq(ctx.db, id), 5000));
     },
   },
   {
@@ -121,15 +177,10 @@ export const runRoutes: RouteDef[] = [
     path: "/api/runs/:id/logs",
     scope: "read",
     handler: (c, ctx) => {
-      const id = idParam(c);
-      requireRun(ctx, id);
-      const q = readQuery(
-        c.req.url,
-        z.object({
-          after_seq: z.coerce.number().int().min(0).optional(),
-          limit: z.coerce.number().int().min(1).max(2000).optional(),
-        }),
-      );
+      const { id, q } = runQuery(c, ctx, {
+        after_seq: z.coerce.number().int().min(0).optional(),
+        limit: z.coerce.number().int().min(1).max(2000).optional(),
+      });
       return c.json({ lines: logsDb.readLogs(ctx.db, id, q.after_seq, q.limit ?? 500) });
     },
   },
@@ -150,7 +201,8 @@ export const runRoutes: RouteDef[] = [
             topics.logs(id),
             (m) => push([{ id: m.lines[m.lines.length - 1].seq, data: m }]),
           ),
-      }, { ...ctx.sse, startId: logsDb.lastLogSeq(ctx.db, id), pageSize: 500 });
+        end: runEnd(ctx, id),
+      }, streamOptions(c, ctx, logsDb.lastLogSeq(ctx.db, id), 200));
     },
   },
   {
