@@ -1,5 +1,6 @@
 import { assertEquals, assertThrows } from "../tests/assert.ts";
-import { parseConfig, rulesFromYaml } from "./config.ts";
+import { loadServerConfig, parseConfig, rulesFromYaml } from "./config.ts";
+import { SSE_MAX_STREAMS, SSE_MAX_STREAMS_PER_TOKEN } from "./http/sse.ts";
 
 Deno.test("server.yaml: unknown or mistyped fields are named", () => {
   assertThrows(() => parseConfig("port: eighty\n", "/x/server.yaml"), '"/x/server.yaml": port:');
@@ -16,4 +17,24 @@ Deno.test("rules: snake_case settings map onto the rules, unknown ones are refus
     "rules.stalled_after: unknown rule setting",
   );
   assertThrows(() => rulesFromYaml({ stalled_after_s: -1 }, "f"), "stalledAfterS");
+});
+
+Deno.test("server.yaml: stream caps have named defaults and are read from the file", async () => {
+  const home = await Deno.makeTempDir({ prefix: "gpuctl-config-" });
+  try {
+    const first = await loadServerConfig(home);
+    assertEquals(first.sse, {
+      maxStreams: SSE_MAX_STREAMS,
+      maxStreamsPerToken: SSE_MAX_STREAMS_PER_TOKEN,
+    });
+    await Deno.writeTextFile(
+      `${home}/server.yaml`,
+      (await Deno.readTextFile(`${home}/server.yaml`)) +
+        "max_sse_streams: 50\nmax_sse_streams_per_token: 5\n",
+    );
+    assertEquals((await loadServerConfig(home)).sse, { maxStreams: 50, maxStreamsPerToken: 5 });
+    assertThrows(() => parseConfig("max_sse_streams: 0\n", "f"), "max_sse_streams");
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });

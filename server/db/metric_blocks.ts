@@ -20,6 +20,11 @@ export interface SeriesColumns {
   length: number;
 }
 
+/** A chunk of a series, and how many of its points came from sealed blocks. */
+export interface SeriesChunk extends SeriesColumns {
+  fromBlocks: number;
+}
+
 interface Seal {
   sealed_step: number;
   sealed_points: number;
@@ -36,22 +41,34 @@ function getSeal(db: Database, runId: string, key: string): Seal | undefined {
   ).get(runId, key) as Seal | undefined;
 }
 
+/** How far a series was sealed when a read began, to check what the read found against. */
+export type SealMark = Seal | undefined;
+
+/** The seal before a whole read (see `afterWholeRead`). */
+export function sealMark(db: Database, runId: string, key: string): SealMark {
+  return getSeal(db, runId, key);
+}
+
 /**
- * Checks a series' blocks against its seal before a read. Blocks that disagree with it
- * (which only a damaged file could cause) are dropped, so that reads fall back to the rows.
+ * After a whole read that began at `mark` and took `fromBlocks` points from blocks: blocks
+ * that disagree with their seal (which only a damaged file could cause; the read used the
+ * rows in their place) are dropped, to be sealed again. A seal that moved during the read
+ * (the sealer or a write ran in between) proves nothing and is left alone.
  */
-export function checkSeal(db: Database, runId: string, key: string): void {
-  const seal = getSeal(db, runId, key);
-  if (!seal) return;
-  const held = db.prepare(
-    `SELECT COALESCE(SUM(points), 0) AS points, COALESCE(SUM(length(data) != points * 24), 0) AS bad
-     FROM metric_blocks WHERE run_id = ? AND key = ?`,
-  ).get(runId, key) as { points: number; bad: number };
-  if (held.points === seal.sealed_points && held.bad === 0) return;
+export function afterWholeRead(
+  db: Database,
+  runId: string,
+  key: string,
+  mark: SealMark,
+  fromBlocks: number,
+): void {
+  if (!mark || fromBlocks === mark.sealed_points) return;
+  const now = getSeal(db, runId, key);
+  if (now?.sealed_step !== mark.sealed_step || now.sealed_points !== mark.sealed_points) return;
   try {
     dropBlocksFrom(db, runId, key, -Infinity);
   } catch {
-    // Cannot write now (a full disk): reads check each block and use the rows instead.
+    // Cannot write now (a full disk): reads keep checking each block and use the rows.
   }
 }
 
@@ -72,7 +89,7 @@ export class ColumnsBuilder {
   append(c: SeriesColumns): void {
     const need = this.length + c.length;
     if (need > this.steps.length) {
-      const capacity = Math.max(need, Math.ceil(this.steps.length * 1.5));
+      const capacity = Math.max(need, this.steps.length * 2);
       const grow = (a: Float64Array) => {
         const b = new Float64Array(capacity);
         b.set(a.subarray(0, this.length));
@@ -100,15 +117,29 @@ export class ColumnsBuilder {
 
 /** The whole series: its sealed blocks, then its rows after the last sealed step. */
 export function readSeriesColumns(db: Database, runId: string, key: string): SeriesColumns {
-  checkSeal(db, runId, key);
-  const out = new ColumnsBuilder(0);
+  const mark = sealMark(db, runId, key);
+  const out = new ColumnsBuilder(expectedPoints(db, runId, key));
   let after = -1;
+  let fromBlocks = 0;
   for (;;) {
     const chunk = readSeriesChunk(db, runId, key, after, Infinity, READ_CHUNK_POINTS);
-    if (chunk.length === 0) return out.columns();
+    if (chunk.length === 0) {
+      afterWholeRead(db, runId, key, mark, fromBlocks);
+      return out.columns();
+    }
     out.append(chunk);
+    fromBlocks += chunk.fromBlocks;
     after = chunk.steps[chunk.length - 1];
   }
+}
+
+/** The points a series had when last written (its summary), to size the columns once. */
+export function expectedPoints(db: Database, runId: string, key: string): number {
+  const row = db.prepare("SELECT points FROM metric_keys WHERE run_id = ? AND key = ?").get(
+    runId,
+    key,
+  ) as { points: number } | undefined;
+  return row?.points ?? 0;
 }
 
 /** Points read in one synchronous step of a long read (about 50 ms of rows). */
@@ -117,8 +148,8 @@ export const READ_CHUNK_POINTS = 65_536;
 /**
  * At most `maxPoints` points of a series with `afterStep < step <= toStep`, in step order:
  * from sealed blocks where they cover the range, else from rows. A block is used only when
- * no row lies between the previous point and its first step, so a missing or damaged block
- * is read from the rows instead. Each call is one consistent read; long reads call it again
+ * no row lies between the previous point and its first step, so a missing or damaged block,
+ * or one that starts before `afterStep`, is read from the rows instead. Each call is one consistent read; long reads call it again
  * from the last step returned (and may let other work run in between).
  */
 export function readSeriesChunk(
@@ -128,21 +159,22 @@ export function readSeriesChunk(
   afterStep: number,
   toStep: number,
   maxPoints: number,
-): SeriesColumns {
+): SeriesChunk {
   const seal = getSeal(db, runId, key);
   const to = Number.isFinite(toStep) ? toStep : Number.MAX_SAFE_INTEGER;
-  const out: SeriesColumns = {
+  const out: SeriesChunk = {
     steps: new Float64Array(0),
     values: new Float64Array(0),
     wallTimes: new Float64Array(0),
     length: 0,
+    fromBlocks: 0,
   };
   if (maxPoints <= 0 || afterStep >= to) return out;
   let blocks: Block[] = [];
   if (seal && afterStep < seal.sealed_step && maxPoints >= BLOCK_POINTS) {
     blocks = db.prepare(
       `SELECT first_step, last_step, points, data FROM metric_blocks
-       WHERE run_id = ? AND key = ? AND last_step > ? AND first_step <= ?
+       WHERE run_id = ? AND key = ? AND first_step > ? AND first_step <= ?
        ORDER BY first_step LIMIT ?`,
     ).all(runId, key, afterStep, to, Math.floor(maxPoints / BLOCK_POINTS)) as unknown as Block[];
     const gap = db.prepare(
@@ -206,6 +238,7 @@ export function readSeriesChunk(
   let length = n;
   while (length > 0 && out.steps[length - 1] > to) length--;
   out.length = length;
+  out.fromBlocks = length;
   return out;
 }
 

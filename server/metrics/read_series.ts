@@ -65,9 +65,13 @@ function load(
   toStep = Infinity,
 ): Promise<SeriesColumns> {
   return limiterOf(db).run(async () => {
-    metricBlocks.checkSeal(db, runId, key);
-    const out = new metricBlocks.ColumnsBuilder(0);
+    const whole = afterStep < 0 && !Number.isFinite(toStep);
+    const mark = metricBlocks.sealMark(db, runId, key);
+    const out = new metricBlocks.ColumnsBuilder(
+      whole ? metricBlocks.expectedPoints(db, runId, key) : 0,
+    );
     let after = afterStep;
+    let fromBlocks = 0;
     for (;;) {
       const chunk = metricBlocks.readSeriesChunk(
         db,
@@ -77,11 +81,14 @@ function load(
         toStep,
         metricBlocks.READ_CHUNK_POINTS,
       );
-      if (chunk.length === 0) return out.columns();
+      if (chunk.length === 0) break;
       out.append(chunk);
+      fromBlocks += chunk.fromBlocks;
       after = chunk.steps[chunk.length - 1];
       await nextTurn();
     }
+    if (whole) metricBlocks.afterWholeRead(db, runId, key, mark, fromBlocks);
+    return out.columns();
   });
 }
 

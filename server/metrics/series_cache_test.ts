@@ -50,3 +50,27 @@ Deno.test("SeriesCache stays under its byte bound, dropping the least recently u
   cache.get("b", "loss", () => (loads++, series(1000)));
   assertEquals(loads, 1, "b was evicted, a was kept");
 });
+
+Deno.test("SeriesCache shares one slow load between callers, and keeps it only if no write came in between", async () => {
+  const cache = new SeriesCache();
+  let loads = 0;
+  let finish!: () => void;
+  const load = () => {
+    loads++;
+    return new Promise<ReturnType<typeof series>>((r) => finish = () => r(series(3)));
+  };
+  const a = cache.getAsync("r", "loss", load);
+  const b = cache.getAsync("r", "loss", load);
+  cache.onWrite("r", [pt(1, 99)]); // lands behind the load's position
+  finish();
+  assertEquals([(await a).length, (await b).length, loads], [3, 3, 1]);
+  assertEquals(
+    cache.peek("r", "loss"),
+    undefined,
+    "a load that may have missed a write is not kept",
+  );
+  const c = cache.getAsync("r", "loss", load);
+  finish();
+  await c;
+  assertEquals([cache.peek("r", "loss")?.length, loads], [3, 2]);
+});
