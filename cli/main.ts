@@ -20,10 +20,11 @@ import {
 } from "./command.ts";
 import { importRunCommand } from "./commands/import_run.ts";
 import { syncCommand } from "./commands/sync.ts";
+import { tokenCommand } from "./commands/token.ts";
 import { wantsHelp } from "./flags.ts";
 
 /** Every command, in the order `gpuctl --help` lists them. */
-export const COMMANDS: readonly Command[] = [importRunCommand, syncCommand];
+export const COMMANDS: readonly Command[] = [importRunCommand, syncCommand, tokenCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
