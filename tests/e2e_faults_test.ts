@@ -344,6 +344,14 @@ Deno.test("agent stopped (SIGSTOP) past the node timeout with a free second node
     assertEquals([held.status, held.attempt], ["QUEUED", 2]);
     assert(held.not_before !== null, JSON.stringify(held));
     assert(held.reason.includes("next attempt at"), held.reason);
+    // node-1 stays stopped until 2 s before its lease surely ran out; attempt 2 must not start
+    // meanwhile, though node-2 is free (before fencing, it started at once).
+    const wakeAt = Date.parse(held.not_before) - 2_000;
+    while (Date.now() < wakeAt) {
+      const started = (await Deno.readTextFile(`${home}/pids`)).trim().split("\n").length;
+      assertEquals(started, 1, "attempt 2 started while node-1's lease ran");
+      await new Promise((r) => setTimeout(r, 100));
+    }
     first.child.kill("SIGCONT");
 
     const fenced = await until(
