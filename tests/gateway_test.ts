@@ -625,22 +625,45 @@ Deno.test("a node's own agent token speaks only for that node, and then the shar
   });
 });
 
-Deno.test("a second live connection for a node is refused; the first keeps the node", async () => {
+Deno.test("a second live connection for a node is refused; the first keeps the node until it is gone", async () => {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const first = await connected(h);
+      first.heartbeat();
+      await first.until((a) => a.of("lease").length === 2); // the hello's and the heartbeat's
+      clock.ms += 10_000;
+      first.heartbeat(); // heartbeats 10 s apart: gone after 20 s of silence
+      await first.until((a) => a.of("lease").length === 3);
+      clock.ms += 5_000;
+      const second = await FakeAgent.connect(h.base, h.tokens.agent);
+      second.hello({ gpus: [] });
+      assertEquals(await second.closed, 4003);
+      assertStringIncludes(
+        second.of("error")[0].message,
+        'node "node-a" already has a live connection',
+      );
+      assertEquals((await h.call("GET", "/api/nodes/node-a")).json.gpus.length, 2);
+
+      clock.ms += 16_000; // 21 s without a word: the agent gave up on that connection
+      const third = await connected(h);
+      assertEquals(await first.closed, 4000);
+      await third.close();
+    },
+    {},
+    clock,
+  );
+});
+
+Deno.test("a node's own token may replace its live connection (its agent gave up on it)", async () => {
   await withGateway(async (h) => {
-    const first = await connected(h);
-    const second = await FakeAgent.connect(h.base, h.tokens.agent);
-    second.hello({ gpus: [] });
-    assertEquals(await second.closed, 4003);
-    assertStringIncludes(
-      second.of("error")[0].message,
-      'node "node-a" already has a live connection',
-    );
-    first.heartbeat();
-    await first.until((a) => a.of("lease").length === 2); // the hello's and the heartbeat's
-    assertEquals((await h.call("GET", "/api/nodes/node-a")).json.gpus.length, 2);
-    await first.close();
-    const third = await connected(h); // the first is gone: a reconnect is welcome
-    await third.close();
+    const token = (await h.call("POST", "/api/tokens", {
+      body: { name: "a", scope: "agent", node_id: "node-a" },
+    })).json.token;
+    const first = await connected(h, {}, token);
+    const again = await connected(h, {}, token);
+    assertEquals(await first.closed, 4000);
+    await again.close();
   });
 });
 

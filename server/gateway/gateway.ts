@@ -45,6 +45,9 @@ export const MAX_FRAME_CHARS = 16 * 1024 * 1024;
  */
 export const LEASE_MARGIN_MS = 5_000;
 
+/** A node's old connection counts as gone after at least this much silence (see #helloRefusal). */
+const MIN_GONE_MS = 3_000;
+
 export interface GatewayOptions {
   /** Silence after which a node is OFFLINE and its jobs LOST. @default 90_000 */
   nodeTimeoutMs?: number;
@@ -76,6 +79,9 @@ interface Session {
 interface NodeState {
   session: Session | null;
   lastSeen: number;
+  /** Time between this node's last two heartbeats, once known. */
+  heartbeatGapMs: number | null;
+  lastHeartbeat: number | null;
   foreign: Map<number, number>;
   /** Jobs assigned here that the agent's heartbeats did not list, and how many times. */
   misses: Map<string, number>;
@@ -208,6 +214,8 @@ export class AgentGateway implements NodeLink {
         foreign: new Map(),
         misses: new Map(),
         fenceAfterS: nodesDb.fenceAfterOf(this.#ctx.db, nodeId),
+        heartbeatGapMs: null,
+        lastHeartbeat: null,
       };
       this.#nodes.set(nodeId, st);
     }
@@ -315,14 +323,23 @@ export class AgentGateway implements NodeLink {
     if (session.boundNode === null && tokensDb.nodeHasToken(this.#ctx.db, nodeId)) {
       return `node "${nodeId}" has its own agent token; the shared agent token cannot speak for it`;
     }
+    // The node's own token proves it is the node: its agent reconnecting has given up on the
+    // old connection (a half-open one the server has not noticed yet).
+    if (session.boundNode === nodeId) return null;
     const other = this.#nodes.get(nodeId)?.session;
     if (other && other !== session && other.socket.readyState === WebSocket.OPEN) {
-      const silentMs = this.#monotonic() - this.#state(nodeId).lastSeen;
-      if (silentMs < this.#timeoutMs) {
+      const st = this.#state(nodeId);
+      const silentMs = this.#monotonic() - st.lastSeen;
+      // Gone: silent for two heartbeats (as this node sends them), at most the node timeout,
+      // so a real agent gets back in well before its lease runs out.
+      const goneAfterMs = st.heartbeatGapMs === null
+        ? this.#timeoutMs
+        : Math.min(this.#timeoutMs, Math.max(2 * st.heartbeatGapMs, MIN_GONE_MS));
+      if (silentMs < goneAfterMs) {
         return `node "${nodeId}" already has a live connection (heard ${
           Math.round(silentMs / 1000)
         } s ago); a second one is refused until it closes or stays silent ${
-          this.#timeoutMs / 1000
+          Math.round(goneAfterMs / 1000)
         } s`;
       }
     }
@@ -351,6 +368,7 @@ export class AgentGateway implements NodeLink {
     st.lastSeen = this.#monotonic();
     st.misses.clear();
     st.fenceAfterS = hello.fence_after_s ?? null;
+    st.lastHeartbeat = null;
     const at = ctx.now();
     const iso = at.toISOString();
     ctx.db.tx(() => {
@@ -409,6 +427,9 @@ export class AgentGateway implements NodeLink {
   #onHeartbeat(session: Session, nodeId: string, hb: HeartbeatFrame): void {
     const ctx = this.#ctx;
     const st = this.#state(nodeId);
+    const now = this.#monotonic();
+    if (st.lastHeartbeat !== null) st.heartbeatGapMs = now - st.lastHeartbeat;
+    st.lastHeartbeat = now;
     st.foreign = new Map();
     for (const f of hb.foreign) {
       st.foreign.set(f.gpu_index, (st.foreign.get(f.gpu_index) ?? 0) + (f.used_mb ?? 1));
