@@ -17,6 +17,9 @@ export const WATCH_POLL_MS = 1000;
 /** How often the lease is checked: the server's margin covers this delay. */
 export const FENCE_CHECK_MS = 1000;
 
+/** The lease file is rewritten at most this often. */
+const LEASE_PERSIST_MS = 1000;
+
 /** Options of {@linkcode JobManager}. */
 export interface JobManagerOptions {
   dataDir: string;
@@ -57,6 +60,7 @@ export class JobManager {
   /** When the lease was last renewed (monotonic ms): the send time of a frame the server answered. */
   #leaseRenewed: number;
   #leaseTimer: ReturnType<typeof setInterval> | null = null;
+  #leasePersisted = -Infinity;
 
   constructor(options: JobManagerOptions) {
     this.#options = options;
@@ -84,6 +88,10 @@ export class JobManager {
   renewLease(sentAt: number): void {
     if (sentAt <= this.#leaseRenewed) return;
     this.#leaseRenewed = sentAt;
+    // Written at most once a second: a file a moment old only makes a restarted agent's lease
+    // a moment shorter.
+    if (sentAt - this.#leasePersisted < LEASE_PERSIST_MS) return;
+    this.#leasePersisted = sentAt;
     const wall = (this.#options.now ?? Date.now)() - (this.#monotonic() - sentAt);
     Deno.writeTextFile(this.leasePath, JSON.stringify({ renewed_at_ms: wall })).catch((err) =>
       this.#options.log.warn("cannot write the lease file", { error: String(err) })
