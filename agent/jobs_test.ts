@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../tests/assert.ts";
+import { tfeventsPath } from "../tests/fixtures/mod.ts";
 import type { DispatchSpec } from "../protocol/agent.ts";
 import { eventually } from "./_fake_server.ts";
 import { dispatchSpec, FakeRunner } from "./_testing.ts";
@@ -184,7 +185,7 @@ Deno.test("JobManager ends reattached attempts that are gone with what the runne
 
 Deno.test("JobManager sends new TensorBoard scalars and settled checkpoints, not older files", async () => {
   const { dir, runner, frames, jobs } = await setup();
-  const fixtures = new URL("../../shared/fixtures/tfevents/torch-logs/", import.meta.url).pathname;
+  const fixtures = tfeventsPath("torch-logs");
   try {
     await Deno.mkdir(`${dir}/runs`);
     await Deno.mkdir(`${dir}/ckpt`);
@@ -277,7 +278,7 @@ Deno.test("a full disk loses nothing: refused frames wait, in order, and the end
 
 Deno.test("scalars written while the disk is full arrive once, after the frames that waited", async () => {
   const { dir, runner, frames, disk, jobs } = await setupFullDisk();
-  const fixtures = new URL("../../shared/fixtures/tfevents/torch-logs/", import.meta.url).pathname;
+  const fixtures = tfeventsPath("torch-logs");
   try {
     await Deno.mkdir(`${dir}/runs`);
     jobs.start();

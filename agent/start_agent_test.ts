@@ -1,6 +1,7 @@
 // The agent end to end, in-process, against a fake server that speaks the wire protocol,
 // with the real process runner running real `python3` jobs.
 import { assert, assertEquals } from "../tests/assert.ts";
+import { tfeventsPath } from "../tests/fixtures/mod.ts";
 import type { DataFrame, DispatchSpec } from "../protocol/agent.ts";
 import { eventually, FakeServer } from "./_fake_server.ts";
 import { dispatchSpec } from "./_testing.ts";
@@ -10,7 +11,7 @@ import { type RunningAgent, startAgent } from "./start_agent.ts";
 import { mergeScalars } from "./tensorboard/mod.ts";
 import { type JobUser, lookupUser } from "./runner/job_user.ts";
 
-const TORCH_LOGS = new URL("../../shared/fixtures/tfevents/torch-logs/", import.meta.url).pathname;
+const TORCH_LOGS = tfeventsPath("torch-logs");
 
 interface World {
   server: FakeServer;

@@ -5,9 +5,10 @@
  */
 import { type api, startCluster, until } from "../tests/_processes.ts";
 import { openSse } from "../tests/_sse_client.ts";
+import { tfeventsPath } from "../tests/fixtures/mod.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const FIXTURES = new URL("../../shared/fixtures/tfevents/", import.meta.url).pathname;
+const FIXTURES = tfeventsPath();
 
 export type Report = (name: string, value: string, baseline: string, target: string) => void;
 
@@ -115,7 +116,7 @@ export async function benchCluster(report: Report): Promise<void> {
     // for 60 s) and telemetry runs, over 30 s: shorter windows varied by ±0.5 % of a core.
     const grow = `
 import os, time
-src = ${JSON.stringify(FIXTURES + "torch-logs")}
+src = ${JSON.stringify(FIXTURES + "/torch-logs")}
 os.makedirs("runs", exist_ok=True)
 names = sorted(n for n in os.listdir(src) if n.startswith("events"))
 data = open(os.path.join(src, names[-1]), "rb").read()

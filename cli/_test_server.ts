@@ -3,15 +3,14 @@
 
 import { fileURLToPath } from "node:url";
 import { createHarness, type Harness } from "../tests/_harness.ts";
+import { tfeventsPath } from "../tests/fixtures/mod.ts";
 import type { CliEnv, CommandContext } from "./command.ts";
 import { runCli } from "./main.ts";
 
 /** The repository root (subprocesses run there, as `deno task cli` does). */
 export const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
-/** The shared TensorBoard fixtures. */
-export const TFEVENTS_FIXTURES = fileURLToPath(
-  new URL("../../shared/fixtures/tfevents/", import.meta.url),
-);
+/** The real TensorBoard fixtures (tests/fixtures/tfevents). */
+export const TFEVENTS_FIXTURES = tfeventsPath();
 
 /** A server on 127.0.0.1 over a fresh database. */
 export interface TestServer {

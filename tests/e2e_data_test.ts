@@ -6,9 +6,10 @@
 import { assert, assertClose, assertEquals, assertStringIncludes } from "./assert.ts";
 import { api, startCluster, until } from "./_processes.ts";
 import { openSse } from "./_sse_client.ts";
+import { tfeventsPath } from "./fixtures/mod.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const FIXTURES = new URL("../../shared/fixtures/tfevents/", import.meta.url).pathname;
+const FIXTURES = tfeventsPath();
 
 async function cluster(serverYaml = "") {
   return await startCluster({ fakeGpus: 1, serverYaml, prefix: "gpuctl-e2e-data-" });

@@ -1,10 +1,11 @@
 /** Event rules wired to ingest: points posted through the API raise each anomaly once. */
 import { assertEquals, assertStringIncludes } from "./assert.ts";
 import { createHarness, type Harness } from "./_harness.ts";
+import { TFEVENTS } from "./fixtures/mod.ts";
 import { RulesEngine } from "../server/rules/engine.ts";
 import { resolveRulesConfig } from "../server/rules/mod.ts";
 
-const FIXTURE = new URL("../../shared/fixtures/tfevents/expected-scalars.jsonl", import.meta.url);
+const FIXTURE = new URL("expected-scalars.jsonl", TFEVENTS);
 
 async function withEngine(
   fn: (h: Harness, engine: RulesEngine) => Promise<void>,

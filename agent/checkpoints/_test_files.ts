@@ -1,15 +1,10 @@
 // Helpers for the checkpoint tests: real temporary files and the shared fixtures.
 
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-/** The read-only TensorBoard fixtures (`/work/shared/fixtures/tfevents`). */
-export const TFEVENTS_FIXTURES = fileURLToPath(
-  new URL("../../../shared/fixtures/tfevents/", import.meta.url),
-);
+import { tfeventsPath } from "../../tests/fixtures/mod.ts";
 
 /** The Keras run's train folder: TF checkpoint indexes `keras_embedding.ckpt-0..9`, no shards. */
-export const KERAS_TRAIN = join(TFEVENTS_FIXTURES, "keras-exp0", "train");
+export const KERAS_TRAIN = tfeventsPath("keras-exp0/train");
 
 /** Writes `bytes` bytes at `path` under `root`, creating folders; returns the absolute path. */
 export async function writeFile(root: string, path: string, bytes: number): Promise<string> {

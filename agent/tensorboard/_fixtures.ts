@@ -1,15 +1,10 @@
-// Test-only: the real event files in shared/fixtures/tfevents (read-only; tests copy them
+// Test-only: the real event files in tests/fixtures/tfevents (read-only; tests copy them
 // into temp dirs before changing anything).
 
-import { fileURLToPath } from "node:url";
-
-/** The fixture folder; the repo is cloned with `shared/` as a sibling folder. */
-export const FIXTURES = new URL("../../../shared/fixtures/tfevents/", import.meta.url);
+import { TFEVENTS, tfeventsPath } from "../../tests/fixtures/mod.ts";
 
 /** Filesystem path of a fixture, relative to the fixture folder. */
-export function fixturePath(relPath = ""): string {
-  return fileURLToPath(new URL(relPath, FIXTURES)).replace(/\/$/, "");
-}
+export const fixturePath = tfeventsPath;
 
 /** One line of expected-scalars.jsonl, as decoded by an independent reader. */
 export interface ExpectedScalar {
@@ -22,7 +17,7 @@ export interface ExpectedScalar {
 
 /** Every line of expected-scalars.jsonl. */
 export async function expectedScalars(): Promise<ExpectedScalar[]> {
-  const text = await Deno.readTextFile(new URL("expected-scalars.jsonl", FIXTURES));
+  const text = await Deno.readTextFile(new URL("expected-scalars.jsonl", TFEVENTS));
   return text.split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line));
 }
 

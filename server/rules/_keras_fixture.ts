@@ -1,10 +1,8 @@
+import { TFEVENTS } from "../../tests/fixtures/mod.ts";
 import type { MetricPoint } from "./rule_event.ts";
 
-/** The decoded scalars of the real TensorBoard runs in `shared/fixtures/tfevents` (tests only). */
-const EXPECTED_SCALARS = new URL(
-  "../../../shared/fixtures/tfevents/expected-scalars.jsonl",
-  import.meta.url,
-);
+/** The decoded scalars of the real TensorBoard runs in `tests/fixtures/tfevents` (tests only). */
+const EXPECTED_SCALARS = new URL("expected-scalars.jsonl", TFEVENTS);
 
 interface ScalarLine {
   file: string;
