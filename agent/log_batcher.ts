@@ -16,17 +16,30 @@ export interface LogBatcherOptions {
   flushMs?: number;
   /** @default LOG_BATCH_LINES */
   maxLines?: number;
+  /** Runs `fn` after `ms`; returns what cancels it. Tests pass a manual clock. @default setTimeout */
+  setTimer?: (fn: () => void, ms: number) => () => void;
+}
+
+/** The real clock. */
+function realTimer(fn: () => void, ms: number): () => void {
+  const timer = setTimeout(fn, ms);
+  return () => clearTimeout(timer);
 }
 
 /** Collects lines and sends them in batches, in order. */
 export class LogBatcher {
   #options: Required<LogBatcherOptions>;
   #pending: OutputLine[] = [];
-  #timer: ReturnType<typeof setTimeout> | null = null;
+  #cancelTimer: (() => void) | null = null;
   #chain: Promise<void> = Promise.resolve();
 
   constructor(options: LogBatcherOptions) {
-    this.#options = { flushMs: LOG_FLUSH_MS, maxLines: LOG_BATCH_LINES, ...options };
+    this.#options = {
+      flushMs: LOG_FLUSH_MS,
+      maxLines: LOG_BATCH_LINES,
+      setTimer: realTimer,
+      ...options,
+    };
   }
 
   /** Adds a line; it is sent within `flushMs`. */
@@ -34,15 +47,15 @@ export class LogBatcher {
     this.#pending.push({ ...line, text: clip(line.text, MAX_TEXT_LENGTH) });
     if (this.#pending.length >= this.#options.maxLines) {
       void this.flush();
-    } else if (this.#timer === null) {
-      this.#timer = setTimeout(() => void this.flush(), this.#options.flushMs);
+    } else if (this.#cancelTimer === null) {
+      this.#cancelTimer = this.#options.setTimer(() => void this.flush(), this.#options.flushMs);
     }
   }
 
   /** Sends what is pending now; resolves when everything added so far was sent. */
   flush(): Promise<void> {
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
+    this.#cancelTimer?.();
+    this.#cancelTimer = null;
     const batch = this.#pending;
     this.#pending = [];
     if (batch.length > 0) {

@@ -87,6 +87,20 @@ async function withWorld(
 
 const py = (code: string) => ["python3", "-c", code];
 
+/**
+ * Python lines that wait until the test creates `path`, so a job runs until the test has seen
+ * what it needs; bounded, and over when the test's folder is gone.
+ */
+function pyWaitFor(path: string): string[] {
+  return [
+    "import os, time",
+    `p = ${JSON.stringify(path)}`,
+    "end = time.time() + 60",
+    "while not os.path.exists(p) and os.path.isdir(os.path.dirname(p)) and time.time() < end:",
+    "    time.sleep(0.02)",
+  ];
+}
+
 function states(frames: DataFrame[], runId: string): string[] {
   return frames.flatMap((f) => f.type === "job_state" && f.run_id === runId ? [f.state] : []);
 }
@@ -128,38 +142,66 @@ Deno.test("agent says hello with its fake GPUs and runs a CPU job to its end", a
 });
 
 Deno.test("agent gives a job exactly its GPUs in CUDA_VISIBLE_DEVICES", async () => {
-  await withWorld(async ({ server, start, dispatch }) => {
+  await withWorld(async ({ server, dir, start, dispatch }) => {
     await start();
+    // The job runs until the test has seen its system metrics (a telemetry sample needs a
+    // running job), then exits.
+    const release = `${dir}/release-gpu`;
     dispatch({
       job_id: "gpu",
       gpu_indices: [1],
-      command: py(
-        "import os; print(os.environ['CUDA_VISIBLE_DEVICES']); print(os.environ['CUDA_DEVICE_ORDER'])",
-      ),
+      command: py([
+        "import os",
+        "print(os.environ['CUDA_VISIBLE_DEVICES'], flush=True)",
+        "print(os.environ['CUDA_DEVICE_ORDER'], flush=True)",
+        ...pyWaitFor(release),
+      ].join("\n")),
     });
+    // The job holds GPU 1: its system metrics name that GPU and no other.
+    const sys = await eventually("sys metrics of GPU 1", () => {
+      const keys = server.of("metrics", "r-gpu").filter((f) => f.stream === "sys")
+        .flatMap((f) => f.points.map((p) => p.key));
+      return keys.some((k) => k.startsWith("sys/gpu")) ? keys : null;
+    });
+    await Deno.writeTextFile(release, "");
+    const gpuKeys = [...new Set(sys.filter((k) => k.startsWith("sys/gpu")))].sort();
+    assertEquals(gpuKeys, [
+      "sys/gpu1/mem_used_mb",
+      "sys/gpu1/power_w",
+      "sys/gpu1/temp_c",
+      "sys/gpu1/util",
+    ]);
     await eventually("the end", () => ended(server, "r-gpu"));
     assertEquals(logTexts(server, "r-gpu"), ["1", "PCI_BUS_ID"]);
-    // The job holds GPU 1: its system metrics name that GPU and no other.
-    await eventually(
-      "sys metrics",
-      () => server.of("metrics", "r-gpu").some((f) => f.stream === "sys"),
-    );
+    assertEquals(states(server.applied, "r-gpu"), ["RUNNING", "EXITED"]);
   });
 });
 
 Deno.test("agent replays exactly the frames the server lacks after the server dropped it", async () => {
-  await withWorld(async ({ server, logs, start, dispatch }) => {
-    await start();
+  await withWorld(async ({ server, logs, dir, start, dispatch }) => {
+    const agent = await start();
+    // Half the lines before the connection drops, half once the test has dropped it.
+    const release = `${dir}/release-chatty`;
     dispatch({
       job_id: "chatty",
-      command: py(
-        "import time\nfor i in range(40):\n    print(i, flush=True)\n    time.sleep(0.03)",
-      ),
+      command: py([
+        "for i in range(20): print(i, flush=True)",
+        ...pyWaitFor(release),
+        "for i in range(20, 40):",
+        "    print(i, flush=True)",
+        "    time.sleep(0.01)",
+      ].join("\n")),
     });
     await eventually("first lines", () => logTexts(server, "r-chatty").length > 0);
     server.refuse = true;
+    const requests = server.authorizations.length;
     await server.dropConnection();
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await Deno.writeTextFile(release, "");
+    await eventually(
+      "frames spooled while the server refuses the agent",
+      () =>
+        server.authorizations.length > requests && agent.spool.newest("data") > server.cursors.data,
+    );
     server.refuse = false;
     await eventually("the end", () => ended(server, "r-chatty"));
     assert(server.hellos.length >= 2, "the agent reconnected");
@@ -252,24 +294,26 @@ Deno.test({
 });
 
 Deno.test("agent tails a job's TensorBoard folder while it runs", async () => {
-  await withWorld(async ({ server, start, dispatch }) => {
+  await withWorld(async ({ server, dir, start, dispatch }) => {
     await start();
+    // The job writes its event files, then runs until the test has seen their scalars.
+    const release = `${dir}/release-tb`;
     dispatch({
       job_id: "tb",
       env: { FIXTURES: TORCH_LOGS },
       command: py([
-        "import os, shutil, time",
+        "import os, shutil",
         "src = os.environ['FIXTURES']",
         "os.makedirs('runs-tb', exist_ok=True)",
         "for name in sorted(os.listdir(src)): shutil.copy(os.path.join(src, name), 'runs-tb')",
-        "time.sleep(2.5)",
+        ...pyWaitFor(release),
       ].join("\n")),
       tensorboard_dir: "runs-tb",
     });
-    // Within 2 s of being written, while the job still runs.
     const tensorboard = () => server.of("metrics", "r-tb").filter((f) => f.stream === "data");
-    await eventually("metrics", () => tensorboard().length > 0, 2400);
+    await eventually("metrics while the job runs", () => tensorboard().length > 0);
     assertEquals(ended(server, "r-tb"), false);
+    await Deno.writeTextFile(release, "");
     await eventually("the end", () => ended(server, "r-tb"));
     const points = tensorboard()
       .flatMap((f) =>
@@ -295,18 +339,25 @@ Deno.test("agent cancels a job at the server's request", async () => {
 });
 
 Deno.test("a restarted agent reattaches to the job the old one left running", async () => {
-  await withWorld(async ({ server, start, dispatch }) => {
+  await withWorld(async ({ server, dir, start, dispatch }) => {
     const first = await start();
+    // Half the lines under the first agent; the rest once the second one has taken over.
+    const release = `${dir}/release-long`;
     dispatch({
       job_id: "long",
-      command: py(
-        "import time\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.05)",
-      ),
+      command: py([
+        "for i in range(15): print(i, flush=True)",
+        ...pyWaitFor(release),
+        "for i in range(15, 30):",
+        "    print(i, flush=True)",
+        "    time.sleep(0.01)",
+      ].join("\n")),
     });
     await eventually("first lines", () => logTexts(server, "r-long").length > 0);
     await first.stop();
     const second = await start();
     assertEquals(server.hellos[1].running.map((r) => [r.job_id, r.run_id]), [["long", "r-long"]]);
+    await Deno.writeTextFile(release, "");
     await eventually("the end", () => ended(server, "r-long"));
     assertEquals(states(server.applied, "r-long"), ["RUNNING", "EXITED"]);
     assertEquals(logTexts(server, "r-long"), Array.from({ length: 30 }, (_, i) => String(i)));

@@ -460,7 +460,12 @@ Deno.test("a job that runs after another starts only when it succeeded, and fail
     const evalJob =
       (await h.call("POST", "/api/jobs", { body: gpuJob("eval", { after: [train] }) })).json.id;
     await agent.until((a) => a.of("dispatch").length === 1);
-    await new Promise((r) => setTimeout(r, 300));
+    // A pass with a GPU free places nothing: eval waits for train.
+    assertEquals(h.gateway.scheduler.runOnce(), {
+      dispatched: 0,
+      waiting: 1,
+      dependency_failures: 0,
+    });
     assertEquals(agent.of("dispatch").length, 1, "eval waits for train");
     assertStringIncludes((await job(h, evalJob)).reason, "Waiting");
     const d = agent.of("dispatch")[0].job;

@@ -57,12 +57,11 @@ Deno.test("metrics stream: SDK points arrive live, and a resumed stream fills th
     const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
     const url = `${s.base}/api/runs/${run.id}/metrics/stream`;
     const live = await openSse(url, h.tokens.read);
-    const t0 = performance.now();
     await h.call("POST", `/api/sdk/runs/${run.id}/log`, {
       body: { points: [{ key: "loss", step: 0, value: 1 }, { key: "loss", step: 1, value: 0.5 }] },
     });
-    await live.until((c) => c.messages.length === 1, 2000);
-    assert(performance.now() - t0 < 2000);
+    // The open stream gets them (until() fails the test when they do not come).
+    await live.until((c) => c.messages.length === 1);
     assertEquals(live.messages[0].data.points.map((p: { step: number }) => p.step), [0, 1]);
     const resumeAt = live.messages[0].id;
     await live.close();

@@ -69,7 +69,41 @@ Deno.test("WebhookDispatcher does not retry a 400 and logs it without the URL", 
   }
 });
 
-Deno.test("WebhookDispatcher gives up on a silent receiver; publish never waits", async () => {
+Deno.test("WebhookDispatcher: publish returns before any request starts, and a blocked one holds up nothing", async () => {
+  // A transport that answers only when the test says so.
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  let firstCall!: () => void;
+  const called = new Promise<void>((resolve) => firstCall = resolve);
+  const sent: number[] = [];
+  const blocked: typeof fetch = async (_url, init) => {
+    sent.push(JSON.parse(String(init?.body)).id);
+    firstCall();
+    await gate;
+    return new Response("ok");
+  };
+  const { bus, dispatcher } = setup([{ url: "http://127.0.0.1:9/h", kind: "json" }], {
+    fetch: blocked,
+  });
+  const seen: number[] = [];
+  bus.subscribe<{ id: number }>(topics.events, (e) => seen.push(e.id));
+  const events = [event(), event(), event()];
+  for (const e of events) bus.publish(topics.events, e);
+  // Every publish returned and reached the other subscriber; not one request was even begun.
+  assertEquals(seen, events.map((e) => e.id));
+  assertEquals(sent, []);
+  await called;
+  // The first request hangs; the others wait behind it, in order.
+  assertEquals(sent, [events[0].id]);
+  bus.publish(topics.events, event());
+  assertEquals(seen.length, 4);
+  release();
+  assertEquals(await dispatcher.runOnce(), { delivered: 4, failed: 0, dropped: 0 });
+  assertEquals(sent, seen);
+  await dispatcher.stop();
+});
+
+Deno.test("WebhookDispatcher gives up on a silent receiver", async () => {
   const rx = startReceiver(hang);
   try {
     const { bus, dispatcher, log } = setup([{ url: `${rx.url}/SECRETKEY`, kind: "json" }], {
@@ -79,13 +113,11 @@ Deno.test("WebhookDispatcher gives up on a silent receiver; publish never waits"
     });
     const t0 = performance.now();
     bus.publish(topics.events, event());
-    const publishMs = performance.now() - t0;
-    assert(publishMs < 5, `bus.publish took ${publishMs.toFixed(2)} ms`);
     assertEquals(await dispatcher.runOnce(), { delivered: 0, failed: 1, dropped: 0 });
     const elapsed = performance.now() - t0;
-    // Three attempts of 50 ms with two waits of 10 ms between them.
+    // Three attempts of 50 ms with two waits of 10 ms between them: a floor, which a busy
+    // machine only raises.
     assert(elapsed >= 160, `gave up after ${elapsed.toFixed(0)} ms`);
-    assert(elapsed < 3000, `gave up after ${elapsed.toFixed(0)} ms`);
     assertEquals(rx.requests.length, 3);
     assertEquals(log.lines.length, 1);
     assertStringIncludes(log.lines[0], "reason=no answer within 50 ms");
