@@ -296,6 +296,15 @@ def wait_until(predicate, timeout_s=5.0, interval_s=0.01):
     return bool(predicate())
 
 
+def returns(fn, bound_s=30.0):
+    """Whether ``fn()`` returns within ``bound_s`` (it runs in a daemon thread). Tests pair it
+    with a time limit or a server hold far longer than the bound, so no race decides it."""
+    thread = threading.Thread(target=fn, daemon=True)
+    thread.start()
+    thread.join(bound_s)
+    return not thread.is_alive()
+
+
 def read_spool(path):
     with open(path, "r", encoding="utf-8") as handle:
         return [strict_json(line) for line in handle.read().splitlines()]

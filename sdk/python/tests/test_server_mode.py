@@ -4,7 +4,7 @@ import math
 import os
 import time
 
-from ._support import TOKEN, SdkTestCase, strict_json, wait_until
+from ._support import TOKEN, SdkTestCase, returns, strict_json, wait_until
 
 
 class Scalar(object):
@@ -47,9 +47,8 @@ class ServerModeTest(SdkTestCase):
         run.log_checkpoint(checkpoint, step=10, epoch=1, metrics={"loss": 0.5})
         run.log_checkpoint(folder, step=11)
         run.log_evaluation({"acc": 0.91, "loss": 0.3})
-        started = time.monotonic()
-        run.finish()
-        self.assertLess(time.monotonic() - started, 2.0)
+        # Everything is delivered at once: finish() does not sit out its time limit.
+        self.assertTrue(returns(lambda: run.finish(timeout=3600.0)))
 
         registrations = server.requests_to("/api/sdk/runs")
         registration = strict_json(registrations[0]["body"])
