@@ -72,6 +72,31 @@ function advance(h: GatewayHarness, clock: FakeClock, ms: number): void {
 /** node_timeout 15 s, liveness every 1 s, driven by hand with a fake clock. */
 const LIVENESS = { nodeTimeoutMs: 15_000, livenessIntervalMs: 1000 };
 
+/**
+ * Runs `test` with a job RUNNING on node-a whose agent has then been silent for the node
+ * timeout (15 s of the fake clock), so the job is LOST and held.
+ */
+async function withSilentNode(
+  test: (
+    h: GatewayHarness,
+    silent: Awaited<ReturnType<typeof runningJob>> & { clock: FakeClock },
+  ) => Promise<void>,
+  body = gpuJob("a"),
+): Promise<void> {
+  const clock = new FakeClock();
+  await withGateway(
+    async (h) => {
+      const running = await runningJob(h, body);
+      running.agent.jobState(running.ref, "RUNNING");
+      await eventually(async () => (await job(h, running.id)).status === "RUNNING");
+      advance(h, clock, 15_000);
+      await test(h, { ...running, clock });
+    },
+    LIVENESS,
+    clock,
+  );
+}
+
 Deno.test("hello registers the node ONLINE and gets one ack per stream", async () => {
   await withGateway(async (h) => {
     const agent = await connected(h);
@@ -234,103 +259,76 @@ Deno.test("cancel reaches the agent, and the job ends CANCELLED when the agent s
 });
 
 Deno.test("a silent node goes OFFLINE, its job is LOST; the agent coming back before its lease expires reattaches, though another node is free", async () => {
-  const clock = new FakeClock();
-  await withGateway(
-    async (h) => {
-      const { agent, id, dispatch: d, ref } = await runningJob(h);
-      agent.jobState(ref, "RUNNING");
-      await eventually(async () => (await job(h, id)).status === "RUNNING");
-      advance(h, clock, 15_000);
-      assertEquals((await h.call("GET", "/api/nodes/node-a")).json.status, "OFFLINE");
-      const lost = await job(h, id);
-      assertEquals([lost.status, lost.attempt, lost.failure_class], ["QUEUED", 2, "NODE_LOST"]);
-      assertEquals((await h.call("GET", `/api/runs/${d.run_id}`)).json.status, "LOST");
-      const types = (await h.call("GET", `/api/events?job_id=${id}`)).json.items.map((
-        e: { type: string },
-      ) => e.type);
-      assert(types.includes("RUN_LOST") && types.includes("JOB_RETRIED"), types.join());
+  await withSilentNode(async (h, { agent, id, dispatch: d, ref, clock }) => {
+    assertEquals((await h.call("GET", "/api/nodes/node-a")).json.status, "OFFLINE");
+    const lost = await job(h, id);
+    assertEquals([lost.status, lost.attempt, lost.failure_class], ["QUEUED", 2, "NODE_LOST"]);
+    assertEquals((await h.call("GET", `/api/runs/${d.run_id}`)).json.status, "LOST");
+    const types = (await h.call("GET", `/api/events?job_id=${id}`)).json.items.map((
+      e: { type: string },
+    ) => e.type);
+    assert(types.includes("RUN_LOST") && types.includes("JOB_RETRIED"), types.join());
 
-      // A free node is there, but the lease of node-a has not run out: nothing goes there.
-      const b = await connected(h, nodeB);
-      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
-      const back = await FakeAgent.connect(h.base, h.tokens.agent);
-      back.hello({ running: [{ ...ref, pid: 42, state: "RUNNING" }] });
-      await eventually(async () => (await job(h, id)).status === "RUNNING");
-      const j = await job(h, id);
-      assertEquals([j.attempt, j.run_id, j.gpu_indices, j.not_before], [
-        1,
-        d.run_id,
-        d.gpu_indices,
-        null,
-      ]);
-      advance(h, clock, 10_000); // past the old expiry: still one attempt
-      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
-      assertEquals([back.of("dispatch").length, b.of("dispatch").length], [0, 0]);
-      assertEquals(back.of("cancel").length, 0);
-      await Promise.all([back.close(), b.close(), agent.close()]);
-    },
-    LIVENESS,
-    clock,
-  );
+    // A free node is there, but the lease of node-a has not run out: nothing goes there.
+    const b = await connected(h, nodeB);
+    assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+    const back = await FakeAgent.connect(h.base, h.tokens.agent);
+    back.hello({ running: [{ ...ref, pid: 42, state: "RUNNING" }] });
+    await eventually(async () => (await job(h, id)).status === "RUNNING");
+    const j = await job(h, id);
+    assertEquals([j.attempt, j.run_id, j.gpu_indices, j.not_before], [
+      1,
+      d.run_id,
+      d.gpu_indices,
+      null,
+    ]);
+    advance(h, clock, 10_000); // past the old expiry: still one attempt
+    assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+    assertEquals([back.of("dispatch").length, b.of("dispatch").length], [0, 0]);
+    assertEquals(back.of("cancel").length, 0);
+    await Promise.all([back.close(), b.close(), agent.close()]);
+  });
 });
 
 Deno.test("fencing: a lost job's next attempt waits for the silent node's lease, then starts on a free node", async () => {
-  const clock = new FakeClock();
-  await withGateway(
-    async (h) => {
-      const { agent, id, ref } = await runningJob(h); // node-a: fence_after_s 10, grace 5 s
-      agent.jobState(ref, "RUNNING");
-      await eventually(async () => (await job(h, id)).status === "RUNNING");
-      advance(h, clock, 15_000);
-      // The lease ends 10 s after node-a was last heard, the kill grace 5 s later, plus 5 s:
-      // 20 s after the last heartbeat, 12:00:20.
-      const held = await job(h, id);
-      assertEquals([held.status, held.attempt, held.not_before], [
-        "QUEUED",
-        2,
-        "2026-01-01T12:00:20.000Z",
-      ]);
-      assertEquals(
-        held.reason,
-        "node node-a silent 15 s; next attempt at 12:00:20 UTC unless node-a returns",
-      );
-      const retried = (await h.call("GET", `/api/events?job_id=${id}&type=JOB_RETRIED`)).json
-        .items[0];
-      assertStringIncludes(retried.message, "next attempt at 12:00:20 UTC unless node-a returns");
-      const b = await connected(h, nodeB);
-      advance(h, clock, 4_900);
-      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
-      assertEquals(b.of("dispatch").length, 0);
-      advance(h, clock, 100);
-      await b.until((a) => a.of("dispatch").length === 1);
-      assertEquals(b.of("dispatch")[0].job.attempt, 2);
-      assertEquals((await job(h, id)).not_before, null);
-      await Promise.all([agent.close(), b.close()]);
-    },
-    LIVENESS,
-    clock,
-  );
+  await withSilentNode(async (h, { agent, id, clock }) => { // node-a: fence_after_s 10, grace 5 s
+    // The lease ends 10 s after node-a was last heard, the kill grace 5 s later, plus 5 s:
+    // 20 s after the last heartbeat, 12:00:20.
+    const held = await job(h, id);
+    assertEquals([held.status, held.attempt, held.not_before], [
+      "QUEUED",
+      2,
+      "2026-01-01T12:00:20.000Z",
+    ]);
+    assertEquals(
+      held.reason,
+      "node node-a silent 15 s; next attempt at 12:00:20 UTC unless node-a returns",
+    );
+    const retried = (await h.call("GET", `/api/events?job_id=${id}&type=JOB_RETRIED`)).json
+      .items[0];
+    assertStringIncludes(retried.message, "next attempt at 12:00:20 UTC unless node-a returns");
+    const b = await connected(h, nodeB);
+    advance(h, clock, 4_900);
+    assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+    assertEquals(b.of("dispatch").length, 0);
+    advance(h, clock, 100);
+    await b.until((a) => a.of("dispatch").length === 1);
+    assertEquals(b.of("dispatch")[0].job.attempt, 2);
+    assertEquals((await job(h, id)).not_before, null);
+    await Promise.all([agent.close(), b.close()]);
+  });
 });
 
 Deno.test("fencing: a person's retry starts a held job at once", async () => {
-  const clock = new FakeClock();
-  await withGateway(
-    async (h) => {
-      const { agent, id, ref } = await runningJob(h);
-      agent.jobState(ref, "RUNNING");
-      await eventually(async () => (await job(h, id)).status === "RUNNING");
-      advance(h, clock, 15_000);
-      const b = await connected(h, nodeB);
-      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
-      const res = await h.call("POST", `/api/jobs/${id}/retry`);
-      assertEquals([res.status, res.json.attempt, res.json.not_before], [200, 2, null]);
-      await b.until((a) => a.of("dispatch").length === 1);
-      assertEquals(b.of("dispatch")[0].job.attempt, 2);
-      await Promise.all([agent.close(), b.close()]);
-    },
-    LIVENESS,
-    clock,
-  );
+  await withSilentNode(async (h, { agent, id }) => {
+    const b = await connected(h, nodeB);
+    assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+    const res = await h.call("POST", `/api/jobs/${id}/retry`);
+    assertEquals([res.status, res.json.attempt, res.json.not_before], [200, 2, null]);
+    await b.until((a) => a.of("dispatch").length === 1);
+    assertEquals(b.of("dispatch")[0].job.attempt, 2);
+    await Promise.all([agent.close(), b.close()]);
+  });
 });
 
 Deno.test('fencing: on_node_lost "wait" is never requeued by itself; its node\'s return or a retry goes on', async () => {
@@ -411,31 +409,22 @@ Deno.test("fencing: a stall of the server's own loop is not counted as the nodes
 });
 
 Deno.test("fencing: after a server restart a held job waits a whole lease again", async () => {
-  const clock = new FakeClock();
-  await withGateway(
-    async (h) => {
-      const { agent, id, ref } = await runningJob(h);
-      agent.jobState(ref, "RUNNING");
-      await eventually(async () => (await job(h, id)).status === "RUNNING");
-      advance(h, clock, 15_000);
-      assertEquals((await job(h, id)).not_before, "2026-01-01T12:00:20.000Z");
-      h.gateway.stop();
-      clock.ms += 3_000; // down 3 s; node-a's agent saw refusals and kept its lease
-      const restarted = new AgentGateway(h.ctx, { ...LIVENESS, monotonic: clock.monotonic });
-      restarted.start();
-      try {
-        const held = await job(h, id);
-        // From the restart at 12:00:18: 10 s lease + 5 s grace + 5 s margin.
-        assertEquals(held.not_before, "2026-01-01T12:00:38.000Z");
-        assertStringIncludes(held.reason, "The server restarted while node-a was silent");
-      } finally {
-        restarted.stop();
-      }
-      await agent.close();
-    },
-    LIVENESS,
-    clock,
-  );
+  await withSilentNode(async (h, { agent, id, clock }) => {
+    assertEquals((await job(h, id)).not_before, "2026-01-01T12:00:20.000Z");
+    h.gateway.stop();
+    clock.ms += 3_000; // down 3 s; node-a's agent saw refusals and kept its lease
+    const restarted = new AgentGateway(h.ctx, { ...LIVENESS, monotonic: clock.monotonic });
+    restarted.start();
+    try {
+      const held = await job(h, id);
+      // From the restart at 12:00:18: 10 s lease + 5 s grace + 5 s margin.
+      assertEquals(held.not_before, "2026-01-01T12:00:38.000Z");
+      assertStringIncludes(held.reason, "The server restarted while node-a was silent");
+    } finally {
+      restarted.stop();
+    }
+    await agent.close();
+  });
 });
 
 Deno.test("a dispatched job the agent's heartbeats never list is declared gone and requeued", async () => {
@@ -682,61 +671,43 @@ Deno.test("an oversize frame closes the connection", async () => {
 });
 
 Deno.test("fencing: the silent node returning with its fenced attempt ended releases the held job at once", async () => {
-  const clock = new FakeClock();
-  await withGateway(
-    async (h) => {
-      const { agent, id, ref } = await runningJob(h);
-      agent.jobState(ref, "RUNNING");
-      await eventually(async () => (await job(h, id)).status === "RUNNING");
-      advance(h, clock, 15_000);
-      const b = await connected(h, nodeB);
-      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
-      // node-a's agent fenced attempt 1 while out of contact; back, it replays the end.
-      const back = await FakeAgent.connect(h.base, h.tokens.agent);
-      back.hello();
-      await back.until((a) => a.of("ack").length === 2);
-      back.data(
-        {
-          type: "job_state",
-          ...ref,
-          state: "EXITED",
-          ts: clock.now().getTime() / 1000,
-          exit_code: null,
-          signal: "SIGTERM",
-          failure_class: "NODE_LOST",
-          reason: "stopped by its agent: no contact with the server for 11 s (fence_after_s 10)",
-        },
-        "data",
-        2,
-      );
-      await eventually(() =>
-        [...back.of("dispatch"), ...b.of("dispatch")].some((d) => d.job.attempt === 2)
-      );
-      await Promise.all([agent.close(), back.close(), b.close()]);
-    },
-    LIVENESS,
-    clock,
-  );
+  await withSilentNode(async (h, { agent, ref, clock }) => {
+    const b = await connected(h, nodeB);
+    assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+    // node-a's agent fenced attempt 1 while out of contact; back, it replays the end.
+    const back = await FakeAgent.connect(h.base, h.tokens.agent);
+    back.hello();
+    await back.until((a) => a.of("ack").length === 2);
+    back.data(
+      {
+        type: "job_state",
+        ...ref,
+        state: "EXITED",
+        ts: clock.now().getTime() / 1000,
+        exit_code: null,
+        signal: "SIGTERM",
+        failure_class: "NODE_LOST",
+        reason: "stopped by its agent: no contact with the server for 11 s (fence_after_s 10)",
+      },
+      "data",
+      2,
+    );
+    await eventually(() =>
+      [...back.of("dispatch"), ...b.of("dispatch")].some((d) => d.job.attempt === 2)
+    );
+    await Promise.all([agent.close(), back.close(), b.close()]);
+  });
 });
 
 Deno.test("fencing: a job kept LOST (wait) ends as its returning node reports", async () => {
-  const clock = new FakeClock();
-  await withGateway(
-    async (h) => {
-      const { agent, id, ref } = await runningJob(h, gpuJob("w", { on_node_lost: "wait" }));
-      agent.jobState(ref, "RUNNING");
-      await eventually(async () => (await job(h, id)).status === "RUNNING");
-      advance(h, clock, 15_000);
-      assertEquals((await job(h, id)).status, "LOST");
-      const back = await FakeAgent.connect(h.base, h.tokens.agent);
-      back.hello(); // it finished while the node was cut off
-      await back.until((a) => a.of("ack").length === 2);
-      back.data({ type: "job_state", ...ref, state: "EXITED", ts: 1, exit_code: 0 }, "data", 2);
-      await eventually(async () => (await job(h, id)).status === "SUCCEEDED");
-      assertEquals((await job(h, id)).attempt, 1);
-      await Promise.all([agent.close(), back.close()]);
-    },
-    LIVENESS,
-    clock,
-  );
+  await withSilentNode(async (h, { agent, id, ref }) => {
+    assertEquals((await job(h, id)).status, "LOST");
+    const back = await FakeAgent.connect(h.base, h.tokens.agent);
+    back.hello(); // it finished while the node was cut off
+    await back.until((a) => a.of("ack").length === 2);
+    back.data({ type: "job_state", ...ref, state: "EXITED", ts: 1, exit_code: 0 }, "data", 2);
+    await eventually(async () => (await job(h, id)).status === "SUCCEEDED");
+    assertEquals((await job(h, id)).attempt, 1);
+    await Promise.all([agent.close(), back.close()]);
+  }, gpuJob("w", { on_node_lost: "wait" }));
 });
