@@ -67,7 +67,7 @@ export const loginRoutes: PageRoute[] = [
     path: "/login",
     scope: "public",
     handler: async (p) => {
-      const form = await readForm(p.c.req.raw, loginForm);
+      const form = await readForm(p.req, loginForm);
       if (!form.ok) return showLogin(p, "/", form.errors.token ?? form.errors.form, 400);
       const next = safeNext(form.data.next);
       const who = authenticate(p.ctx, form.data.token);

@@ -7,7 +7,11 @@ import { generateToken } from "./auth/tokens.ts";
 import { PRIVATE_DIR_MODE, writePrivateFile } from "./private_files.ts";
 import { DEFAULT_RULES_CONFIG, type ResolvedRulesConfig, resolveRulesConfig } from "./rules/mod.ts";
 import { type ResolvedWebhook, resolveWebhooks } from "./webhooks/mod.ts";
-import { SSE_MAX_STREAMS, SSE_MAX_STREAMS_PER_TOKEN } from "./http/sse.ts";
+
+/** Default cap on open SSE streams in total (`max_sse_streams` in server.yaml). */
+export const SSE_MAX_STREAMS = 200;
+/** Default cap on open SSE streams of one token (`max_sse_streams_per_token` in server.yaml). */
+export const SSE_MAX_STREAMS_PER_TOKEN = 20;
 
 /** The port the server listens on unless told otherwise. */
 export const DEFAULT_PORT = 8600;

@@ -1,6 +1,6 @@
 import { assertEquals, assertThrows } from "../tests/assert.ts";
 import { loadServerConfig, parseConfig, rulesFromYaml } from "./config.ts";
-import { SSE_MAX_STREAMS, SSE_MAX_STREAMS_PER_TOKEN } from "./http/sse.ts";
+import { SSE_MAX_STREAMS, SSE_MAX_STREAMS_PER_TOKEN } from "./config.ts";
 
 Deno.test("server.yaml: unknown or mistyped fields are named", () => {
   assertThrows(() => parseConfig("port: eighty\n", "/x/server.yaml"), '"/x/server.yaml": port:');

@@ -2,7 +2,7 @@ import type { TokenInfo } from "../../protocol/objects.ts";
 import type { Scope, TokenCreate } from "../../protocol/rest.ts";
 import { tokens as tokensDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
-import { HttpError, notFound } from "../http/errors.ts";
+import { conflict, invalidField, notFound } from "../errors.ts";
 import { generateToken, hashSecret, parseToken, secretMatches } from "./tokens.ts";
 
 /** Who is calling: the token's id, name and scope. */
@@ -33,14 +33,7 @@ export function authenticate(ctx: Context, token: string): Principal | null {
 export function createToken(ctx: Context, t: TokenCreate): TokenInfo & { token: string } {
   const at = ctx.now().toISOString();
   if (t.expires_at && Date.parse(t.expires_at) <= ctx.now().getTime()) {
-    throw new HttpError(
-      400,
-      "ValidationError",
-      `Invalid token: expires_at: "${t.expires_at}" is in the past`,
-      {
-        details: [{ field: "expires_at", problem: "is in the past" }],
-      },
-    );
+    throw invalidField("token", "expires_at", `"${t.expires_at}" is in the past`);
   }
   const { token, id, hash } = generateToken();
   tokensDb.insertToken(ctx.db, {
@@ -66,11 +59,7 @@ export function createToken(ctx: Context, t: TokenCreate): TokenInfo & { token: 
 
 export function deleteToken(ctx: Context, id: string, caller: Principal): void {
   if (id === caller.token_id) {
-    throw new HttpError(
-      409,
-      "Conflict",
-      `Cannot delete token "${id}": it is the token making this request`,
-    );
+    throw conflict(`Cannot delete token "${id}": it is the token making this request`);
   }
   const at = ctx.now().toISOString();
   if (!ctx.db.tx(() => tokensDb.deleteToken(ctx.db, id, at))) throw notFound("Token", id);

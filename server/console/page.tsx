@@ -7,7 +7,6 @@ import type { VNode } from "preact";
 import { renderToString } from "preact-render-to-string";
 import type { Principal } from "../auth/service.ts";
 import type { Context } from "../context.ts";
-import type { RequestContext } from "../http/route.ts";
 import { IslandsOnPage } from "../../components/island.tsx";
 import type { ConsoleAssets } from "./assets.ts";
 
@@ -36,7 +35,8 @@ export const PAGE_HEADERS: Record<string, string> = {
 
 /** What a page handler gets. */
 export interface PageRequest {
-  c: RequestContext;
+  /** The request as it arrived. */
+  req: Request;
   ctx: Context;
   url: URL;
   /** The signed-in session's principal (always set on pages that need a session). */

@@ -4,7 +4,7 @@ import {
   type JobSubmission,
   MAX_NAME_LENGTH,
 } from "../../protocol/rest.ts";
-import { HttpError } from "../http/errors.ts";
+import { invalidField, type ValidationError } from "../errors.ts";
 
 /** What an evaluation job is built from: the checkpoint, its run, the run's job and project. */
 export interface EvaluationFacts {
@@ -30,10 +30,8 @@ export function evalOutputPath(workingDir: string, evaluationId: string): string
   return `${workingDir.replace(/\/+$/, "")}/.gpuctl/eval-${evaluationId}.json`;
 }
 
-function missing(field: string, problem: string): HttpError {
-  return new HttpError(400, "ValidationError", `Invalid evaluation request: ${field}: ${problem}`, {
-    details: [{ field, problem }],
-  });
+function missing(field: string, problem: string): ValidationError {
+  return invalidField("evaluation request", field, problem);
 }
 
 /**

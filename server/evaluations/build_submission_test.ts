@@ -1,6 +1,7 @@
 import { assertEquals, assertThrows } from "../../tests/assert.ts";
 import type { Job } from "../../protocol/objects.ts";
 import { buildEvaluationSubmission, type EvaluationFacts } from "./build_submission.ts";
+import type { ValidationError } from "../errors.ts";
 
 const job = {
   id: "j-1",
@@ -105,7 +106,7 @@ Deno.test("buildEvaluationSubmission() needs a command and, without a job, a wor
   ];
   for (const [name, over, message] of table) {
     const err = assertThrows(() => buildEvaluationSubmission(facts(over)), message);
-    assertEquals((err as unknown as { status: number }).status, 400, name);
+    assertEquals((err as ValidationError).kind, "validation", name);
   }
 });
 

@@ -8,7 +8,7 @@ import {
 } from "../db/mod.ts";
 import type { StoredEvaluation } from "../db/evaluations.ts";
 import type { Context } from "../context.ts";
-import { notFound } from "../http/errors.ts";
+import { notFound } from "../errors.ts";
 
 /** An evaluation as the API shows it: a QUEUED one whose job has started reads RUNNING. */
 export function evaluationView(e: StoredEvaluation, jobStatus: JobStatus | null): Evaluation {

@@ -8,7 +8,7 @@ import {
   runs as runsDb,
 } from "../db/mod.ts";
 import type { Context } from "../context.ts";
-import { conflict, notFound } from "../http/errors.ts";
+import { conflict, notFound } from "../errors.ts";
 import { submitJob } from "../jobs/service.ts";
 import { buildEvaluationSubmission } from "./build_submission.ts";
 import { evaluationView } from "./list_evaluations.ts";

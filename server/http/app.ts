@@ -1,20 +1,16 @@
 import { Hono } from "hono";
 import { matchedRoutes } from "hono/route";
 import { TrieRouter } from "hono/router/trie-router";
-import { scopeAllows } from "../auth/tokens.ts";
-import {
-  type ConsoleOptions,
-  mountConsole,
-  pageRoutes,
-  resolveConsole,
-  STATIC_ROUTE,
-} from "../console/mod.ts";
-import { requestAuth } from "./request_auth.ts";
-import { changesState, crossOriginProblem } from "./same_origin.ts";
+import { requireScope } from "../auth/require_scope.ts";
+import { type ConsoleOptions, pageRoutes, resolveConsole, STATIC_ROUTE } from "../console/mod.ts";
+import { mountConsole } from "./console.ts";
+import { requestAuth } from "../auth/request_auth.ts";
+import { changesState, crossOriginProblem } from "../auth/same_origin.ts";
 import type { Context } from "../context.ts";
-import { errorBody, HttpError, quoted } from "./errors.ts";
+import { errorBody, errorResponseOf, HttpError } from "./errors.ts";
+import { quoted } from "../errors.ts";
 import type { AppEnv, RouteDef } from "./route.ts";
-import { apiRoutes } from "./routes/mod.ts";
+import { apiRoutes } from "./api/mod.ts";
 import { SQLITE_FULL, sqliteErrorCode } from "../db/mod.ts";
 
 /** The app: the request handler, and the table of routes it serves (for the scope walk). */
@@ -110,24 +106,7 @@ export function createApp(
 
   for (const r of routes) {
     app.on(r.method, r.path, async (c) => {
-      if (r.scope !== "public") {
-        const p = c.get("principal");
-        if (!p) {
-          throw new HttpError(
-            401,
-            "Unauthorized",
-            "A valid token is required: send Authorization: Bearer <token>",
-          );
-        }
-        if (!scopeAllows(p.scope, r.scope)) {
-          const write = r.scope === "write" && p.scope === "read";
-          throw new HttpError(
-            403,
-            write ? "WriteScopeError" : "ScopeError",
-            `Token "${p.name}" has scope "${p.scope}"; ${r.method} ${r.path} needs "${r.scope}"`,
-          );
-        }
-      }
+      if (r.scope !== "public") requireScope(c.get("principal"), r.scope, `${r.method} ${r.path}`);
       return await r.handler(c, ctx);
     });
   }
@@ -150,9 +129,8 @@ export function createApp(
     return c.json(errorBody("NotFound", `No route for ${c.req.method} ${quoted(path)}`), 404);
   });
   app.onError((err, c) => {
-    if (err instanceof HttpError) {
-      return c.json(errorBody(err.code, err.message, err.details), err.status as 400);
-    }
+    const known = errorResponseOf(err);
+    if (known) return c.json(known.body, known.status as 400);
     ctx.log.error("unhandled error", {
       method: c.req.method,
       path: new URL(c.req.url).pathname,

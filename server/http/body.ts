@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import { HttpError, validationError } from "./errors.ts";
+import { HttpError } from "./errors.ts";
+import { validationError } from "../errors.ts";
 
 /** The largest request body accepted. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;

@@ -30,9 +30,6 @@ export function principalOf(c: RequestContext): Principal {
   return p;
 }
 
-/** Whether a scope lets a caller change things. */
-export const isWriteScope = (scope: RouteScope) => scope === "write" || scope === "admin";
-
 /** The `:id` path parameter of the matched route. */
 export function idParam(c: RequestContext): string {
   return c.req.param("id") ?? "";

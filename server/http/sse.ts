@@ -8,6 +8,7 @@
  * and a stream of something that has ended (a finished run) sends `event: end` and closes.
  */
 import { HttpError } from "./errors.ts";
+import { SSE_MAX_STREAMS, SSE_MAX_STREAMS_PER_TOKEN } from "../config.ts";
 import type { Context } from "../context.ts";
 import { principalOf, type RequestContext } from "./route.ts";
 
@@ -54,10 +55,6 @@ export interface SseOptions {
 export const SSE_MAX_BUFFERED_BYTES = 256 * 1024;
 /** Default interval of keep-alive comments. */
 export const SSE_KEEPALIVE_MS = 15_000;
-/** Default cap on open streams in total (`max_sse_streams` in server.yaml). */
-export const SSE_MAX_STREAMS = 200;
-/** Default cap on open streams of one token (`max_sse_streams_per_token` in server.yaml). */
-export const SSE_MAX_STREAMS_PER_TOKEN = 20;
 
 /** Counts open streams, per owner and in total, and refuses one past either cap with a 429. */
 export class SseStreams {

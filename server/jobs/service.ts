@@ -7,7 +7,7 @@ import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
 import { DEFAULT_MAX_ATTEMPTS } from "../scheduler/mod.ts";
 import { failEvaluationsOfJob } from "../evaluations/record_results.ts";
-import { conflict, HttpError, notFound } from "../http/errors.ts";
+import { conflict, invalidField, notFound, quoted } from "../errors.ts";
 
 /** The project a submission lands in when it names none. */
 export const DEFAULT_PROJECT = "default";
@@ -26,12 +26,7 @@ export function submitJob(ctx: Context, s: JobSubmission, kind: Job["kind"] = "T
   return ctx.db.tx(() => {
     for (const dep of s.after ?? []) {
       if (!jobsDb.getJob(ctx.db, dep)) {
-        throw new HttpError(
-          400,
-          "ValidationError",
-          `Invalid job submission: after: job "${dep}" does not exist`,
-          { details: [{ field: "after", problem: `job "${dep}" does not exist` }] },
-        );
+        throw invalidField("job submission", "after", `job ${quoted(dep)} does not exist`);
       }
     }
     const project = s.project ?? DEFAULT_PROJECT;

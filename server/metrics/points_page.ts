@@ -1,7 +1,7 @@
 import { encodeMetricValue } from "../../protocol/objects.ts";
 import { metricBlocks, metrics as metricsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
-import { notFound } from "../http/errors.ts";
+import { notFound } from "../errors.ts";
 
 /** Points per page of `GET /api/runs/{id}/metrics/points` unless `limit` says otherwise. */
 export const POINTS_PAGE_SIZE = 10_000;

@@ -11,7 +11,7 @@ import type { StoredRun } from "../db/runs.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
-import { notFound } from "../http/errors.ts";
+import { notFound } from "../errors.ts";
 import { primaryMetricOf, resolvePrimaryKey } from "../metrics/primary_metric.ts";
 import { DEFAULT_PROJECT } from "../jobs/service.ts";
 import { recordEvaluationResults } from "../evaluations/mod.ts";

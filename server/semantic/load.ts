@@ -17,7 +17,7 @@ import type { StoredRun } from "../db/runs.ts";
 import type { Context } from "../context.ts";
 import { evaluationsByCheckpoint, metricNumber } from "../evaluations/mod.ts";
 import type { FailureInput } from "../failure/mod.ts";
-import { notFound } from "../http/errors.ts";
+import { notFound } from "../errors.ts";
 import { resolvePrimaryKey } from "../metrics/primary_metric.ts";
 import { getRun } from "../runs/service.ts";
 import type { CheckpointCandidate, RankingInput } from "./rank_checkpoints.ts";

@@ -11,7 +11,7 @@ import type {
 } from "../../protocol/objects.ts";
 import type { Context } from "../context.ts";
 import { diagnoseFailure } from "../failure/mod.ts";
-import { conflict, HttpError } from "../http/errors.ts";
+import { conflict, invalidField } from "../errors.ts";
 import { getBestCheckpoint } from "./best_checkpoint.ts";
 import { compareCheckpoints } from "./compare_checkpoints.ts";
 import { compareRuns } from "./compare_runs.ts";
@@ -57,9 +57,7 @@ export function compareRunsByIds(ctx: Context, ids: string[], metric?: string): 
   const distinct = [...new Set(ids)];
   if (distinct.length < 2) {
     const problem = `must name at least 2 different runs, got ${JSON.stringify(ids)}`;
-    throw new HttpError(400, "ValidationError", `Invalid query: runs: ${problem}`, {
-      details: [{ field: "runs", problem }],
-    });
+    throw invalidField("query", "runs", problem);
   }
   const runs = loadRunsForComparison(ctx, distinct);
   const first = runs[0].run;

@@ -2,8 +2,8 @@
  * Who sent a request: a bearer token (API clients) or a console session cookie (browsers).
  * The bearer header wins when both are present, so API clients behave as they always did.
  */
-import { authenticate, type Principal } from "../auth/service.ts";
-import { readCookie, SESSION_COOKIE, sessionPrincipal } from "../auth/session.ts";
+import { authenticate, type Principal } from "./service.ts";
+import { readCookie, SESSION_COOKIE, sessionPrincipal } from "./session.ts";
 import type { Context } from "../context.ts";
 
 export interface RequestAuth {

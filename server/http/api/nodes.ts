@@ -1,5 +1,5 @@
 import { nodes as nodesDb } from "../../db/mod.ts";
-import { notFound } from "../errors.ts";
+import { notFound } from "../../errors.ts";
 import { idParam, type RouteDef } from "../route.ts";
 
 export const nodeRoutes: RouteDef[] = [

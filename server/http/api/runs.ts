@@ -19,7 +19,7 @@ import {
   type StreamedPoint,
 } from "../../../protocol/objects.ts";
 import { readJson, readQuery } from "../body.ts";
-import { notFound, validationError } from "../errors.ts";
+import { notFound, validationError } from "../../errors.ts";
 import { jsonStream } from "../json_stream.ts";
 import { idParam, type RequestContext, type RouteDef } from "../route.ts";
 import { type SseMessage, sseResponse, type SseSource, streamOptions } from "../sse.ts";

@@ -10,7 +10,8 @@ import { sseResponse, streamOptions } from "../sse.ts";
 import { listQuery } from "./_params.ts";
 import { EVENT_TYPES } from "../../../protocol/event_types.ts";
 import type { Context } from "../../context.ts";
-import { HttpError, quoted } from "../errors.ts";
+import { HttpError } from "../errors.ts";
+import { quoted } from "../../errors.ts";
 
 const filterShape = {
   run_id: z.string().max(200).optional(),

@@ -3,7 +3,8 @@ import type { MetricDefinition } from "../../../protocol/objects.ts";
 import { experimentCreate, metricDefinitionsPut, projectCreate } from "../../../protocol/rest.ts";
 import { projects as projectsDb } from "../../db/mod.ts";
 import { readJson, readQuery } from "../body.ts";
-import { HttpError, notFound, quoted } from "../errors.ts";
+import { HttpError } from "../errors.ts";
+import { notFound, quoted } from "../../errors.ts";
 import type { RouteDef } from "../route.ts";
 
 export const projectRoutes: RouteDef[] = [
