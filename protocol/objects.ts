@@ -420,3 +420,29 @@ export interface FailureExplanation {
   summary: string;
   next_actions: NextAction[];
 }
+
+/** What a project's or an experiment's runs add up to, for lists and overviews. */
+export interface ScopeActivity {
+  /** Its runs counted by status (statuses with none are left out), and their total. */
+  runs: { total: number; by_status: Partial<Record<RunStatus, number>> };
+  /**
+   * Its primary metric (experiment → project → global, then a known loss key of its runs)
+   * and the best value any of its runs reached, with that run and step; `value` null when no
+   * run has a value of it; null when no primary metric resolves.
+   */
+  best_primary: {
+    key: string;
+    direction: "min" | "max";
+    value: number | null;
+    run_id: string | null;
+    step: number | null;
+  } | null;
+  /** The newest of its own update, its runs' updates and their newest metric point. */
+  last_activity_at: string;
+}
+
+/** `GET /api/projects` item. */
+export type ProjectSummary = Project & ScopeActivity;
+
+/** `GET /api/experiments` item. */
+export type ExperimentSummary = Experiment & ScopeActivity;

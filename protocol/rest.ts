@@ -382,3 +382,19 @@ export const recommendQuery = z.object({
     });
   }
 });
+
+/** `GET /api/experiments`: optionally one project's. */
+export const experimentsQuery = z.object({ project: z.string().max(200).optional() });
+export type ExperimentsQuery = z.infer<typeof experimentsQuery>;
+
+/**
+ * `PUT /api/metric-definitions/primary`: makes `key` the primary metric of a scope. Without
+ * `direction`, the key's direction in that scope (its definitions, then its name) is kept.
+ */
+export const primaryMetricSet = z.strictObject({
+  scope: z.enum(["global", "project", "experiment"]),
+  scope_id: z.string().max(2 * MAX_NAME_LENGTH + 1).optional(),
+  key: name,
+  direction: z.enum(["min", "max"]).optional(),
+});
+export type PrimaryMetricSet = z.infer<typeof primaryMetricSet>;

@@ -105,3 +105,74 @@ export function putMetricDefinition(db: Database, d: MetricDefinition, at: strin
        direction = excluded.direction, is_primary = excluded.is_primary, updated_at = excluded.updated_at`,
   ).run(d.scope, d.scope_id, d.key, d.direction, d.primary ? 1 : 0, at);
 }
+
+/** The runs of a project, or of one experiment of it (`experiment` given). */
+export interface RunScopeFilter {
+  project: string;
+  experiment?: string;
+}
+
+function scopeWhere(s: RunScopeFilter): { sql: string; params: string[] } {
+  return s.experiment === undefined
+    ? { sql: "r.project = ?", params: [s.project] }
+    : { sql: "r.project = ? AND r.experiment = ?", params: [s.project, s.experiment] };
+}
+
+/** Runs counted by project, experiment (null: outside any) and status, in one pass. */
+export function countRunsByStatus(
+  db: Database,
+): { project: string; experiment: string | null; status: string; n: number }[] {
+  return db.prepare(
+    "SELECT project, experiment, status, COUNT(*) AS n FROM runs GROUP BY project, experiment, status",
+  ).all() as unknown as { project: string; experiment: string | null; status: string; n: number }[];
+}
+
+/** The distinct metric keys the runs of a scope have, sorted. */
+export function scopeMetricKeys(db: Database, s: RunScopeFilter): string[] {
+  const w = scopeWhere(s);
+  const rows = db.prepare(
+    `SELECT DISTINCT k.key AS key FROM runs r JOIN metric_keys k ON k.run_id = r.id
+     WHERE ${w.sql} ORDER BY k.key`,
+  ).all(...w.params) as unknown as { key: string }[];
+  return rows.map((r) => r.key);
+}
+
+/**
+ * The best value of `key` over the runs of a scope (the lowest for `min`, the highest for
+ * `max`; NaN never counts) with its run and step; null when no run has a value of it.
+ */
+export function bestScopeValue(
+  db: Database,
+  s: RunScopeFilter,
+  key: string,
+  direction: "min" | "max",
+): { value: number; run_id: string; step: number | null } | null {
+  const w = scopeWhere(s);
+  const [col, stepCol, order] = direction === "min"
+    ? ["k.min_value", "k.min_step", "ASC"]
+    : ["k.max_value", "k.max_step", "DESC"];
+  const row = db.prepare(
+    `SELECT ${col} AS value, r.id AS run_id, ${stepCol} AS step
+     FROM runs r JOIN metric_keys k ON k.run_id = r.id AND k.key = ?
+     WHERE ${w.sql} AND ${col} IS NOT NULL ORDER BY ${col} ${order}, r.seq LIMIT 1`,
+  ).get(key, ...w.params) as { value: number; run_id: string; step: number | null } | undefined;
+  return row ?? null;
+}
+
+/**
+ * When the runs of a scope last changed: the newest run update (`updated_at`, ISO) and the
+ * newest metric point's wall time (Unix seconds); nulls when the scope has no runs or points.
+ */
+export function scopeLastActivity(
+  db: Database,
+  s: RunScopeFilter,
+): { run_updated_at: string | null; last_wall_time: number | null } {
+  const w = scopeWhere(s);
+  const runs = db.prepare(`SELECT MAX(r.updated_at) AS at FROM runs r WHERE ${w.sql}`)
+    .get(...w.params) as { at: string | null };
+  const points = db.prepare(
+    `SELECT MAX(k.last_wall_time) AS at FROM runs r JOIN metric_keys k ON k.run_id = r.id
+     WHERE ${w.sql}`,
+  ).get(...w.params) as { at: number | null };
+  return { run_updated_at: runs.at, last_wall_time: points.at };
+}

@@ -30,17 +30,11 @@ export interface RunScope {
  */
 export function resolvePrimaryKey(
   scope: RunScope,
-  definitions: MetricDefinition[],
+  definitions: readonly MetricDefinition[],
   runKeys: string[],
 ): { key: string; direction: "min" | "max" } | null {
-  const directionOf = (key: string): "min" | "max" => {
-    for (const [s, id] of chain(scope)) {
-      const d = definitions.find((x) => x.scope === s && x.scope_id === id && x.key === key);
-      if (d) return d.direction;
-    }
-    return defaultDirection(key) ?? "min";
-  };
-  for (const [s, id] of chain(scope)) {
+  const directionOf = (key: string) => keyDirection(scope, definitions, key) ?? "min";
+  for (const [s, id] of scopeChain(scope)) {
     const d = definitions.find((x) => x.scope === s && x.scope_id === id && x.primary);
     if (d) return { key: d.key, direction: d.direction };
     const named = s === "experiment"
@@ -56,7 +50,26 @@ export function resolvePrimaryKey(
   return key ? { key, direction: directionOf(key) } : null;
 }
 
-function chain(scope: RunScope): [MetricDefinition["scope"], string][] {
+/**
+ * Which way is better for `key` in a run's scope: the metric definitions resolve experiment →
+ * project → global, then the name decides (`loss` → min, `acc` → max); null when neither says.
+ */
+export function keyDirection(
+  scope: Pick<RunScope, "project" | "experiment">,
+  definitions: readonly MetricDefinition[],
+  key: string,
+): "min" | "max" | null {
+  for (const [s, id] of scopeChain(scope)) {
+    const d = definitions.find((x) => x.scope === s && x.scope_id === id && x.key === key);
+    if (d) return d.direction;
+  }
+  return defaultDirection(key);
+}
+
+/** The metric-definition scopes of a run, most specific first: experiment, project, global. */
+export function scopeChain(
+  scope: Pick<RunScope, "project" | "experiment">,
+): [MetricDefinition["scope"], string][] {
   const out: [MetricDefinition["scope"], string][] = [];
   if (scope.experiment) out.push(["experiment", `${scope.project}/${scope.experiment}`]);
   out.push(["project", scope.project], ["global", ""]);

@@ -1,0 +1,402 @@
+/**
+ * The contract between the faces and the services: for every read route, the REST response
+ * body is the service function's result for the same arguments, after a JSON round trip.
+ * Every row runs against one seeded database; a coverage check walks the app's route table so
+ * a new read route cannot go without a row.
+ *
+ * To add a route: add a row to READS (its request, and the service call with the same
+ * arguments). To add another face (an MCP tool), give the row an optional field for it and
+ * a loop beside "each read route answers …" that compares that face's result the same way.
+ */
+import { assert, assertEquals } from "./assert.ts";
+import { createHarness, type Harness } from "./_harness.ts";
+import type { Context } from "../server/context.ts";
+import {
+  checkpoints as checkpointsDb,
+  evaluations as evaluationsDb,
+  jobs as jobsDb,
+  logs as logsDb,
+  nodes as nodesDb,
+  runs as runsDb,
+} from "../server/db/mod.ts";
+import { emitEvent } from "../server/events/emit.ts";
+import { dispatchJob, endAttempt, markRunning } from "../server/jobs/transitions.ts";
+import { getMetricDefinitions, listExperiments, listProjects } from "../server/projects/service.ts";
+import {
+  compareCheckpointsOfRun,
+  compareRunsByIds,
+  diagnoseRunById,
+  explainRunFailure,
+  recommendCheckpoint,
+} from "../server/semantic/mod.ts";
+
+/** The ids the seed made, for building requests. */
+export interface Seed {
+  /** A job's run that failed (OOM) after logging metrics, lines and a checkpoint. */
+  failedRun: string;
+  failedJob: string;
+  /** A job's run still running, with metrics. */
+  runningRun: string;
+  runningJob: string;
+  /** An SDK run that succeeded, in the same experiment. */
+  sdkRun: string;
+  checkpoint: string;
+  evaluation: string;
+  /** The EVALUATE job the evaluation queued. */
+  evaluationJob: string;
+  node: string;
+  /** An event of the running run. */
+  eventId: number;
+}
+
+/** One read route's contract: the request, and the same question asked of the service. */
+export interface ReadContract {
+  /** The route exactly as the route table declares it: `GET /api/runs/:id`. */
+  route: string;
+  /** What this row asks, when a route has more than one row. */
+  case?: string;
+  /** The request path with its query (and the JSON body of a POST read). */
+  request: (s: Seed) => string | { path: string; body: unknown };
+  /** The service function's result for the same arguments. */
+  service: (ctx: Context, s: Seed) => unknown;
+}
+
+/** Each read route with its service call. Keep rows grouped by resource. */
+export const READS: ReadContract[] = [
+  // Projects, experiments, metric definitions.
+  { route: "GET /api/projects", request: () => "/api/projects", service: listProjects },
+  {
+    route: "GET /api/experiments",
+    case: "all",
+    request: () => "/api/experiments",
+    service: (ctx) => listExperiments(ctx, {}),
+  },
+  {
+    route: "GET /api/experiments",
+    case: "one project",
+    request: () => "/api/experiments?project=nlp",
+    service: (ctx) => listExperiments(ctx, { project: "nlp" }),
+  },
+  {
+    route: "GET /api/metric-definitions",
+    request: () => "/api/metric-definitions",
+    service: getMetricDefinitions,
+  },
+
+  // The semantic layer.
+  {
+    route: "GET /api/runs/compare",
+    request: (s) => `/api/runs/compare?runs=${s.failedRun},${s.sdkRun}&metric=train/loss`,
+    service: (ctx, s) => compareRunsByIds(ctx, [s.failedRun, s.sdkRun], "train/loss"),
+  },
+  {
+    route: "GET /api/runs/:id/diagnosis",
+    case: "running",
+    request: (s) => `/api/runs/${s.runningRun}/diagnosis`,
+    service: (ctx, s) => diagnoseRunById(ctx, s.runningRun),
+  },
+  {
+    route: "GET /api/runs/:id/diagnosis",
+    case: "failed",
+    request: (s) => `/api/runs/${s.failedRun}/diagnosis`,
+    service: (ctx, s) => diagnoseRunById(ctx, s.failedRun),
+  },
+  {
+    route: "GET /api/runs/:id/failure",
+    request: (s) => `/api/runs/${s.failedRun}/failure`,
+    service: (ctx, s) => explainRunFailure(ctx, s.failedRun),
+  },
+  {
+    route: "GET /api/runs/:id/checkpoints:compare",
+    request: (s) => `/api/runs/${s.failedRun}/checkpoints:compare`,
+    service: (ctx, s) => compareCheckpointsOfRun(ctx, s.failedRun),
+  },
+  {
+    route: "GET /api/checkpoints:recommend",
+    case: "run",
+    request: (s) => `/api/checkpoints:recommend?run=${s.failedRun}`,
+    service: (ctx, s) => recommendCheckpoint(ctx, { run: s.failedRun }),
+  },
+  {
+    route: "GET /api/checkpoints:recommend",
+    case: "experiment",
+    request: () => "/api/checkpoints:recommend?experiment=nlp/base",
+    service: (ctx) => recommendCheckpoint(ctx, { experiment: "nlp/base" }),
+  },
+  // Runs, metrics, logs, checkpoints, evaluations, events.
+
+  // Nodes, jobs, status, tokens, auth.
+];
+
+/**
+ * Read routes whose rows are still to be written, each with what it waits for. Must shrink to
+ * empty: the coverage check fails for a route listed here that has a row or no longer exists.
+ */
+export const PENDING: Record<string, string> = {
+  "GET /api/health": "a service for the health answer",
+  "GET /api/auth/whoami": "whoami in server/auth/service.ts",
+  "GET /api/tokens": "listTokens in server/auth/service.ts",
+  "GET /api/nodes": "listNodes in server/nodes/service.ts",
+  "GET /api/nodes/:id": "getNode in server/nodes/service.ts",
+  "GET /api/jobs": "listJobs in server/jobs/service.ts",
+  "GET /api/jobs/:id": "getJob in server/jobs/service.ts",
+  "GET /api/runs": "listRuns in server/runs/service.ts",
+  "GET /api/runs/:id": "getRun in server/runs/service.ts",
+  "GET /api/runs/:id/metrics": "listMetricKeys and queryMetrics",
+  "POST /api/runs/metrics:query": "queryMetrics in server/metrics/service.ts",
+  "GET /api/runs/:id/metrics/points": "readPointsPage in server/metrics/service.ts",
+  "GET /api/runs/:id/logs": "getLogs in server/runs/service.ts",
+  "GET /api/runs/:id/checkpoints": "listCheckpoints in server/runs/service.ts",
+  "GET /api/checkpoints/:id/evaluations": "listEvaluations answering the REST body",
+  "GET /api/evaluations/:id": "getEvaluation in server/evaluations/",
+  "GET /api/events": "listEvents in server/events/service.ts",
+};
+
+/**
+ * Read routes that have no row on purpose: their answer is not one JSON body a service can
+ * return. The streams are covered by tests/sse_test.ts, the agent socket by the gateway tests.
+ */
+export const NOT_A_BODY: Record<string, string> = {
+  "GET /api/events/stream": "an SSE stream of events, open until the client leaves",
+  "GET /api/runs/:id/metrics/stream": "an SSE stream of points, open until the run ends",
+  "GET /api/runs/:id/logs/stream": "an SSE stream of log lines, open until the run ends",
+  "GET /api/agent/ws": "a WebSocket upgrade for agents, not a JSON answer",
+};
+
+const T0 = Date.parse("2026-03-01T09:00:00.000Z");
+
+/** A harness whose clock moves only when the seed says, so each answer is reproducible. */
+async function seededHarness(): Promise<{ h: Harness; seed: Seed; tick: () => void }> {
+  let clock = T0;
+  const tick = () => {
+    clock += 1000;
+  };
+  const h = await createHarness({ now: () => new Date(clock) });
+  try {
+    return { h, seed: await seed(h, tick), tick };
+  } catch (err) {
+    await h.close();
+    throw err;
+  }
+}
+
+async function ok(h: Harness, method: string, path: string, body?: unknown) {
+  const res = await h.call(method, path, { body });
+  assert(res.status < 300, `${method} ${path}: ${res.status} ${res.text}`);
+  return res.json;
+}
+
+/** `n` points of `key` a second apart from the seed's start, one every `every` steps. */
+function points(key: string, values: (number | string)[], every = 10) {
+  return values.map((value, i) => ({
+    key,
+    step: i * every,
+    value,
+    wall_time: T0 / 1000 + i,
+  }));
+}
+
+/** Places a queued job on the node and starts it, as the scheduler and agent would. */
+function start(h: Harness, jobId: string, node: string): string {
+  return h.ctx.db.tx(() => {
+    const { run_id } = dispatchJob(h.ctx, jobsDb.getJob(h.ctx.db, jobId)!, node, [0]);
+    markRunning(h.ctx, jobsDb.getJob(h.ctx.db, jobId)!, 4242, h.ctx.now());
+    return run_id;
+  });
+}
+
+async function seed(h: Harness, tick: () => void): Promise<Seed> {
+  const node = "gpu-1";
+  nodesDb.upsertNode(h.ctx.db, {
+    id: node,
+    hostname: "gpu-1.lan",
+    status: "ONLINE",
+    gpus: [
+      { index: 0, uuid: "GPU-a", name: "H100", memory_total_mb: 81920 },
+      { index: 1, uuid: "GPU-b", name: "H100", memory_total_mb: 81920 },
+    ],
+    cpu_count: 32,
+    memory_mb: 256000,
+    disk_free_mb: 100000,
+    labels: { rack: "a" },
+    agent_version: "0.1.0",
+    cpu_slots: 2,
+    avoid_foreign_gpus: false,
+    fake_gpus: false,
+    last_heartbeat_at: h.ctx.now().toISOString(),
+  }, h.ctx.now().toISOString());
+
+  await ok(h, "POST", "/api/projects", {
+    name: "nlp",
+    description: "language models",
+    eval_command: "python eval.py --ckpt $GPUCTL_CHECKPOINT_PATH",
+  });
+  await ok(h, "POST", "/api/projects", { name: "vision" });
+  await ok(h, "POST", "/api/experiments", { project: "nlp", name: "base" });
+  await ok(h, "POST", "/api/experiments", { project: "nlp", name: "empty" });
+  await ok(h, "PUT", "/api/metric-definitions", {
+    definitions: [
+      { scope: "project", scope_id: "nlp", key: "train/loss", direction: "min", primary: true },
+      { scope: "global", key: "eval/accuracy", direction: "max" },
+    ],
+  });
+  tick();
+
+  const submit = (name: string) =>
+    ok(h, "POST", "/api/jobs", {
+      name,
+      command: ["python", "train.py"],
+      working_dir: "/srv/bert",
+      gpus: 1,
+      project: "nlp",
+      experiment: "base",
+    });
+  const failedJob = (await submit("bert-oom")).id;
+  const runningJob = (await submit("bert-long")).id;
+  await submit("bert-waiting");
+  tick();
+  const failedRun = start(h, failedJob, node);
+  const runningRun = start(h, runningJob, node);
+  tick();
+
+  await ok(h, "POST", `/api/sdk/runs/${failedRun}/log`, {
+    points: points("train/loss", [3, 2.1, 1.5, 1.2, 1.1]),
+    checkpoints: [{ path: "/srv/bert/ckpt/step-40", step: 40 }],
+    logs: [
+      { seq: 0, stream: "stdout", text: "epoch 1" },
+      { seq: 1, stream: "stderr", text: "torch.cuda.OutOfMemoryError: CUDA out of memory" },
+    ],
+    step: 40,
+  });
+  await ok(h, "POST", `/api/sdk/runs/${runningRun}/log`, {
+    points: [
+      ...points("train/loss", [3, 2.5, 2.2, 2.0, 1.9, 1.85]),
+      ...points("sys/gpu0/util", [90, 92, 95, 91, 90, 93]),
+    ],
+    logs: [{ seq: 0, stream: "stdout", text: "step 50" }],
+    step: 50,
+  });
+  tick();
+  h.ctx.db.tx(() =>
+    endAttempt(h.ctx, jobsDb.getJob(h.ctx.db, failedJob)!, {
+      outcome: "FAILED",
+      failure_class: "OOM",
+      exit_code: 1,
+      reason: "exited with code 1",
+      at: h.ctx.now(),
+    })
+  );
+  tick();
+
+  const sdkRun = (await ok(h, "POST", "/api/sdk/runs", {
+    project: "nlp",
+    experiment: "base",
+    name: "notebook",
+    max_steps: 40,
+  })).id;
+  await ok(h, "POST", `/api/sdk/runs/${sdkRun}/log`, {
+    points: [...points("train/loss", [2.8, 1.4, 0.9, 0.8, 0.75]), {
+      key: "eval/accuracy",
+      step: 40,
+      value: 0.91,
+      wall_time: T0 / 1000 + 5,
+    }],
+    checkpoints: [{ path: "/tmp/notebook/step-40", step: 40 }],
+    status: "SUCCEEDED",
+    step: 40,
+  });
+  tick();
+
+  const checkpoint = (await ok(h, "GET", `/api/runs/${failedRun}/checkpoints`)).items[0].id;
+  const queued = await ok(h, "POST", `/api/checkpoints/${checkpoint}/evaluations`, {
+    suite: "glue",
+  });
+  tick();
+  const event = h.ctx.db.tx(() =>
+    emitEvent(h.ctx, {
+      type: "LOSS_SPIKE",
+      severity: "warning",
+      run_id: runningRun,
+      job_id: runningJob,
+      node_id: node,
+      message: 'Loss "train/loss" jumped at step 30',
+      data: { key: "train/loss", step: 30 },
+    })
+  );
+  tick();
+  return {
+    failedRun,
+    failedJob,
+    runningRun,
+    runningJob,
+    sdkRun,
+    checkpoint,
+    evaluation: queued.evaluation.id,
+    evaluationJob: queued.job.id,
+    node,
+    eventId: event.id,
+  };
+}
+
+const rowName = (r: ReadContract) => r.case ? `${r.route} (${r.case})` : r.route;
+
+Deno.test("each read route answers exactly what its service function returns", async () => {
+  const { h, seed } = await seededHarness();
+  try {
+    for (const row of READS) {
+      const req = row.request(seed);
+      const [method] = row.route.split(" ");
+      const res = typeof req === "string"
+        ? await h.call(method, req)
+        : await h.call(method, req.path, { body: req.body });
+      assertEquals(res.status, 200, `${rowName(row)}: ${res.text}`);
+      const expected = JSON.parse(JSON.stringify(row.service(h.ctx, seed)));
+      assertEquals(res.json, expected, rowName(row));
+    }
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("every read route has a contract row, or is pending or not a JSON body", async () => {
+  const h = await createHarness();
+  try {
+    const reads = h.app.routes.filter((r) => r.method === "GET" || r.scope === "read")
+      .map((r) => `${r.method} ${r.path}`);
+    const known = new Set(h.app.routes.map((r) => `${r.method} ${r.path}`));
+    const covered = new Set(READS.map((r) => r.route));
+    const missing = reads.filter((r) => !covered.has(r) && !(r in PENDING) && !(r in NOT_A_BODY));
+    assertEquals(missing, [], "read routes without a row in READS");
+    const stale = READS.map((r) => r.route).filter((r) => !known.has(r));
+    assertEquals(stale, [], "rows for routes the app does not serve");
+    const done = Object.keys(PENDING).filter((r) => covered.has(r) || !known.has(r));
+    assertEquals(done, [], "PENDING routes that have a row now or are gone: drop them");
+    const notBody = Object.keys(NOT_A_BODY).filter((r) => covered.has(r) || !known.has(r));
+    assertEquals(notBody, [], "NOT_A_BODY routes that have a row or are gone");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("the seed gives the rows something to compare: runs in each state, evaluations, events", async () => {
+  const { h, seed } = await seededHarness();
+  try {
+    const status = (id: string) => runsDb.getRun(h.ctx.db, id)?.status;
+    assertEquals(
+      [status(seed.failedRun), status(seed.runningRun), status(seed.sdkRun)],
+      ["FAILED", "RUNNING", "SUCCEEDED"],
+    );
+    assertEquals(
+      evaluationsDb.getEvaluation(h.ctx.db, seed.evaluation)?.job_id,
+      seed.evaluationJob,
+    );
+    assertEquals(checkpointsDb.listCheckpoints(h.ctx.db, seed.failedRun).length, 1);
+    assertEquals(logsDb.readLogs(h.ctx.db, seed.failedRun, undefined, 10).length, 2);
+    const experiments = listExperiments(h.ctx, { project: "nlp" }).items;
+    const base = experiments.find((e) => e.name === "base")!;
+    assertEquals(base.runs.by_status, { FAILED: 1, RUNNING: 1, SUCCEEDED: 1 });
+    assertEquals(base.best_primary?.key, "train/loss");
+  } finally {
+    await h.close();
+  }
+});
