@@ -5,7 +5,8 @@
  */
 import type { DispatchSpec, OwnedProcess } from "../protocol/agent.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
-import { type AttemptRef, metricsFrames, type NewDataFrame, wireValue } from "./frames.ts";
+import { type AttemptRef, metricsFrames, type NewDataFrame } from "./frames.ts";
+import { encodeMetricValue } from "../protocol/metric_value.ts";
 import { endFrame, lostExit, runningFrame } from "./job_state.ts";
 import { evalFrame, prepareEvalOutput, readEvalOutput } from "./eval_output.ts";
 import { LogBatcher } from "./log_batcher.ts";
@@ -362,7 +363,7 @@ export class ManagedAttempt {
         .map((p) => ({
           key: p.tag,
           step: p.step,
-          value: wireValue(p.value),
+          value: encodeMetricValue(p.value),
           wall_time: Math.max(0, p.wall_time),
         }));
       const waiting = this.#outbox.length;

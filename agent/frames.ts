@@ -5,6 +5,7 @@
 import type { z } from "zod";
 import type { agentFrame } from "../protocol/agent.ts";
 import type { StreamName } from "../protocol/agent.ts";
+import type { WireMetricValue } from "../protocol/metric_value.ts";
 
 type AnyFrameIn = z.input<typeof agentFrame>;
 
@@ -15,16 +16,6 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 
 /** A data frame before the spool numbers it. */
 export type NewDataFrame = DistributiveOmit<WireDataFrame, "seq">;
-
-/** A metric value as JSON can carry it: non-finite numbers are spelled as strings. */
-export type WireMetricValue = number | "NaN" | "Infinity" | "-Infinity";
-
-/** `NaN` → `"NaN"`, `±Infinity` → `"±Infinity"`, anything else unchanged. */
-export function wireValue(value: number): WireMetricValue {
-  if (Number.isFinite(value)) return value;
-  if (Number.isNaN(value)) return "NaN";
-  return value > 0 ? "Infinity" : "-Infinity";
-}
 
 /** Which attempt a frame belongs to. */
 export interface AttemptRef {

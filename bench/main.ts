@@ -9,7 +9,7 @@ import { type Context, randomId } from "../server/context.ts";
 import { openDatabase } from "../server/db/mod.ts";
 import { createLogger } from "../server/log.ts";
 import { ingestBatch, registerSdkRun } from "../server/runs/service.ts";
-import { queryMetrics } from "../server/metrics/query.ts";
+import { queryMetrics } from "../server/metrics/service.ts";
 import { lttb } from "../server/metrics/lttb.ts";
 import { attachSeriesCache } from "../server/metrics/series_cache.ts";
 import { BlockSealer } from "../server/metrics/block_sealer.ts";

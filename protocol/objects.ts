@@ -189,12 +189,8 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-/** A metric value as JSON carries it: NaN and ±Infinity become strings. */
-export function encodeMetricValue(v: number): number | string {
-  if (Number.isFinite(v)) return v;
-  if (Number.isNaN(v)) return "NaN";
-  return v > 0 ? "Infinity" : "-Infinity";
-}
+/** A metric value as JSON carries it: NaN and ±Infinity become strings (protocol/metric_value.ts). */
+export { encodeMetricValue } from "./metric_value.ts";
 
 /** An evaluation of a checkpoint with a suite: the EVALUATE job that runs it and its results. */
 export interface Evaluation {

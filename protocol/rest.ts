@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { metricValue } from "./metric_value.ts";
 
 /** The longest name (job, run, project, experiment, token, tag) accepted anywhere. */
 export const MAX_NAME_LENGTH = 200;
@@ -82,10 +83,7 @@ function jsonDepth(value: unknown, depth = 0): number {
 }
 
 /** A metric value: a finite number, or NaN/±Infinity spelled as JSON strings. */
-export const metricValue = z.union([
-  z.number(),
-  z.enum(["NaN", "Infinity", "-Infinity"]),
-]).transform((v) => typeof v === "number" ? v : Number(v));
+export { metricValue };
 
 export const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
@@ -332,6 +330,76 @@ export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
   cursor: z.string().regex(/^[0-9]{1,18}$/, "must be a cursor returned by this list").optional(),
 });
+
+const RUN_SOURCES = ["job", "sdk", "import"] as const;
+
+/** The filters of `GET /api/runs` and `GET /api/run-groups`; `q` searches run names and ids. */
+const runFilterShape = {
+  project: z.string().max(MAX_NAME_LENGTH).optional(),
+  experiment: z.string().max(MAX_NAME_LENGTH).optional(),
+  status: z.enum(RUN_STATUSES).optional(),
+  job_id: z.string().max(MAX_NAME_LENGTH).optional(),
+  source: z.enum(RUN_SOURCES).optional(),
+  q: z.string().trim().max(MAX_NAME_LENGTH).optional(),
+};
+
+/** `GET /api/runs`: newest first, each run with its primary metric. */
+export const runListQuery = pageQuery.extend(runFilterShape);
+export type RunListQuery = z.infer<typeof runListQuery>;
+
+/** `GET /api/run-groups`: the same filters, runs counted by project and experiment. */
+export const runGroupsQuery = z.object(runFilterShape);
+export type RunGroupsQuery = z.infer<typeof runGroupsQuery>;
+
+const keyList = z.string().max(20_000).transform((s) =>
+  s.split(",").map((k) => k.trim()).filter(Boolean)
+);
+
+/** `GET /api/runs/{id}/metrics`: the run's keys; with `keys`, their series too. */
+export const runMetricsQuery = z.object({
+  keys: keyList.optional(),
+  max_points: z.coerce.number().int().min(3).max(MAX_SERIES_POINTS).optional(),
+});
+export type RunMetricsQuery = z.infer<typeof runMetricsQuery>;
+
+/** `GET /api/runs/{id}/metrics/points`: one page of a whole series. */
+export const pointsPageQuery = z.object({
+  key: z.string().min(1).max(MAX_NAME_LENGTH),
+  cursor: z.string().regex(/^\d{1,16}$/, "must be the next_cursor of the previous page")
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_SERIES_POINTS).optional(),
+});
+export type PointsPageQuery = z.infer<typeof pointsPageQuery>;
+
+/** The most log lines one `GET /api/runs/{id}/logs` returns. */
+export const MAX_LOG_LINES = 2000;
+
+/**
+ * `GET /api/runs/{id}/logs`: lines after `after_seq` (oldest first), or with no `after_seq`
+ * the last `limit` lines (the tail).
+ */
+export const logsQuery = z.object({
+  after_seq: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_LOG_LINES).optional(),
+});
+export type LogsQuery = z.infer<typeof logsQuery>;
+
+/** The filters of `GET /api/events` and `GET /api/events/stream`; `severity`: at least this. */
+const eventFilterShape = {
+  run_id: z.string().max(MAX_NAME_LENGTH).optional(),
+  job_id: z.string().max(MAX_NAME_LENGTH).optional(),
+  node_id: z.string().max(MAX_NAME_LENGTH).optional(),
+  type: z.string().max(MAX_NAME_LENGTH).optional(),
+  severity: z.enum(SEVERITIES).optional(),
+};
+
+/** `GET /api/events`: newest first. */
+export const eventListQuery = pageQuery.extend(eventFilterShape);
+export type EventListQuery = z.infer<typeof eventListQuery>;
+
+/** `GET /api/events/stream`: the same filters; `after` (or Last-Event-ID) resumes. */
+export const eventStreamQuery = z.object({ ...eventFilterShape, after: z.string().optional() });
+export type EventFilterQuery = z.infer<typeof eventStreamQuery>;
 
 /**
  * `POST /api/checkpoints/{id}/evaluations`. The job inherits the training job's settings;

@@ -1,5 +1,6 @@
 import type { EventRecord } from "../../protocol/objects.ts";
 import type { Severity } from "../../protocol/rest.ts";
+import { severitiesAtLeast } from "../../protocol/severity.ts";
 import type { Database } from "./database.ts";
 import { json } from "./_rows.ts";
 
@@ -56,11 +57,7 @@ function filterSql(f: EventFilter): { sql: string; params: string[] } {
   }
   if (f.severity) {
     // A severity filter means "at least this severe".
-    const levels = f.severity === "info"
-      ? ["info", "warning", "critical"]
-      : f.severity === "warning"
-      ? ["warning", "critical"]
-      : ["critical"];
+    const levels = severitiesAtLeast(f.severity);
     parts.push(`severity IN (${levels.map(() => "?").join(", ")})`);
     params.push(...levels);
   }

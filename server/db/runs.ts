@@ -112,15 +112,49 @@ export interface RunFilter {
   status?: RunStatus;
   job_id?: string;
   source?: Run["source"];
+  /** Part of the run's name or id, any case. */
+  q?: string;
+}
+
+/** The WHERE clause of a filter: equal columns, and `q` as a substring of name or id. */
+function runWhere(filter: RunFilter, cursor?: number) {
+  const { q, ...equal } = filter;
+  const w = where({ ...equal }, cursor);
+  if (!q) return w;
+  // LIKE is case-insensitive for ASCII; %, _ and \ in the search are taken literally.
+  const pattern = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const search = "(name LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')";
+  return {
+    sql: w.sql ? `${w.sql} AND ${search}` : `WHERE ${search}`,
+    params: [...w.params, pattern, pattern],
+  };
 }
 
 export function listRuns(db: Database, filter: RunFilter, limit: number, cursor?: number) {
-  const w = where({ ...filter }, cursor);
+  const w = runWhere(filter, cursor);
   const rows = db.prepare(`SELECT * FROM runs ${w.sql} ORDER BY seq DESC LIMIT ?`).all(
     ...w.params,
     limit + 1,
   ) as unknown as RunRow[];
   return pageOf(rows, limit, toRun);
+}
+
+/** Runs of a filter counted by project, experiment and status, with the latest activity. */
+export function countRunsByGroup(db: Database, filter: RunFilter): {
+  project: string;
+  experiment: string | null;
+  status: RunStatus;
+  runs: number;
+  last_activity_at: string;
+  newest_seq: number;
+}[] {
+  const w = runWhere(filter);
+  return db.prepare(
+    `SELECT project, experiment, status, COUNT(*) AS runs,
+       MAX(COALESCE(finished_at, started_at, created_at)) AS last_activity_at,
+       MAX(seq) AS newest_seq
+     FROM runs ${w.sql} GROUP BY project, experiment, status`,
+  ).all(...w.params) as unknown as ReturnType<typeof countRunsByGroup>;
 }
 
 export type RunPatch = Partial<

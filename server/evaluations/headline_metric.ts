@@ -1,11 +1,9 @@
 /** Which metric of an evaluation's results speaks for it: pure choices over plain data. */
 
+import { decodeMetricValue } from "../../protocol/metric_value.ts";
+
 /** A reported metric value as a number: numbers as they are, "NaN"/"±Infinity" parsed, else null. */
-export function metricNumber(v: unknown): number | null {
-  if (typeof v === "number") return v;
-  if (v === "NaN" || v === "Infinity" || v === "-Infinity") return Number(v);
-  return null;
-}
+export const metricNumber = decodeMetricValue;
 
 const basename = (key: string) => key.slice(key.lastIndexOf("/") + 1);
 

@@ -1,4 +1,4 @@
-import { encodeMetricValue } from "../../protocol/objects.ts";
+import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import { metricBlocks, metrics as metricsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
 import { notFound } from "../errors.ts";

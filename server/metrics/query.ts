@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_POINTS, type MetricsQuery } from "../../protocol/rest.ts";
-import { encodeMetricValue } from "../../protocol/objects.ts";
+import { encodeMetricValue } from "../../protocol/metric_value.ts";
+import type { SeriesColumns } from "../db/metric_blocks.ts";
 import { metrics as metricsDb, runs as runsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
 import { lttb } from "./lttb.ts";
@@ -76,28 +77,10 @@ export async function* readPlannedSeries(ctx: Context, plan: MetricsPlan): Async
   }
 }
 
-/** The whole answer of a query in memory (callers inside the server; HTTP streams it). */
-export async function queryMetrics(
-  ctx: Context,
-  q: MetricsQuery,
-): Promise<{ series: Series[]; missing: MissingSeries[] }> {
-  const plan = planMetricsQuery(ctx, q);
-  const series: Series[] = [];
-  for await (const s of readPlannedSeries(ctx, plan)) series.push(s);
-  return { series, missing: plan.missing };
-}
-
-interface Columns {
-  steps: ArrayLike<number>;
-  values: ArrayLike<number>;
-  wallTimes: ArrayLike<number>;
-  length: number;
-}
-
 function shape(
   runId: string,
   key: string,
-  s: Columns,
+  s: SeriesColumns,
   maxPoints: number,
   x: "step" | "wall",
 ): Series {

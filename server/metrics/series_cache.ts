@@ -7,6 +7,7 @@
  * used first out.
  */
 import type { StoredPoint } from "../db/metrics.ts";
+import type { SeriesColumns } from "../db/metric_blocks.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 
@@ -15,17 +16,9 @@ export const SERIES_CACHE_BYTES = 128 * 1024 * 1024;
 
 const BYTES_PER_POINT = 24; // step, value, wall time as float64
 
-/** A series in columns; only the first `length` entries are filled. */
-export interface CachedSeries {
-  steps: Float64Array;
-  values: Float64Array;
-  wallTimes: Float64Array;
-  length: number;
-}
-
 export class SeriesCache {
-  #entries = new Map<string, CachedSeries>();
-  #loading = new Map<string, { dirty: boolean; promise: Promise<CachedSeries> }>();
+  #entries = new Map<string, SeriesColumns>();
+  #loading = new Map<string, { dirty: boolean; promise: Promise<SeriesColumns> }>();
   #bytes = 0;
   #maxBytes: number;
 
@@ -37,8 +30,8 @@ export class SeriesCache {
   get(
     runId: string,
     key: string,
-    load: () => CachedSeries,
-  ): CachedSeries {
+    load: () => SeriesColumns,
+  ): SeriesColumns {
     const hit = this.peek(runId, key);
     if (hit) return hit;
     const entry = load();
@@ -46,14 +39,14 @@ export class SeriesCache {
     return entry;
   }
 
-  #keep(id: string, entry: CachedSeries): void {
+  #keep(id: string, entry: SeriesColumns): void {
     this.#bytes += capacityBytes(entry);
     this.#entries.set(id, entry);
     this.#evict();
   }
 
   /** The cached series of a run's key, if held (counts as a use). */
-  peek(runId: string, key: string): CachedSeries | undefined {
+  peek(runId: string, key: string): SeriesColumns | undefined {
     const id = `${runId}\u0000${key}`;
     const hit = this.#entries.get(id);
     if (hit) {
@@ -72,14 +65,14 @@ export class SeriesCache {
   getAsync(
     runId: string,
     key: string,
-    load: () => Promise<CachedSeries>,
-  ): Promise<CachedSeries> {
+    load: () => Promise<SeriesColumns>,
+  ): Promise<SeriesColumns> {
     const hit = this.peek(runId, key);
     if (hit) return Promise.resolve(hit);
     const id = `${runId}\u0000${key}`;
     const pending = this.#loading.get(id);
     if (pending) return pending.promise;
-    const entry = { dirty: false, promise: null as unknown as Promise<CachedSeries> };
+    const entry = { dirty: false, promise: null as unknown as Promise<SeriesColumns> };
     entry.promise = (async () => {
       try {
         const series = await load();
@@ -140,7 +133,7 @@ export class SeriesCache {
     return this.#entries.size;
   }
 
-  #append(entry: CachedSeries, points: StoredPoint[]): void {
+  #append(entry: SeriesColumns, points: StoredPoint[]): void {
     const need = entry.length + points.length;
     if (need > entry.steps.length) {
       const before = capacityBytes(entry);
@@ -158,7 +151,7 @@ export class SeriesCache {
     }
   }
 
-  #drop(id: string, entry: CachedSeries): void {
+  #drop(id: string, entry: SeriesColumns): void {
     this.#entries.delete(id);
     this.#bytes -= capacityBytes(entry);
   }
@@ -171,7 +164,7 @@ export class SeriesCache {
   }
 }
 
-function capacityBytes(entry: CachedSeries): number {
+function capacityBytes(entry: SeriesColumns): number {
   return entry.steps.length * BYTES_PER_POINT;
 }
 

@@ -16,11 +16,6 @@ export function fmtNonFinite(value: number): string {
   return value > 0 ? "+Inf" : "-Inf";
 }
 
-/** A JSON-safe number: non-finite values become "NaN", "Infinity", "-Infinity". */
-export function jsonNumber(value: number): number | string {
-  return Number.isFinite(value) ? value : String(value);
-}
-
 /** Seconds as whole minutes when round, else one decimal: 900 → "15", 950 → "15.8". */
 export function fmtMinutes(seconds: number): string {
   const minutes = seconds / 60;

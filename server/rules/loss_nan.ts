@@ -1,4 +1,5 @@
-import { fmtNonFinite, jsonNumber } from "./_format.ts";
+import { fmtNonFinite } from "./_format.ts";
+import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import { isLossKey } from "./loss_families.ts";
 import type { RuleEvent } from "./rule_event.ts";
 
@@ -25,6 +26,6 @@ export function detectLossNan(
     type: "LOSS_NAN",
     severity: "critical",
     message: `Loss "${key}" is ${fmtNonFinite(value)} at step ${step}`,
-    data: { key, step, value: jsonNumber(value) },
+    data: { key, step, value: encodeMetricValue(value) },
   };
 }

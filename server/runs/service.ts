@@ -1,5 +1,19 @@
-import type { Run } from "../../protocol/objects.ts";
-import type { ImportRegistration, SdkLogBatch, SdkRunRegistration } from "../../protocol/rest.ts";
+import type {
+  CheckpointWithEvaluations,
+  EventRecord,
+  LogLine,
+  Page,
+  Run,
+} from "../../protocol/objects.ts";
+import type {
+  ImportRegistration,
+  LogsQuery,
+  RunGroupsQuery,
+  RunListQuery,
+  RunStatus,
+  SdkLogBatch,
+  SdkRunRegistration,
+} from "../../protocol/rest.ts";
 import {
   jobs as jobsDb,
   logs as logsDb,
@@ -11,11 +25,12 @@ import type { StoredRun } from "../db/runs.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
-import { notFound } from "../errors.ts";
+import { notFound, ValidationError } from "../errors.ts";
+import { partitionSdkBatch, type Refused } from "../../protocol/sdk_batch.ts";
 import { primaryMetricOf, resolvePrimaryKey } from "../metrics/primary_metric.ts";
 import { DEFAULT_PROJECT } from "../jobs/service.ts";
-import { recordEvaluationResults } from "../evaluations/mod.ts";
-import { encodeMetricValue } from "../../protocol/objects.ts";
+import { checkpointsWithEvaluations, recordEvaluationResults } from "../evaluations/mod.ts";
+import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import { maskSecretValues, secretValues } from "../../protocol/secret_env.ts";
 import { registerCheckpoint } from "./register_checkpoint.ts";
 
@@ -40,10 +55,137 @@ export function withPrimaryMetric(ctx: Context, run: StoredRun): Run {
   return { ...run, primary_metric: primaryMetricOf(resolved, summary) };
 }
 
-export function getRun(ctx: Context, id: string): Run {
+/** The stored run; NotFoundError naming the id when there is none. */
+export function requireRun(ctx: Context, id: string): StoredRun {
   const run = runsDb.getRun(ctx.db, id);
   if (!run) throw notFound("Run", id);
-  return withPrimaryMetric(ctx, run);
+  return run;
+}
+
+/** `GET /api/runs/{id}`: the run with its primary metric. */
+export function getRun(ctx: Context, id: string): Run {
+  return withPrimaryMetric(ctx, requireRun(ctx, id));
+}
+
+/** Runs a list shows unless `limit` says otherwise. */
+export const RUN_PAGE_SIZE = 100;
+
+const filterOf = (q: RunGroupsQuery) => ({
+  project: q.project,
+  experiment: q.experiment,
+  status: q.status,
+  job_id: q.job_id,
+  source: q.source,
+  q: q.q || undefined,
+});
+
+/**
+ * `GET /api/runs`: newest first, each with its primary metric; filters by project,
+ * experiment, status, job and source, and `q` finds runs whose name or id contains it (any
+ * case). `next_cursor` pages on.
+ */
+export function listRuns(ctx: Context, query: RunListQuery): Page<Run> {
+  const page = runsDb.listRuns(
+    ctx.db,
+    filterOf(query),
+    query.limit ?? RUN_PAGE_SIZE,
+    query.cursor ? Number(query.cursor) : undefined,
+  );
+  return { ...page, items: page.items.map((r) => withPrimaryMetric(ctx, r)) };
+}
+
+/** Runs of one project and experiment (null: runs outside any experiment), counted. */
+export interface RunGroup {
+  project: string;
+  experiment: string | null;
+  /** Runs in the group that match the filters. */
+  runs: number;
+  /** The same runs by status (statuses with none left out). */
+  by_status: Partial<Record<RunStatus, number>>;
+  /** The latest start, finish or creation among them. */
+  last_activity_at: string;
+}
+
+/**
+ * `GET /api/run-groups`: the runs the same filters as `GET /api/runs` select, grouped by
+ * project and experiment; the group with the newest run first.
+ */
+export function listRunGroups(ctx: Context, query: RunGroupsQuery): { groups: RunGroup[] } {
+  const groups = new Map<string, RunGroup & { newest: number }>();
+  for (const row of runsDb.countRunsByGroup(ctx.db, filterOf(query))) {
+    const id = JSON.stringify([row.project, row.experiment]);
+    let g = groups.get(id);
+    if (!g) {
+      g = {
+        project: row.project,
+        experiment: row.experiment,
+        runs: 0,
+        by_status: {},
+        last_activity_at: row.last_activity_at,
+        newest: row.newest_seq,
+      };
+      groups.set(id, g);
+    }
+    g.runs += row.runs;
+    g.by_status[row.status] = row.runs;
+    if (row.last_activity_at > g.last_activity_at) g.last_activity_at = row.last_activity_at;
+    g.newest = Math.max(g.newest, row.newest_seq);
+  }
+  return {
+    groups: [...groups.values()].sort((a, b) => b.newest - a.newest).map(
+      ({ newest: _, ...g }) => g,
+    ),
+  };
+}
+
+/** `GET /api/runs/{id}/metrics` without `keys`: every key of the run with its summary. */
+export function listMetricKeys(ctx: Context, runId: string) {
+  requireRun(ctx, runId);
+  return {
+    run_id: runId,
+    keys: metricsDb.listKeySummaries(ctx.db, runId).map((k) => ({
+      ...k,
+      last_value: encodeMetricValue(k.last_value),
+    })),
+  };
+}
+
+/** Lines `GET /api/runs/{id}/logs` returns unless `limit` says otherwise. */
+export const LOG_PAGE_SIZE = 500;
+
+/**
+ * `GET /api/runs/{id}/logs`: the lines after `after_seq`, oldest first; with no `after_seq`,
+ * the tail (the last `limit` lines).
+ */
+export function getLogs(ctx: Context, runId: string, query: LogsQuery): { lines: LogLine[] } {
+  requireRun(ctx, runId);
+  return { lines: logsDb.readLogs(ctx.db, runId, query.after_seq, query.limit ?? LOG_PAGE_SIZE) };
+}
+
+/** `GET /api/runs/{id}/checkpoints`: the run's checkpoints by step, each with its evaluations. */
+export function listCheckpoints(ctx: Context, runId: string): Page<CheckpointWithEvaluations> {
+  requireRun(ctx, runId);
+  return { items: checkpointsWithEvaluations(ctx, runId), next_cursor: null };
+}
+
+/** Run statuses after which no more points or lines come (unless a lost node returns). */
+const LIVE_STATUSES: ReadonlySet<RunStatus> = new Set(["QUEUED", "RUNNING"]);
+
+/**
+ * What a run's live streams (metrics, logs) end with: `{run_id, status}` once it has
+ * finished, null while more may come.
+ */
+export function runStreamEnd(
+  ctx: Context,
+  runId: string,
+): { run_id: string; status: RunStatus } | null {
+  const run = runsDb.getRun(ctx.db, runId);
+  return run && !LIVE_STATUSES.has(run.status) ? { run_id: runId, status: run.status } : null;
+}
+
+/** Whether an event may have ended a run's streams (a RUN_* event of that run). */
+export function mayEndRun(runId: string, e: Pick<EventRecord, "run_id" | "type">): boolean {
+  return e.run_id === runId && e.type.startsWith("RUN_");
 }
 
 /** Registers a run for the SDK outside any job; the same id registered again returns it. */
@@ -251,6 +393,26 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
     }
     return { points: stored.length, checkpoints: newCheckpoints, logs: lines.length };
   });
+}
+
+/**
+ * `POST /api/sdk/runs/{id}/log`: the valid part of a batch is stored and the rest named, so
+ * one bad item (an over-long checkpoint path, a key the store cannot keep) does not cost the
+ * good ones.
+ */
+export function ingestSdkBatch(
+  ctx: Context,
+  runId: string,
+  body: unknown,
+): { accepted: IngestResult; refused?: Refused } {
+  const parts = partitionSdkBatch(body);
+  if (parts === null) {
+    throw new ValidationError("Invalid log batch: a JSON object expected", [
+      { field: "log batch", problem: "a JSON object expected" },
+    ]);
+  }
+  const accepted = ingestBatch(ctx, runId, parts.batch);
+  return parts.refused.count ? { accepted, refused: parts.refused } : { accepted };
 }
 
 /** Every key's value at the nearest step at or below `step` (a checkpoint's metrics). */

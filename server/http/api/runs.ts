@@ -1,91 +1,55 @@
-import { z } from "zod";
 import {
-  MAX_NAME_LENGTH,
-  MAX_SERIES_POINTS,
+  logsQuery,
   metricsQuery,
-  RUN_STATUSES,
+  pointsPageQuery,
+  runGroupsQuery,
+  runListQuery,
+  runMetricsQuery,
 } from "../../../protocol/rest.ts";
-import { logs as logsDb, metrics as metricsDb, runs as runsDb } from "../../db/mod.ts";
+import type { EventRecord, LogLine, StreamedPoint } from "../../../protocol/objects.ts";
+import { encodeMetricValue } from "../../../protocol/metric_value.ts";
+import { logs as logsDb, metrics as metricsDb } from "../../db/mod.ts";
 import { topics } from "../../bus/bus.ts";
 import type { Context } from "../../context.ts";
-import { getRun, withPrimaryMetric } from "../../runs/service.ts";
-import { planMetricsQuery, readPlannedSeries } from "../../metrics/query.ts";
-import { POINTS_PAGE_SIZE, readPointsPage } from "../../metrics/points_page.ts";
-import { checkpointsWithEvaluations } from "../../evaluations/mod.ts";
 import {
-  encodeMetricValue,
-  type EventRecord,
-  type LogLine,
-  type StreamedPoint,
-} from "../../../protocol/objects.ts";
+  getLogs,
+  getRun,
+  listCheckpoints,
+  listRunGroups,
+  listRuns,
+  mayEndRun,
+  requireRun,
+  runStreamEnd,
+} from "../../runs/service.ts";
+import { metricsQueryStream, readPointsPage, runMetricsStream } from "../../metrics/service.ts";
 import { readJson, readQuery } from "../body.ts";
-import { notFound, validationError } from "../../errors.ts";
 import { jsonStream } from "../json_stream.ts";
-import { idParam, type RequestContext, type RouteDef } from "../route.ts";
+import { idParam, type RouteDef } from "../route.ts";
 import { type SseMessage, sseResponse, type SseSource, streamOptions } from "../sse.ts";
-import { listQuery } from "./_params.ts";
-
-function requireRun(ctx: Context, id: string) {
-  const run = runsDb.getRun(ctx.db, id);
-  if (!run) throw notFound("Run", id);
-  return run;
-}
-
-/** The run of the path (404 when it does not exist) and the validated query parameters. */
-function runQuery<S extends z.ZodRawShape>(c: RequestContext, ctx: Context, shape: S) {
-  const id = idParam(c);
-  requireRun(ctx, id);
-  return { id, q: readQuery(c.req.url, z.object(shape)) };
-}
-
-/** Run statuses after which no more points or lines come (unless a lost node returns). */
-const LIVE_STATUSES = new Set(["QUEUED", "RUNNING"]);
 
 /** A run's streams end once it has finished: `event: end` with its status. */
 function runEnd(ctx: Context, id: string): SseSource["end"] {
   return {
-    ended: () => {
-      const run = runsDb.getRun(ctx.db, id);
-      return run && !LIVE_STATUSES.has(run.status) ? { run_id: id, status: run.status } : null;
-    },
+    ended: () => runStreamEnd(ctx, id),
     subscribe: (recheck) =>
       ctx.bus.subscribe<EventRecord>(topics.events, (e) => {
-        if (e.run_id === id && e.type.startsWith("RUN_")) recheck();
+        if (mayEndRun(id, e)) recheck();
       }),
   };
 }
-
-const keyList = z.string().max(20_000).transform((s) =>
-  s.split(",").map((k) => k.trim()).filter(Boolean)
-);
 
 export const runRoutes: RouteDef[] = [
   {
     method: "GET",
     path: "/api/runs",
     scope: "read",
-    handler: (c, ctx) => {
-      const q = listQuery(c, {
-        project: z.string().max(200).optional(),
-        experiment: z.string().max(200).optional(),
-        status: z.enum(RUN_STATUSES).optional(),
-        job_id: z.string().max(200).optional(),
-        source: z.enum(["job", "sdk", "import"]).optional(),
-      });
-      const page = runsDb.listRuns(
-        ctx.db,
-        {
-          project: q.project,
-          experiment: q.experiment,
-          status: q.status,
-          job_id: q.job_id,
-          source: q.source,
-        },
-        q.limit ?? 100,
-        q.cursor ? Number(q.cursor) : undefined,
-      );
-      return c.json({ ...page, items: page.items.map((r) => withPrimaryMetric(ctx, r)) });
-    },
+    handler: (c, ctx) => c.json(listRuns(ctx, readQuery(c.req.url, runListQuery))),
+  },
+  {
+    method: "GET",
+    path: "/api/run-groups",
+    scope: "read",
+    handler: (c, ctx) => c.json(listRunGroups(ctx, readQuery(c.req.url, runGroupsQuery))),
   },
   {
     method: "GET",
@@ -98,23 +62,10 @@ export const runRoutes: RouteDef[] = [
     path: "/api/runs/:id/metrics",
     scope: "read",
     handler: (c, ctx) => {
-      const { id, q } = runQuery(c, ctx, {
-        keys: keyList.optional(),
-        max_points: z.coerce.number().int().min(3).max(MAX_SERIES_POINTS).optional(),
-      });
-      const keys = metricsDb.listKeySummaries(ctx.db, id).map((k) => ({
-        ...k,
-        last_value: encodeMetricValue(k.last_value),
-      }));
-      if (!q.keys?.length) return c.json({ run_id: id, keys });
-      const parsed = metricsQuery.safeParse({ runs: [id], keys: q.keys, max_points: q.max_points });
-      if (!parsed.success) throw validationError("query", parsed.error);
-      const plan = planMetricsQuery(ctx, parsed.data);
-      return jsonStream(
-        { run_id: id, keys, missing: plan.missing, max_points: plan.maxPoints },
-        "series",
-        readPlannedSeries(ctx, plan),
-      );
+      const id = idParam(c);
+      requireRun(ctx, id);
+      const { head, series } = runMetricsStream(ctx, id, readQuery(c.req.url, runMetricsQuery));
+      return series ? jsonStream(head, "series", series) : c.json(head);
     },
   },
   {
@@ -123,12 +74,8 @@ export const runRoutes: RouteDef[] = [
     scope: "read",
     handler: async (c, ctx) => {
       const body = await readJson(c.req.raw, metricsQuery, "metrics query");
-      const plan = planMetricsQuery(ctx, body);
-      return jsonStream(
-        { missing: plan.missing, max_points: plan.maxPoints },
-        "series",
-        readPlannedSeries(ctx, plan),
-      );
+      const { head, series } = metricsQueryStream(ctx, body);
+      return jsonStream(head, "series", series);
     },
   },
   {
@@ -136,13 +83,9 @@ export const runRoutes: RouteDef[] = [
     path: "/api/runs/:id/metrics/points",
     scope: "read",
     handler: (c, ctx) => {
-      const { id, q } = runQuery(c, ctx, {
-        key: z.string().min(1).max(MAX_NAME_LENGTH),
-        cursor: z.string().regex(/^\d{1,16}$/, "must be the next_cursor of the previous page")
-          .optional(),
-        limit: z.coerce.number().int().min(1).max(MAX_SERIES_POINTS).optional(),
-      });
-      return c.json(readPointsPage(ctx, id, q.key, q.cursor, q.limit ?? POINTS_PAGE_SIZE));
+      const id = idParam(c);
+      requireRun(ctx, id);
+      return c.json(readPointsPage(ctx, id, readQuery(c.req.url, pointsPageQuery)));
     },
   },
   {
@@ -177,11 +120,9 @@ export const runRoutes: RouteDef[] = [
     path: "/api/runs/:id/logs",
     scope: "read",
     handler: (c, ctx) => {
-      const { id, q } = runQuery(c, ctx, {
-        after_seq: z.coerce.number().int().min(0).optional(),
-        limit: z.coerce.number().int().min(1).max(2000).optional(),
-      });
-      return c.json({ lines: logsDb.readLogs(ctx.db, id, q.after_seq, q.limit ?? 500) });
+      const id = idParam(c);
+      requireRun(ctx, id);
+      return c.json(getLogs(ctx, id, readQuery(c.req.url, logsQuery)));
     },
   },
   {
@@ -209,10 +150,6 @@ export const runRoutes: RouteDef[] = [
     method: "GET",
     path: "/api/runs/:id/checkpoints",
     scope: "read",
-    handler: (c, ctx) => {
-      const id = idParam(c);
-      requireRun(ctx, id);
-      return c.json({ items: checkpointsWithEvaluations(ctx, id), next_cursor: null });
-    },
+    handler: (c, ctx) => c.json(listCheckpoints(ctx, idParam(c))),
   },
 ];

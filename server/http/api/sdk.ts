@@ -1,9 +1,7 @@
 import { z } from "zod";
 import { importRegistration, sdkRunRegistration } from "../../../protocol/rest.ts";
-import { partitionSdkBatch } from "../../../protocol/sdk_batch.ts";
-import { ingestBatch, registerImport, registerSdkRun } from "../../runs/service.ts";
+import { ingestSdkBatch, registerImport, registerSdkRun } from "../../runs/service.ts";
 import { readJson } from "../body.ts";
-import { HttpError } from "../errors.ts";
 import { idParam, type RouteDef } from "../route.ts";
 
 export const sdkRoutes: RouteDef[] = [
@@ -32,14 +30,9 @@ export const sdkRoutes: RouteDef[] = [
     path: "/api/sdk/runs/:id/log",
     scope: "write",
     handler: async (c, ctx) => {
-      // The valid part of a batch is stored and the rest named: one bad item (an over-long
-      // checkpoint path, a key the store cannot keep) must not cost the good ones.
-      const body = partitionSdkBatch(await readJson(c.req.raw, z.unknown(), "log batch"));
-      if (body === null) {
-        throw new HttpError(400, "ValidationError", "Invalid log batch: a JSON object expected");
-      }
-      const accepted = ingestBatch(ctx, idParam(c), body.batch);
-      return c.json(body.refused.count ? { accepted, refused: body.refused } : { accepted });
+      // Items are validated one by one in the service (a bad one must not cost the good ones).
+      const body = await readJson(c.req.raw, z.unknown(), "log batch");
+      return c.json(ingestSdkBatch(ctx, idParam(c), body));
     },
   },
 ];
