@@ -20,6 +20,16 @@ import {
   runs as runsDb,
 } from "../server/db/mod.ts";
 import { emitEvent } from "../server/events/emit.ts";
+import { listEvents } from "../server/events/service.ts";
+import { getEvaluation, listEvaluations } from "../server/evaluations/mod.ts";
+import { getRunMetrics, queryMetrics, readPointsPage } from "../server/metrics/service.ts";
+import {
+  getLogs,
+  getRun,
+  listCheckpoints,
+  listRunGroups,
+  listRuns,
+} from "../server/runs/service.ts";
 import { dispatchJob, endAttempt, markRunning } from "../server/jobs/transitions.ts";
 import { getMetricDefinitions, listExperiments, listProjects } from "../server/projects/service.ts";
 import {
@@ -57,7 +67,7 @@ export interface ReadContract {
   case?: string;
   /** The request path with its query (and the JSON body of a POST read). */
   request: (s: Seed) => string | { path: string; body: unknown };
-  /** The service function's result for the same arguments. */
+  /** The service function's result for the same arguments (awaited when a promise). */
   service: (ctx: Context, s: Seed) => unknown;
 }
 
@@ -124,7 +134,113 @@ export const READS: ReadContract[] = [
     service: (ctx) => recommendCheckpoint(ctx, { experiment: "nlp/base" }),
   },
   // Runs, metrics, logs, checkpoints, evaluations, events.
-
+  {
+    route: "GET /api/runs",
+    case: "all",
+    request: () => "/api/runs",
+    service: (ctx) => listRuns(ctx, {}),
+  },
+  {
+    route: "GET /api/runs",
+    case: "filters, search and a page",
+    request: () => "/api/runs?project=nlp&experiment=base&q=BERT&limit=1",
+    service: (ctx) => listRuns(ctx, { project: "nlp", experiment: "base", q: "BERT", limit: 1 }),
+  },
+  {
+    route: "GET /api/runs",
+    case: "the next page",
+    // The seed made three runs; a cursor names the position below which the page starts.
+    request: () => "/api/runs?cursor=3&limit=1",
+    service: (ctx) => listRuns(ctx, { cursor: "3", limit: 1 }),
+  },
+  {
+    route: "GET /api/run-groups",
+    case: "all",
+    request: () => "/api/run-groups",
+    service: (ctx) => listRunGroups(ctx, {}),
+  },
+  {
+    route: "GET /api/run-groups",
+    case: "one status",
+    request: () => "/api/run-groups?status=FAILED",
+    service: (ctx) => listRunGroups(ctx, { status: "FAILED" }),
+  },
+  {
+    route: "GET /api/runs/:id",
+    request: (s) => `/api/runs/${s.failedRun}`,
+    service: (ctx, s) => getRun(ctx, s.failedRun),
+  },
+  {
+    route: "GET /api/runs/:id/metrics",
+    case: "keys",
+    request: (s) => `/api/runs/${s.runningRun}/metrics`,
+    service: (ctx, s) => getRunMetrics(ctx, s.runningRun, {}),
+  },
+  {
+    route: "GET /api/runs/:id/metrics",
+    case: "series",
+    request: (s) => `/api/runs/${s.runningRun}/metrics?keys=train/loss,eval/none&max_points=4`,
+    service: (ctx, s) =>
+      getRunMetrics(ctx, s.runningRun, { keys: ["train/loss", "eval/none"], max_points: 4 }),
+  },
+  {
+    route: "POST /api/runs/metrics:query",
+    request: (s) => ({
+      path: "/api/runs/metrics:query",
+      body: { runs: [s.failedRun, s.sdkRun, "r-none"], keys: ["train/loss"], max_points: 3 },
+    }),
+    service: (ctx, s) =>
+      queryMetrics(ctx, {
+        runs: [s.failedRun, s.sdkRun, "r-none"],
+        keys: ["train/loss"],
+        max_points: 3,
+      }),
+  },
+  {
+    route: "GET /api/runs/:id/metrics/points",
+    request: (s) => `/api/runs/${s.failedRun}/metrics/points?key=train/loss&cursor=10&limit=2`,
+    service: (ctx, s) =>
+      readPointsPage(ctx, s.failedRun, { key: "train/loss", cursor: "10", limit: 2 }),
+  },
+  {
+    route: "GET /api/runs/:id/logs",
+    case: "tail",
+    request: (s) => `/api/runs/${s.failedRun}/logs?limit=1`,
+    service: (ctx, s) => getLogs(ctx, s.failedRun, { limit: 1 }),
+  },
+  {
+    route: "GET /api/runs/:id/logs",
+    case: "after a line",
+    request: (s) => `/api/runs/${s.failedRun}/logs?after_seq=0`,
+    service: (ctx, s) => getLogs(ctx, s.failedRun, { after_seq: 0 }),
+  },
+  {
+    route: "GET /api/runs/:id/checkpoints",
+    request: (s) => `/api/runs/${s.failedRun}/checkpoints`,
+    service: (ctx, s) => listCheckpoints(ctx, s.failedRun),
+  },
+  {
+    route: "GET /api/checkpoints/:id/evaluations",
+    request: (s) => `/api/checkpoints/${s.checkpoint}/evaluations`,
+    service: (ctx, s) => listEvaluations(ctx, s.checkpoint),
+  },
+  {
+    route: "GET /api/evaluations/:id",
+    request: (s) => `/api/evaluations/${s.evaluation}`,
+    service: (ctx, s) => getEvaluation(ctx, s.evaluation),
+  },
+  {
+    route: "GET /api/events",
+    case: "all",
+    request: () => "/api/events",
+    service: (ctx) => listEvents(ctx, {}),
+  },
+  {
+    route: "GET /api/events",
+    case: "filters and a page",
+    request: (s) => `/api/events?run_id=${s.runningRun}&severity=warning&limit=1`,
+    service: (ctx, s) => listEvents(ctx, { run_id: s.runningRun, severity: "warning", limit: 1 }),
+  },
   // Nodes, jobs, status, tokens, auth.
 ];
 
@@ -140,16 +256,6 @@ export const PENDING: Record<string, string> = {
   "GET /api/nodes/:id": "getNode in server/nodes/service.ts",
   "GET /api/jobs": "listJobs in server/jobs/service.ts",
   "GET /api/jobs/:id": "getJob in server/jobs/service.ts",
-  "GET /api/runs": "listRuns in server/runs/service.ts",
-  "GET /api/runs/:id": "getRun in server/runs/service.ts",
-  "GET /api/runs/:id/metrics": "listMetricKeys and queryMetrics",
-  "POST /api/runs/metrics:query": "queryMetrics in server/metrics/service.ts",
-  "GET /api/runs/:id/metrics/points": "readPointsPage in server/metrics/service.ts",
-  "GET /api/runs/:id/logs": "getLogs in server/runs/service.ts",
-  "GET /api/runs/:id/checkpoints": "listCheckpoints in server/runs/service.ts",
-  "GET /api/checkpoints/:id/evaluations": "listEvaluations answering the REST body",
-  "GET /api/evaluations/:id": "getEvaluation in server/evaluations/",
-  "GET /api/events": "listEvents in server/events/service.ts",
 };
 
 /**
@@ -350,7 +456,7 @@ Deno.test("each read route answers exactly what its service function returns", a
         ? await h.call(method, req)
         : await h.call(method, req.path, { body: req.body });
       assertEquals(res.status, 200, `${rowName(row)}: ${res.text}`);
-      const expected = JSON.parse(JSON.stringify(row.service(h.ctx, seed)));
+      const expected = JSON.parse(JSON.stringify(await row.service(h.ctx, seed)));
       assertEquals(res.json, expected, rowName(row));
     }
   } finally {
@@ -396,6 +502,13 @@ Deno.test("the seed gives the rows something to compare: runs in each state, eva
     const base = experiments.find((e) => e.name === "base")!;
     assertEquals(base.runs.by_status, { FAILED: 1, RUNNING: 1, SUCCEEDED: 1 });
     assertEquals(base.best_primary?.key, "train/loss");
+    // The run rows' search finds the two job runs, and the page after the newest run is not empty.
+    assertEquals(listRuns(h.ctx, { q: "BERT" }).items.length, 2);
+    assertEquals(listRuns(h.ctx, { cursor: "3", limit: 1 }).items.length, 1);
+    assertEquals(
+      listEvents(h.ctx, { run_id: seed.runningRun, severity: "warning" }).items.length,
+      1,
+    );
   } finally {
     await h.close();
   }

@@ -1,4 +1,4 @@
-import type { CheckpointWithEvaluations, Evaluation } from "../../protocol/objects.ts";
+import type { CheckpointWithEvaluations, Evaluation, Page } from "../../protocol/objects.ts";
 import type { JobStatus } from "../../protocol/rest.ts";
 import {
   checkpoints as checkpointsDb,
@@ -38,12 +38,15 @@ export function evaluationsByCheckpoint(
   return out;
 }
 
-/** `GET /api/checkpoints/{id}/evaluations`. */
-export function listEvaluations(ctx: Context, checkpointId: string): Evaluation[] {
+/** `GET /api/checkpoints/{id}/evaluations`: oldest first; NotFoundError for an unknown checkpoint. */
+export function listEvaluations(ctx: Context, checkpointId: string): Page<Evaluation> {
   if (!checkpointsDb.getCheckpoint(ctx.db, checkpointId)) {
     throw notFound("Checkpoint", checkpointId);
   }
-  return evaluationsByCheckpoint(ctx, [checkpointId]).get(checkpointId)!;
+  return {
+    items: evaluationsByCheckpoint(ctx, [checkpointId]).get(checkpointId)!,
+    next_cursor: null,
+  };
 }
 
 /** `GET /api/evaluations/{id}`. */

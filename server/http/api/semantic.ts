@@ -62,7 +62,7 @@ export const semanticRoutes: RouteDef[] = [
     method: "GET",
     path: "/api/checkpoints/:id/evaluations",
     scope: "read",
-    handler: (c, ctx) => c.json({ items: listEvaluations(ctx, idParam(c)), next_cursor: null }),
+    handler: (c, ctx) => c.json(listEvaluations(ctx, idParam(c))),
   },
   {
     method: "GET",
