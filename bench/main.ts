@@ -4,14 +4,11 @@
  * run on the same machine. Numbers, not pass/fail: this machine is shared and noisy.
  */
 import { DatabaseSync } from "node:sqlite";
-import { Bus } from "../server/bus/bus.ts";
-import { type Context, randomId } from "../server/context.ts";
+import { type Context, createContext } from "../server/context.ts";
 import { openDatabase } from "../server/db/mod.ts";
-import { createLogger } from "../server/log.ts";
 import { ingestBatch, registerSdkRun } from "../server/runs/service.ts";
 import { queryMetrics } from "../server/metrics/service.ts";
 import { lttb } from "../server/metrics/lttb.ts";
-import { attachSeriesCache } from "../server/metrics/series_cache.ts";
 import { BlockSealer } from "../server/metrics/block_sealer.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
 import { benchCluster, benchSdkOverhead } from "./cluster.ts";
@@ -24,16 +21,7 @@ const report = (name: string, value: string, baseline: string, target: string) =
 };
 
 function context(path: string): Context {
-  const ctx: Context = {
-    db: openDatabase(path),
-    bus: new Bus(),
-    log: createLogger(() => {}),
-    now: () => new Date(),
-    newId: randomId,
-    backupDir: `${dir}/backups`,
-  };
-  attachSeriesCache(ctx);
-  return ctx;
+  return createContext({ db: openDatabase(path), backupDir: `${dir}/backups` });
 }
 
 function time<T>(fn: () => T): [T, number] {

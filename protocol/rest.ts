@@ -331,6 +331,15 @@ export const pageQuery = z.object({
   cursor: z.string().regex(/^[0-9]{1,18}$/, "must be a cursor returned by this list").optional(),
 });
 
+/** `GET /api/jobs`: newest first. */
+export const jobListQuery = pageQuery.extend({
+  status: z.enum(JOB_STATUSES).optional(),
+  project: z.string().max(MAX_NAME_LENGTH).optional(),
+  experiment: z.string().max(MAX_NAME_LENGTH).optional(),
+  node_id: z.string().max(MAX_NAME_LENGTH).optional(),
+});
+export type JobListQuery = z.infer<typeof jobListQuery>;
+
 const RUN_SOURCES = ["job", "sdk", "import"] as const;
 
 /** The filters of `GET /api/runs` and `GET /api/run-groups`; `q` searches run names and ids. */

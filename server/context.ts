@@ -1,7 +1,7 @@
 import type { Database } from "./db/mod.ts";
-import type { Bus } from "./bus/bus.ts";
-import type { Logger } from "./log.ts";
-import type { SeriesCache } from "./metrics/series_cache.ts";
+import { Bus } from "./bus/bus.ts";
+import { type Logger, silentLogger } from "./log.ts";
+import { attachSeriesCache, type SeriesCache } from "./metrics/series_cache.ts";
 
 /** What every service function needs: the store, the bus, and the injected clock and ids. */
 export interface Context {
@@ -27,6 +27,40 @@ export interface Context {
     maxStreams?: number;
     maxStreamsPerToken?: number;
   };
+}
+
+/** What `createContext` needs; everything but the store and the backup folder has a default. */
+export interface ContextOptions {
+  db: Database;
+  backupDir: string;
+  /** @default silentLogger */
+  log?: Logger;
+  /** @default the wall clock */
+  now?: () => Date;
+  /** @default randomId */
+  newId?: (prefix: string) => string;
+  sse?: Context["sse"];
+  /** Keep recently read series in memory (off: every query reads the store). @default true */
+  seriesCache?: boolean;
+}
+
+/**
+ * The one way a context is made (server, tests, bench): a bus whose failing listeners are
+ * logged, and the series cache fed from it.
+ */
+export function createContext(options: ContextOptions): Context {
+  const log = options.log ?? silentLogger;
+  const ctx: Context = {
+    db: options.db,
+    bus: new Bus((topic, err) => log.error("bus listener failed", { topic, error: String(err) })),
+    log,
+    now: options.now ?? (() => new Date()),
+    newId: options.newId ?? randomId,
+    backupDir: options.backupDir,
+    sse: options.sse,
+  };
+  if (options.seriesCache ?? true) attachSeriesCache(ctx);
+  return ctx;
 }
 
 const ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";

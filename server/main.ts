@@ -6,9 +6,8 @@
  */
 import { parseArgs } from "node:util";
 import { installConfiguredTokens } from "./auth/service.ts";
-import { Bus } from "./bus/bus.ts";
 import { gpuctlHome, loadServerConfig, type ResolvedServerConfig } from "./config.ts";
-import { type Context, randomId } from "./context.ts";
+import { type Context, createContext } from "./context.ts";
 import { backupDatabase, openDatabase } from "./db/mod.ts";
 import { createApp } from "./http/app.ts";
 import { AgentGateway } from "./gateway/gateway.ts";
@@ -16,7 +15,6 @@ import { RulesEngine } from "./rules/engine.ts";
 import { WebhookDispatcher } from "./webhooks/mod.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { AGENT_PERMISSIONS } from "../agent/permissions.ts";
-import { attachSeriesCache } from "./metrics/series_cache.ts";
 import { BlockSealer } from "./metrics/block_sealer.ts";
 import { loadSessionKey } from "./auth/session.ts";
 import { prepareIslands } from "./console/mod.ts";
@@ -90,21 +88,12 @@ async function main(argv: string[]): Promise<number> {
 function openContext(config: ResolvedServerConfig): Context {
   const log = createLogger();
   makePrivate(config, log);
-  const db = openDatabase(config.dbPath);
-  const bus = new Bus((topic, err) =>
-    log.error("bus listener failed", { topic, error: String(err) })
-  );
-  const ctx: Context = {
-    db,
-    bus,
+  return createContext({
+    db: openDatabase(config.dbPath),
     log,
-    now: () => new Date(),
-    newId: randomId,
     backupDir: config.backupDir,
     sse: config.sse,
-  };
-  attachSeriesCache(ctx);
-  return ctx;
+  });
 }
 
 /**

@@ -1,11 +1,9 @@
 /** A server context over a fresh database, with a token of each scope, for API tests. */
-import { Bus } from "../server/bus/bus.ts";
-import { type Context, randomId } from "../server/context.ts";
+import { type Context, createContext } from "../server/context.ts";
 import { openDatabase } from "../server/db/mod.ts";
 import { createApp } from "../server/http/app.ts";
 import { createToken } from "../server/auth/service.ts";
 import { memoryLogger } from "../server/log.ts";
-import { attachSeriesCache } from "../server/metrics/series_cache.ts";
 
 export interface Harness {
   ctx: Context;
@@ -33,16 +31,13 @@ export async function createHarness(
   const dir = await Deno.makeTempDir({ prefix: "gpuctl-test-" });
   const db = openDatabase(`${dir}/gpuctl.db`);
   const log = memoryLogger();
-  const ctx: Context = {
+  const ctx = createContext({
     db,
-    bus: new Bus(),
     log,
-    now: options.now ?? (() => new Date()),
-    newId: randomId,
+    now: options.now,
     backupDir: `${dir}/backups`,
     sse: options.sse,
-  };
-  attachSeriesCache(ctx);
+  });
   const make = (scope: "admin" | "write" | "read" | "agent") =>
     createToken(ctx, { name: `test-${scope}`, scope }).token;
   const tokens = {

@@ -1,4 +1,4 @@
-import type { TokenInfo } from "../../protocol/objects.ts";
+import type { Page, TokenInfo } from "../../protocol/objects.ts";
 import type { Scope, TokenCreate } from "../../protocol/rest.ts";
 import { tokens as tokensDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
@@ -29,6 +29,21 @@ export function authenticate(ctx: Context, token: string): Principal | null {
   return { token_id: row.id, name: row.name, scope: row.scope, node_id: row.node_id ?? null };
 }
 
+/** `GET /api/auth/whoami`: who the caller is, and whether it may change things. */
+export function whoami(p: Principal): {
+  name: string;
+  scope: Scope;
+  token_id: string;
+  can_write: boolean;
+} {
+  return {
+    name: p.name,
+    scope: p.scope,
+    token_id: p.token_id,
+    can_write: p.scope === "write" || p.scope === "admin",
+  };
+}
+
 /** Creates a token; the only time the token itself is ever returned. */
 export function createToken(ctx: Context, t: TokenCreate): TokenInfo & { token: string } {
   const at = ctx.now().toISOString();
@@ -57,6 +72,12 @@ export function createToken(ctx: Context, t: TokenCreate): TokenInfo & { token: 
   };
 }
 
+/** `GET /api/tokens`: every token, never a secret. */
+export function listTokens(ctx: Context): Page<TokenInfo> {
+  return { items: tokensDb.listTokens(ctx.db), next_cursor: null };
+}
+
+/** Deletes a token; a caller cannot delete the token it is calling with. */
 export function deleteToken(ctx: Context, id: string, caller: Principal): void {
   if (id === caller.token_id) {
     throw conflict(`Cannot delete token "${id}": it is the token making this request`);

@@ -106,3 +106,17 @@ export function lastEventId(db: Database): number {
   const row = db.prepare("SELECT MAX(id) AS id FROM events").get() as { id: number | null };
   return row.id ?? 0;
 }
+
+/** Events of the given severities since `since` (ISO), counted by severity. */
+export function countSince(
+  db: Database,
+  since: string,
+  severities: Severity[],
+): Record<string, number> {
+  const rows = db.prepare(
+    `SELECT severity, COUNT(*) AS n FROM events WHERE ts >= ? AND severity IN (${
+      severities.map(() => "?").join(", ")
+    }) GROUP BY severity`,
+  ).all(since, ...severities) as { severity: string; n: number }[];
+  return Object.fromEntries(rows.map((r) => [r.severity, r.n]));
+}

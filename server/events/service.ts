@@ -9,6 +9,8 @@ import { atLeast } from "../../protocol/severity.ts";
 import { events as eventsDb } from "../db/mod.ts";
 import type { EventFilter } from "../db/events.ts";
 import type { Context } from "../context.ts";
+import { topics } from "../bus/bus.ts";
+import type { Feed } from "../bus/feed.ts";
 import { invalidField, quoted } from "../errors.ts";
 
 /** Events a list shows unless `limit` says otherwise. */
@@ -79,4 +81,18 @@ export function eventsAfter(
 /** The newest event id (0 when there is none): where a stream with no resume id starts. */
 export function lastEventId(ctx: Context): number {
   return eventsDb.lastEventId(ctx.db);
+}
+
+/** `GET /api/events/stream`: stored events after an id, then live ones, filtered alike. */
+export function eventsFeed(ctx: Context, query: EventFilterQuery): Feed {
+  const filter = eventFilter(ctx, query);
+  return {
+    backlog: (after, limit) =>
+      eventsAfter(ctx, filter, after, limit).map((e) => ({ id: e.id, data: e })),
+    subscribe: (push) =>
+      ctx.bus.subscribe<EventRecord>(topics.events, (e) => {
+        if (eventMatches(filter, e)) push([{ id: e.id, data: e }]);
+      }),
+    lastId: () => lastEventId(ctx),
+  };
 }

@@ -10,28 +10,14 @@
 import { HttpError } from "./errors.ts";
 import { SSE_MAX_STREAMS, SSE_MAX_STREAMS_PER_TOKEN } from "../config.ts";
 import type { Context } from "../context.ts";
+import type { Feed, FeedMessage } from "../bus/feed.ts";
 import { principalOf, type RequestContext } from "./route.ts";
 
 /** One SSE message; `id` is what a client sends back as Last-Event-ID. */
-export interface SseMessage {
-  id: number;
-  data: unknown;
-}
+export type SseMessage = FeedMessage;
 
-export interface SseSource {
-  /** Messages after `afterId`, oldest first, at most `limit`. */
-  backlog(afterId: number, limit: number): SseMessage[];
-  /** Live messages; returns the unsubscribe function. */
-  subscribe(push: (messages: SseMessage[]) => void): () => void;
-  /**
-   * For streams that end: the data of the last `event: end` once nothing more will come
-   * (null while more may), and a subscription that says when to ask again.
-   */
-  end?: {
-    ended(): unknown | null;
-    subscribe(recheck: () => void): () => void;
-  };
-}
+/** What a stream serves: a feed (its `lastId` is not used; the options' `startId` is). */
+export type SseSource = Omit<Feed, "lastId">;
 
 export type SseCloseReason = "client" | "slow" | "error" | "end";
 

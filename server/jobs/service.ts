@@ -1,6 +1,7 @@
-import type { Job } from "../../protocol/objects.ts";
-import type { JobSubmission } from "../../protocol/rest.ts";
-import { jobs as jobsDb, projects as projectsDb } from "../db/mod.ts";
+import type { Job, Page } from "../../protocol/objects.ts";
+import type { JobListQuery, JobSubmission } from "../../protocol/rest.ts";
+import { jobs as jobsDb } from "../db/mod.ts";
+import { ensureProjectAndExperiment } from "../projects/service.ts";
 import { publicJob } from "../db/jobs.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
@@ -30,14 +31,7 @@ export function submitJob(ctx: Context, s: JobSubmission, kind: Job["kind"] = "T
       }
     }
     const project = s.project ?? DEFAULT_PROJECT;
-    projectsDb.ensureProject(ctx.db, project, at);
-    if (s.experiment) {
-      projectsDb.ensureExperiment(ctx.db, {
-        id: ctx.newId("e"),
-        project,
-        name: s.experiment,
-      }, at);
-    }
+    ensureProjectAndExperiment(ctx, { project, experiment: s.experiment }, at);
     const shell = typeof s.command === "string" ? true : s.shell ?? false;
     jobsDb.insertJob(ctx.db, {
       id,
@@ -78,6 +72,25 @@ export function submitJob(ctx: Context, s: JobSubmission, kind: Job["kind"] = "T
   });
 }
 
+/** `GET /api/jobs`: newest first, filtered by status, project, experiment and node. */
+export function listJobs(ctx: Context, query: JobListQuery): Page<Job> {
+  return jobsDb.listJobs(
+    ctx.db,
+    {
+      status: query.status,
+      project: query.project,
+      experiment: query.experiment,
+      node_id: query.node_id,
+    },
+    query.limit ?? JOB_PAGE_SIZE,
+    query.cursor ? Number(query.cursor) : undefined,
+  );
+}
+
+/** Jobs a list shows unless `limit` says otherwise. */
+export const JOB_PAGE_SIZE = 100;
+
+/** `GET /api/jobs/{id}`. */
 export function getJob(ctx: Context, id: string): Job {
   const job = jobsDb.getJob(ctx.db, id);
   if (!job) throw notFound("Job", id);

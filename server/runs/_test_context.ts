@@ -1,8 +1,6 @@
 /** A context over an in-memory store with a fixed clock, and runs made the way the SDK makes them. */
-import { Bus } from "../bus/bus.ts";
-import type { Context } from "../context.ts";
+import { type Context, createContext } from "../context.ts";
 import { openDatabase } from "../db/mod.ts";
-import { silentLogger } from "../../protocol/log.ts";
 import type { SdkLogBatch, SdkRunRegistration } from "../../protocol/rest.ts";
 import { ingestBatch, registerSdkRun } from "./service.ts";
 
@@ -10,14 +8,13 @@ import { ingestBatch, registerSdkRun } from "./service.ts";
 export function testContext(): Context {
   let ticks = 0;
   let ids = 0;
-  return {
+  return createContext({
     db: openDatabase(":memory:"),
-    bus: new Bus(),
-    log: silentLogger,
     now: () => new Date(Date.UTC(2026, 0, 1) + 1000 * ticks++),
     newId: (prefix) => `${prefix}-${String(++ids).padStart(4, "0")}`,
     backupDir: "/nonexistent",
-  };
+    seriesCache: false,
+  });
 }
 
 /** Registers an SDK run and, when given, stores one batch for it; returns its id. */

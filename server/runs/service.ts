@@ -29,6 +29,7 @@ import { notFound, ValidationError } from "../errors.ts";
 import { partitionSdkBatch, type Refused } from "../../protocol/sdk_batch.ts";
 import { primaryMetricOf, resolvePrimaryKey } from "../metrics/primary_metric.ts";
 import { DEFAULT_PROJECT } from "../jobs/service.ts";
+import { ensureProjectAndExperiment } from "../projects/service.ts";
 import { checkpointsWithEvaluations, recordEvaluationResults } from "../evaluations/mod.ts";
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import { maskSecretValues, secretValues } from "../../protocol/secret_env.ts";
@@ -198,10 +199,7 @@ export function registerSdkRun(
   const created = ctx.db.tx(() => {
     if (runsDb.getRun(ctx.db, id)) return false;
     const project = r.project ?? DEFAULT_PROJECT;
-    projectsDb.ensureProject(ctx.db, project, at);
-    if (r.experiment) {
-      projectsDb.ensureExperiment(ctx.db, { id: ctx.newId("e"), project, name: r.experiment }, at);
-    }
+    ensureProjectAndExperiment(ctx, { project, experiment: r.experiment }, at);
     runsDb.insertRun(ctx.db, {
       id,
       job_id: null,
@@ -242,14 +240,7 @@ export function registerImport(
     const existing = runsDb.getRunByImportKey(ctx.db, r.import_key);
     if (existing) return { id: existing.id, created: false };
     const id = ctx.newId("r");
-    projectsDb.ensureProject(ctx.db, r.project, at);
-    if (r.experiment) {
-      projectsDb.ensureExperiment(ctx.db, {
-        id: ctx.newId("e"),
-        project: r.project,
-        name: r.experiment,
-      }, at);
-    }
+    ensureProjectAndExperiment(ctx, r, at);
     runsDb.insertRun(ctx.db, {
       id,
       job_id: null,

@@ -7,6 +7,8 @@
 
 /** Decides one scheduling pass: assignments, the head job's reservation, waiting reasons. */
 export { placeJobs } from "./place_jobs.ts";
+/** Queue order: priority desc, then submission order. */
+export { compareJobs } from "./place_jobs.ts";
 /** CPU-only jobs a node runs at once unless its config says otherwise. */
 export { DEFAULT_CPU_SLOTS } from "./place_jobs.ts";
 /** Placement inputs and outputs. */

@@ -81,7 +81,8 @@ export interface Placement {
   waiting: WaitingJob[];
 }
 
-function compareJobs(a: QueuedJob, b: QueuedJob): number {
+/** Queue order: priority first (higher sooner), then submission order, then id. */
+export function compareJobs(a: QueuedJob, b: QueuedJob): number {
   if (a.priority !== b.priority) return b.priority - a.priority;
   if (a.submit_seq !== b.submit_seq) return a.submit_seq - b.submit_seq;
   // Equal rank: order by id so that the same facts always give the same placement.

@@ -1,4 +1,4 @@
-import { backupDatabase } from "../../db/mod.ts";
+import { createBackup } from "../../admin/service.ts";
 import type { RouteDef } from "../route.ts";
 
 export const adminRoutes: RouteDef[] = [
@@ -6,6 +6,6 @@ export const adminRoutes: RouteDef[] = [
     method: "POST",
     path: "/api/admin/backup",
     scope: "admin",
-    handler: async (c, ctx) => c.json(await backupDatabase(ctx.db, ctx.backupDir, ctx.now()), 201),
+    handler: async (c, ctx) => c.json(await createBackup(ctx), 201),
   },
 ];

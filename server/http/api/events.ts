@@ -1,13 +1,5 @@
 import { eventListQuery, eventStreamQuery } from "../../../protocol/rest.ts";
-import type { EventRecord } from "../../../protocol/objects.ts";
-import { topics } from "../../bus/bus.ts";
-import {
-  eventFilter,
-  eventMatches,
-  eventsAfter,
-  lastEventId,
-  listEvents,
-} from "../../events/service.ts";
+import { eventsFeed, listEvents } from "../../events/service.ts";
 import { readQuery } from "../body.ts";
 import type { RouteDef } from "../route.ts";
 import { sseResponse, streamOptions } from "../sse.ts";
@@ -24,15 +16,8 @@ export const eventRoutes: RouteDef[] = [
     path: "/api/events/stream",
     scope: "read",
     handler: (c, ctx) => {
-      const filter = eventFilter(ctx, readQuery(c.req.url, eventStreamQuery));
-      return sseResponse(c.req.raw, {
-        backlog: (after, limit) =>
-          eventsAfter(ctx, filter, after, limit).map((e) => ({ id: e.id, data: e })),
-        subscribe: (push) =>
-          ctx.bus.subscribe<EventRecord>(topics.events, (e) => {
-            if (eventMatches(filter, e)) push([{ id: e.id, data: e }]);
-          }),
-      }, streamOptions(c, ctx, lastEventId(ctx)));
+      const feed = eventsFeed(ctx, readQuery(c.req.url, eventStreamQuery));
+      return sseResponse(c.req.raw, feed, streamOptions(c, ctx, feed.lastId()));
     },
   },
 ];

@@ -1,10 +1,7 @@
-import { z } from "zod";
-import { JOB_STATUSES, jobSubmission } from "../../../protocol/rest.ts";
-import { jobs as jobsDb } from "../../db/mod.ts";
-import { cancelJob, getJob, retryJob, submitJob } from "../../jobs/service.ts";
-import { readJson } from "../body.ts";
+import { jobListQuery, jobSubmission } from "../../../protocol/rest.ts";
+import { cancelJob, getJob, listJobs, retryJob, submitJob } from "../../jobs/service.ts";
+import { readJson, readQuery } from "../body.ts";
 import { idParam, principalOf, type RouteDef } from "../route.ts";
-import { listQuery } from "./_params.ts";
 
 export const jobRoutes: RouteDef[] = [
   {
@@ -20,25 +17,7 @@ export const jobRoutes: RouteDef[] = [
     method: "GET",
     path: "/api/jobs",
     scope: "read",
-    handler: (c, ctx) => {
-      const q = listQuery(c, {
-        status: z.enum(JOB_STATUSES).optional(),
-        project: z.string().max(200).optional(),
-        experiment: z.string().max(200).optional(),
-        node_id: z.string().max(200).optional(),
-      });
-      return c.json(jobsDb.listJobs(
-        ctx.db,
-        {
-          status: q.status,
-          project: q.project,
-          experiment: q.experiment,
-          node_id: q.node_id,
-        },
-        q.limit ?? 100,
-        q.cursor ? Number(q.cursor) : undefined,
-      ));
-    },
+    handler: (c, ctx) => c.json(listJobs(ctx, readQuery(c.req.url, jobListQuery))),
   },
   {
     method: "GET",

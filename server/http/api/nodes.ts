@@ -1,22 +1,24 @@
-import { nodes as nodesDb } from "../../db/mod.ts";
-import { notFound } from "../../errors.ts";
+import { getNode, listNodes } from "../../nodes/service.ts";
+import { getStatus } from "../../status/service.ts";
 import { idParam, type RouteDef } from "../route.ts";
 
 export const nodeRoutes: RouteDef[] = [
   {
     method: "GET",
+    path: "/api/status",
+    scope: "read",
+    handler: (c, ctx) => c.json(getStatus(ctx)),
+  },
+  {
+    method: "GET",
     path: "/api/nodes",
     scope: "read",
-    handler: (c, ctx) => c.json({ items: nodesDb.listNodes(ctx.db), next_cursor: null }),
+    handler: (c, ctx) => c.json(listNodes(ctx)),
   },
   {
     method: "GET",
     path: "/api/nodes/:id",
     scope: "read",
-    handler: (c, ctx) => {
-      const node = nodesDb.getNode(ctx.db, idParam(c));
-      if (!node) throw notFound("Node", idParam(c));
-      return c.json(node);
-    },
+    handler: (c, ctx) => c.json(getNode(ctx, idParam(c))),
   },
 ];

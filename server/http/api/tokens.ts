@@ -1,6 +1,5 @@
 import { tokenCreate } from "../../../protocol/rest.ts";
-import { createToken, deleteToken } from "../../auth/service.ts";
-import { tokens as tokensDb } from "../../db/mod.ts";
+import { createToken, deleteToken, listTokens } from "../../auth/service.ts";
 import { readJson } from "../body.ts";
 import { idParam, principalOf, type RouteDef } from "../route.ts";
 
@@ -18,7 +17,7 @@ export const tokenRoutes: RouteDef[] = [
     method: "GET",
     path: "/api/tokens",
     scope: "admin",
-    handler: (c, ctx) => c.json({ items: tokensDb.listTokens(ctx.db), next_cursor: null }),
+    handler: (c, ctx) => c.json(listTokens(ctx)),
   },
   {
     method: "DELETE",

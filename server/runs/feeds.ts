@@ -1,0 +1,61 @@
+/** A run's live metric points and log lines as feeds (see `server/bus/feed.ts`). */
+import type { EventRecord, LogLine, StreamedPoint } from "../../protocol/objects.ts";
+import { encodeMetricValue } from "../../protocol/metric_value.ts";
+import { logs as logsDb, metrics as metricsDb } from "../db/mod.ts";
+import { topics } from "../bus/bus.ts";
+import type { Feed } from "../bus/feed.ts";
+import type { Context } from "../context.ts";
+import { mayEndRun, requireRun, runStreamEnd } from "./service.ts";
+
+/** A run's feeds end once it has finished, with `{run_id, status}`. */
+function runEnd(ctx: Context, id: string): Feed["end"] {
+  return {
+    ended: () => runStreamEnd(ctx, id),
+    subscribe: (recheck) =>
+      ctx.bus.subscribe<EventRecord>(topics.events, (e) => {
+        if (mayEndRun(id, e)) recheck();
+      }),
+  };
+}
+
+/** `GET /api/runs/{id}/metrics/stream`: `{points}` messages, each id the page's last seq. */
+export function runMetricsFeed(ctx: Context, id: string): Feed {
+  requireRun(ctx, id);
+  return {
+    backlog: (after, limit) => {
+      const points = metricsDb.pointsAfter(ctx.db, id, after, limit);
+      // One message per page keeps framing cheap; its id is the page's last sequence.
+      return points.length
+        ? [{
+          id: points[points.length - 1].seq,
+          data: { points: points.map((p) => ({ ...p, value: encodeMetricValue(p.value) })) },
+        }]
+        : [];
+    },
+    subscribe: (push) =>
+      ctx.bus.subscribe<{ points: StreamedPoint[] }>(
+        topics.metrics(id),
+        (m) => push([{ id: m.points[m.points.length - 1].seq, data: m }]),
+      ),
+    lastId: () => metricsDb.lastPointSeq(ctx.db, id),
+    end: runEnd(ctx, id),
+  };
+}
+
+/** `GET /api/runs/{id}/logs/stream`: `{lines}` messages, each id the page's last seq. */
+export function runLogsFeed(ctx: Context, id: string): Feed {
+  requireRun(ctx, id);
+  return {
+    backlog: (after, limit) => {
+      const lines = logsDb.readLogs(ctx.db, id, after, limit);
+      return lines.length ? [{ id: lines[lines.length - 1].seq, data: { lines } }] : [];
+    },
+    subscribe: (push) =>
+      ctx.bus.subscribe<{ lines: LogLine[] }>(
+        topics.logs(id),
+        (m) => push([{ id: m.lines[m.lines.length - 1].seq, data: m }]),
+      ),
+    lastId: () => logsDb.lastLogSeq(ctx.db, id),
+    end: runEnd(ctx, id),
+  };
+}
