@@ -11,6 +11,7 @@ import { type Context, createContext } from "./context.ts";
 import { backupDatabase, openDatabase } from "./db/mod.ts";
 import { createApp } from "./http/app.ts";
 import { AgentGateway } from "./gateway/gateway.ts";
+import { SchedulerLoop } from "./scheduler/loop.ts";
 import { RulesEngine } from "./rules/engine.ts";
 import { WebhookDispatcher } from "./webhooks/mod.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -178,6 +179,8 @@ async function serve(
   });
   ctx.agents = gateway;
   gateway.start();
+  const scheduler = new SchedulerLoop(ctx, gateway);
+  scheduler.start();
   const rules = new RulesEngine(ctx, { config: config.rules });
   rules.start();
   const sealer = new BlockSealer(ctx);
@@ -241,6 +244,7 @@ async function serve(
   } finally {
     await removeServerJson(config.home, Deno.pid);
   }
+  scheduler.stop();
   gateway.stop();
   rules.stop();
   sealer.stop();

@@ -2,10 +2,12 @@
 import { openWebSocket } from "../protocol/websocket.ts";
 import type { AgentFrame, HelloFrame, ServerFrame } from "../protocol/agent.ts";
 import { AgentGateway, type GatewayOptions } from "../server/gateway/gateway.ts";
+import { SchedulerLoop } from "../server/scheduler/loop.ts";
 import { createHarness, type Harness } from "./_harness.ts";
 
 export interface GatewayHarness extends Harness {
   gateway: AgentGateway;
+  scheduler: SchedulerLoop;
   base: string;
   stop(): Promise<void>;
 }
@@ -25,12 +27,13 @@ export async function createGatewayHarness(
 ): Promise<GatewayHarness> {
   const h = await createHarness(clock ? { now: clock.now } : {});
   const gateway = new AgentGateway(h.ctx, {
-    schedulerIntervalMs: 200,
     ...(clock ? { monotonic: clock.monotonic } : {}),
     ...options,
   });
   h.ctx.agents = gateway;
   gateway.start();
+  const scheduler = new SchedulerLoop(h.ctx, gateway, { intervalMs: 200 });
+  scheduler.start();
   const abort = new AbortController();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, signal: abort.signal, onListen: () => {} },
@@ -39,8 +42,10 @@ export async function createGatewayHarness(
   return {
     ...h,
     gateway,
+    scheduler,
     base: `http://127.0.0.1:${server.addr.port}`,
     async stop() {
+      scheduler.stop();
       gateway.stop();
       abort.abort();
       await server.finished;

@@ -271,7 +271,7 @@ Deno.test("a silent node goes OFFLINE, its job is LOST; the agent coming back be
 
     // A free node is there, but the lease of node-a has not run out: nothing goes there.
     const b = await connected(h, nodeB);
-    assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+    assertEquals(h.scheduler.runOnce().dispatched, 0);
     const back = await FakeAgent.connect(h.base, h.tokens.agent);
     back.hello({ running: [{ ...ref, pid: 42, state: "RUNNING" }] });
     await eventually(async () => (await job(h, id)).status === "RUNNING");
@@ -283,7 +283,7 @@ Deno.test("a silent node goes OFFLINE, its job is LOST; the agent coming back be
       null,
     ]);
     advance(h, clock, 10_000); // past the old expiry: still one attempt
-    assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+    assertEquals(h.scheduler.runOnce().dispatched, 0);
     assertEquals([back.of("dispatch").length, b.of("dispatch").length], [0, 0]);
     assertEquals(back.of("cancel").length, 0);
     await Promise.all([back.close(), b.close(), agent.close()]);
@@ -309,7 +309,7 @@ Deno.test("fencing: a lost job's next attempt waits for the silent node's lease,
     assertStringIncludes(retried.message, "next attempt at 12:00:20 UTC unless node-a returns");
     const b = await connected(h, nodeB);
     advance(h, clock, 4_900);
-    assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+    assertEquals(h.scheduler.runOnce().dispatched, 0);
     assertEquals(b.of("dispatch").length, 0);
     advance(h, clock, 100);
     await b.until((a) => a.of("dispatch").length === 1);
@@ -322,7 +322,7 @@ Deno.test("fencing: a lost job's next attempt waits for the silent node's lease,
 Deno.test("fencing: a person's retry starts a held job at once", async () => {
   await withSilentNode(async (h, { agent, id }) => {
     const b = await connected(h, nodeB);
-    assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+    assertEquals(h.scheduler.runOnce().dispatched, 0);
     const res = await h.call("POST", `/api/jobs/${id}/retry`);
     assertEquals([res.status, res.json.attempt, res.json.not_before], [200, 2, null]);
     await b.until((a) => a.of("dispatch").length === 1);
@@ -353,7 +353,7 @@ Deno.test('fencing: on_node_lost "wait" is never requeued by itself; its node\'s
       advance(h, clock, 60_000 - 15_000);
       b.heartbeat(); // b stays alive through the minute
       advance(h, clock, 10_000);
-      assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+      assertEquals(h.scheduler.runOnce().dispatched, 0);
       const lost = await job(h, id);
       assertEquals([lost.status, lost.attempt, lost.failure_class], ["LOST", 1, "NODE_LOST"]);
       assertStringIncludes(lost.reason, 'on_node_lost is "wait"');
@@ -450,7 +450,7 @@ Deno.test("a job that runs after another starts only when it succeeded, and fail
       (await h.call("POST", "/api/jobs", { body: gpuJob("eval", { after: [train] }) })).json.id;
     await agent.until((a) => a.of("dispatch").length === 1);
     // A pass with a GPU free places nothing: eval waits for train.
-    assertEquals(h.gateway.scheduler.runOnce(), {
+    assertEquals(h.scheduler.runOnce(), {
       dispatched: 0,
       waiting: 1,
       dependency_failures: 0,
@@ -673,7 +673,7 @@ Deno.test("an oversize frame closes the connection", async () => {
 Deno.test("fencing: the silent node returning with its fenced attempt ended releases the held job at once", async () => {
   await withSilentNode(async (h, { agent, ref, clock }) => {
     const b = await connected(h, nodeB);
-    assertEquals(h.gateway.scheduler.runOnce().dispatched, 0);
+    assertEquals(h.scheduler.runOnce().dispatched, 0);
     // node-a's agent fenced attempt 1 while out of contact; back, it replays the end.
     const back = await FakeAgent.connect(h.base, h.tokens.agent);
     back.hello();

@@ -1,53 +1,7 @@
-// Linux signal numbers and names, to read a wrapper's `128 + N` exit status as a signal.
+// A wrapper's `128 + N` exit status read as a signal (names from protocol/signals.ts).
+import { signalName, SIGRTMAX } from "../../protocol/signals.ts";
 
-const NAMES: readonly string[] = [
-  "",
-  "SIGHUP",
-  "SIGINT",
-  "SIGQUIT",
-  "SIGILL",
-  "SIGTRAP",
-  "SIGABRT",
-  "SIGBUS",
-  "SIGFPE",
-  "SIGKILL",
-  "SIGUSR1",
-  "SIGSEGV",
-  "SIGUSR2",
-  "SIGPIPE",
-  "SIGALRM",
-  "SIGTERM",
-  "SIGSTKFLT",
-  "SIGCHLD",
-  "SIGCONT",
-  "SIGSTOP",
-  "SIGTSTP",
-  "SIGTTIN",
-  "SIGTTOU",
-  "SIGURG",
-  "SIGXCPU",
-  "SIGXFSZ",
-  "SIGVTALRM",
-  "SIGPROF",
-  "SIGWINCH",
-  "SIGIO",
-  "SIGPWR",
-  "SIGSYS",
-];
-
-/** Highest real-time signal number on Linux. */
-const SIGRTMAX = 64;
-/** Lowest real-time signal number glibc leaves to programs. */
-const SIGRTMIN = 34;
-
-/** The name of signal `n` (`9` → `"SIGKILL"`); real-time ones as `"SIGRTMIN+k"`. */
-export function signalName(n: number): string {
-  if (n > 0 && n < NAMES.length) return NAMES[n];
-  if (n >= SIGRTMIN && n <= SIGRTMAX) {
-    return n === SIGRTMIN ? "SIGRTMIN" : `SIGRTMIN+${n - SIGRTMIN}`;
-  }
-  return `SIG${n}`;
-}
+export { signalName };
 
 /**
  * Splits a shell-style exit status into code and signal. A shell reports a child killed by

@@ -17,6 +17,8 @@ export const topics = {
   /** Every run's log lines, `{run_id, lines}` (rules). */
   allLogs: "logs",
   jobs: "jobs",
+  /** A node came online or went offline, `{node_id, status}` (the scheduler). */
+  nodes: "nodes",
 } as const;
 
 export class Bus {

@@ -1,3 +1,4 @@
+import { standardSignalName } from "../../protocol/signals.ts";
 import type { FailureInput, LogTailLine } from "./failure_types.ts";
 import { lastInformativeTraceback, type Traceback } from "./traceback.ts";
 
@@ -24,20 +25,6 @@ export interface FailureFacts {
   traceback: Traceback | null;
 }
 
-const SIGNAL_NAMES: Readonly<Record<number, string>> = {
-  1: "SIGHUP",
-  2: "SIGINT",
-  3: "SIGQUIT",
-  4: "SIGILL",
-  6: "SIGABRT",
-  7: "SIGBUS",
-  8: "SIGFPE",
-  9: "SIGKILL",
-  11: "SIGSEGV",
-  13: "SIGPIPE",
-  15: "SIGTERM",
-};
-
 // deno-lint-ignore no-control-regex
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
 const LAUNCHER_PREFIX = /^\s*\[(?:rank|default)\d+\]:\s?/;
@@ -45,16 +32,10 @@ const LAUNCHER_PREFIX = /^\s*\[(?:rank|default)\d+\]:\s?/;
 /** "SIGKILL" for "SIGKILL", "kill", "9" or "Killed"; the input upper-cased when unknown. */
 export function normalizeSignal(signal: string): string {
   const s = signal.trim();
-  if (/^\d+$/.test(s)) return SIGNAL_NAMES[Number(s)] ?? `signal ${s}`;
+  if (/^\d+$/.test(s)) return standardSignalName(Number(s)) ?? `signal ${s}`;
   const upper = s.toUpperCase();
   if (upper === "KILLED") return "SIGKILL";
   return upper.startsWith("SIG") ? upper : `SIG${upper}`;
-}
-
-/** The signal number of a signal name, when it is a common one. */
-export function signalNumber(name: string): number | null {
-  for (const [n, known] of Object.entries(SIGNAL_NAMES)) if (known === name) return Number(n);
-  return null;
 }
 
 /** Splits multi-line entries, strips colours and launcher prefixes; keeps each line's seq. */
@@ -79,7 +60,7 @@ export function buildFacts(input: FailureInput): FailureFacts {
     // Python's subprocess reports -n, shells and container runtimes 128 + n.
     const n = exitCode < 0 ? -exitCode : exitCode > 128 && exitCode <= 159 ? exitCode - 128 : 0;
     if (n > 0) {
-      signal = SIGNAL_NAMES[n] ?? `signal ${n}`;
+      signal = standardSignalName(n) ?? `signal ${n}`;
       signalFromExitCode = true;
     }
   }

@@ -1,7 +1,9 @@
 /**
- * The agent gateway: one WebSocket per GPU host at `/api/agent/ws`. It records what agents
- * say (hello, heartbeats, data frames), acks data after it is committed, sends dispatches
- * and cancels, notices silent nodes, and drives the scheduler loop.
+ * The agent gateway: one WebSocket per GPU host at `/api/agent/ws`. It owns the sockets and
+ * the clocks: it reads frames, refuses what may not be said, acks data after it is
+ * committed, sends dispatches and cancels, and notices silent nodes. What each frame or
+ * silence changes in the store is the nodes service's (`server/nodes/service.ts`) and the
+ * frame applier's (`apply_frame.ts`); the scheduler loop hears of node changes on the bus.
  */
 import {
   agentFrame,
@@ -12,38 +14,29 @@ import {
   type ServerFrame,
   STREAMS,
 } from "../../protocol/agent.ts";
-import {
-  cursors,
-  isTransientStoreError,
-  jobs as jobsDb,
-  nodes as nodesDb,
-  runs as runsDb,
-  tokens as tokensDb,
-} from "../db/mod.ts";
+import { cursors, isTransientStoreError, nodes as nodesDb, tokens as tokensDb } from "../db/mod.ts";
 import type { JobState } from "../db/jobs.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
-import { emitEvent } from "../events/emit.ts";
+import { DEFAULT_GRACE_S, type LeaseHold } from "../jobs/transitions.ts";
 import {
-  clockTime,
-  DEFAULT_GRACE_S,
-  endAttempt,
-  type LeaseHold,
-  reattachLostAttempt,
-} from "../jobs/transitions.ts";
-import { type NodeLink, SchedulerLoop } from "../scheduler/loop.ts";
-
+  extendLeaseHolds,
+  failVanishedAttempt,
+  judgeOwnedProcess,
+  liveAttemptsOn,
+  markNodeOffline,
+  pendingCancel,
+  recordNodeHeartbeat,
+  registerNode,
+} from "../nodes/service.ts";
+import { LEASE_MARGIN_MS, leaseHold } from "../nodes/lease.ts";
+import type { NodeLink } from "../scheduler/loop.ts";
 import { applyDataFrame } from "./apply_frame.ts";
 
 /** The largest agent frame the gateway reads; a larger one closes the connection. */
 export const MAX_FRAME_CHARS = 16 * 1024 * 1024;
 
-/**
- * Added to a silent node's lease before its lost jobs' next attempts may start: the agent's
- * fence check runs once a second, the kill after the grace period takes a moment, and the
- * server's gateway starts counting a little before it listens.
- */
-export const LEASE_MARGIN_MS = 5_000;
+export { LEASE_MARGIN_MS };
 
 /** A node's old connection counts as gone after at least this much silence (see #helloRefusal). */
 const MIN_GONE_MS = 3_000;
@@ -55,8 +48,6 @@ export interface GatewayOptions {
   livenessIntervalMs?: number;
   /** Heartbeats in a row that may miss a dispatched job before it is declared gone. @default 2 */
   missedHeartbeats?: number;
-  /** @default 5_000 */
-  schedulerIntervalMs?: number;
   /** A monotonic clock in ms (liveness must not jump with the wall clock). */
   monotonic?: () => number;
   /** @default LEASE_MARGIN_MS */
@@ -90,7 +81,6 @@ interface NodeState {
 }
 
 export class AgentGateway implements NodeLink {
-  readonly scheduler: SchedulerLoop;
   #ctx: Context;
   #timeoutMs: number;
   #livenessMs: number;
@@ -110,11 +100,10 @@ export class AgentGateway implements NodeLink {
     this.#missedHeartbeats = options.missedHeartbeats ?? 2;
     this.#monotonic = options.monotonic ?? (() => performance.now());
     this.#leaseMarginMs = options.leaseMarginMs ?? LEASE_MARGIN_MS;
-    this.scheduler = new SchedulerLoop(ctx, this, { intervalMs: options.schedulerIntervalMs });
   }
 
   /**
-   * Starts liveness checks and the scheduler. Nodes ONLINE in the store get a full timeout to
+   * Starts liveness checks. Nodes ONLINE in the store get a full timeout to
    * reconnect. While this server was down its agents saw their connections refused and kept
    * their leases (a server that is not running cannot requeue anything), so every lease is
    * counted afresh from now: held attempts wait at least a whole lease again.
@@ -126,7 +115,7 @@ export class AgentGateway implements NodeLink {
     for (const n of nodesDb.listNodes(this.#ctx.db)) {
       if (n.status === "ONLINE") this.#state(n.id).lastSeen = now;
     }
-    this.#extendHolds();
+    extendLeaseHolds(this.#ctx, (nodeId, job) => this.#leaseHold(this.#state(nodeId), job, 0));
     this.#unsubscribe = this.#ctx.bus.subscribe<{ job_id: string; reason: string }>(
       topics.jobs,
       (m) => {
@@ -134,14 +123,12 @@ export class AgentGateway implements NodeLink {
       },
     );
     this.#timer = setInterval(() => this.runOnce(), this.#livenessMs);
-    this.scheduler.start();
   }
 
   stop(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.#unsubscribe();
-    this.scheduler.stop();
     for (const s of this.#nodes.values()) {
       try {
         s.session?.socket.close(1001, "server stopping");
@@ -171,9 +158,8 @@ export class AgentGateway implements NodeLink {
       const st = this.#state(n.id);
       if (now - st.lastSeen < this.#timeoutMs) continue;
       offline.push(n.id);
-      this.#markOffline(n.id, (now - st.lastSeen) / 1000);
+      this.#markOffline(n.id, now - st.lastSeen);
     }
-    if (offline.length) this.scheduler.trigger();
     return { offline, lag_ms: lag };
   }
 
@@ -347,7 +333,6 @@ export class AgentGateway implements NodeLink {
   }
 
   #onHello(session: Session, hello: HelloFrame): void {
-    const ctx = this.#ctx;
     const nodeId = hello.node_id;
     const refusal = this.#helloRefusal(session, nodeId);
     if (refusal) {
@@ -369,63 +354,19 @@ export class AgentGateway implements NodeLink {
     st.misses.clear();
     st.fenceAfterS = hello.fence_after_s ?? null;
     st.lastHeartbeat = null;
-    const at = ctx.now();
-    const iso = at.toISOString();
-    ctx.db.tx(() => {
-      const before = nodesDb.getNode(ctx.db, nodeId);
-      nodesDb.upsertNode(ctx.db, {
-        id: nodeId,
-        hostname: hello.hostname,
-        status: "ONLINE",
-        gpus: hello.gpus.map((g) => ({
-          index: g.index,
-          uuid: g.uuid,
-          name: g.name,
-          memory_total_mb: g.memory_total_mb,
-          ...(g.fake ? { fake: true } : {}),
-        })),
-        cpu_count: hello.cpu_count,
-        memory_mb: hello.memory_mb,
-        disk_free_mb: hello.disk_free_mb,
-        labels: hello.labels,
-        agent_version: hello.agent_version,
-        cpu_slots: hello.cpu_slots,
-        avoid_foreign_gpus: hello.avoid_foreign_gpus,
-        fake_gpus: hello.fake_gpus,
-        last_heartbeat_at: iso,
-      }, iso);
-      nodesDb.setFenceAfter(ctx.db, nodeId, st.fenceAfterS);
-      if (!before || before.status !== "ONLINE") {
-        const gpus = hello.gpus.length;
-        emitEvent(ctx, {
-          type: "NODE_ONLINE",
-          severity: "info",
-          node_id: nodeId,
-          message: `Node ${nodeId} online: ${gpus} ${hello.fake_gpus ? "fake " : ""}GPU${
-            gpus === 1 ? "" : "s"
-          }`,
-          data: { gpus, fake_gpus: hello.fake_gpus },
-        });
-      }
-      for (const p of hello.running) {
-        const job = jobsDb.getJob(ctx.db, p.job_id);
-        if (job) reattachLostAttempt(ctx, job, p.attempt, nodeId, at);
-      }
-    });
+    registerNode(this.#ctx, hello);
     for (const stream of STREAMS) {
       this.#sendTo(session, {
         type: "ack",
         stream,
-        seq: cursors.getCursor(ctx.db, nodeId, stream),
+        seq: cursors.getCursor(this.#ctx.db, nodeId, stream),
       });
     }
     this.#sendTo(session, { type: "lease" });
     this.#reconcileOwned(nodeId, hello.running);
-    this.scheduler.trigger();
   }
 
   #onHeartbeat(session: Session, nodeId: string, hb: HeartbeatFrame): void {
-    const ctx = this.#ctx;
     const st = this.#state(nodeId);
     const now = this.#monotonic();
     if (st.lastHeartbeat !== null) st.heartbeatGapMs = now - st.lastHeartbeat;
@@ -434,20 +375,7 @@ export class AgentGateway implements NodeLink {
     for (const f of hb.foreign) {
       st.foreign.set(f.gpu_index, (st.foreign.get(f.gpu_index) ?? 0) + (f.used_mb ?? 1));
     }
-    const iso = ctx.now().toISOString();
-    nodesDb.recordHeartbeat(
-      ctx.db,
-      nodeId,
-      {
-        gpus: hb.gpus,
-        cpu_pct: hb.cpu_pct,
-        mem_used_mb: hb.mem_used_mb,
-        foreign: hb.foreign,
-        ts: hb.ts,
-      },
-      hb.disk_free_mb,
-      iso,
-    );
+    recordNodeHeartbeat(this.#ctx, nodeId, hb);
     this.#sendTo(session, { type: "lease" });
     this.#reconcileOwned(nodeId, hb.running);
     this.#checkMissing(nodeId, hb.running);
@@ -456,39 +384,20 @@ export class AgentGateway implements NodeLink {
   /** Kills copies the server did not give this node; resends cancels that are still pending. */
   #reconcileOwned(nodeId: string, running: OwnedProcess[]): void {
     for (const p of running) {
-      const job = jobsDb.getJob(this.#ctx.db, p.job_id);
-      const ours = job && job.node_id === nodeId && job.attempt === p.attempt &&
-        (job.status === "DISPATCHED" || job.status === "RUNNING");
-      if (!ours) {
-        const why = !job
-          ? "the job does not exist"
-          : `job "${job.id}" is ${job.status} at attempt ${job.attempt} on ${
-            job.node_id ?? "no node"
-          }`;
-        this.#kill(nodeId, p.job_id, p.attempt, `stale copy: ${why}`);
-      } else if (job.cancel_requested && p.state !== "STOPPING") {
-        this.#send(nodeId, {
-          type: "cancel",
-          job_id: job.id,
-          attempt: job.attempt,
-          grace_s: job.grace_s ?? DEFAULT_GRACE_S,
-          reason: job.reason ?? "cancel requested",
-        });
-      }
+      const verdict = judgeOwnedProcess(this.#ctx, nodeId, p);
+      if (verdict && "stale" in verdict) {
+        this.#kill(nodeId, p.job_id, p.attempt, `stale copy: ${verdict.stale}`);
+      } else if (verdict) this.#send(nodeId, verdict.cancel);
     }
   }
 
   /** A job the server placed here that the agent keeps not listing is gone (dispatch lost, or the agent forgot it). */
   #checkMissing(nodeId: string, running: OwnedProcess[]): void {
-    const ctx = this.#ctx;
     const st = this.#state(nodeId);
     const listed = new Set(running.map((p) => `${p.job_id}#${p.attempt}`));
-    const assigned = jobsDb.jobsInStatus(ctx.db, ["DISPATCHED", "RUNNING"]).filter((j) =>
-      j.node_id === nodeId
-    );
     const seen = new Set<string>();
-    for (const job of assigned) {
-      const key = `${job.id}#${job.attempt}`;
+    for (const attempt of liveAttemptsOn(this.#ctx, nodeId)) {
+      const key = `${attempt.id}#${attempt.attempt}`;
       seen.add(key);
       if (listed.has(key)) {
         st.misses.delete(key);
@@ -498,19 +407,7 @@ export class AgentGateway implements NodeLink {
       st.misses.set(key, misses);
       if (misses < this.#missedHeartbeats) continue;
       st.misses.delete(key);
-      ctx.db.tx(() => {
-        const fresh = jobsDb.getJob(ctx.db, job.id);
-        if (
-          !fresh || fresh.attempt !== job.attempt ||
-          !["DISPATCHED", "RUNNING"].includes(fresh.status)
-        ) return;
-        endAttempt(ctx, fresh, {
-          outcome: "FAILED",
-          failure_class: "AGENT_RESTART",
-          reason: `the agent on ${nodeId} no longer runs it (${misses} heartbeats without it)`,
-          at: ctx.now(),
-        });
-      });
+      failVanishedAttempt(this.#ctx, nodeId, attempt, misses);
     }
     for (const key of st.misses.keys()) if (!seen.has(key)) st.misses.delete(key);
   }
@@ -521,16 +418,8 @@ export class AgentGateway implements NodeLink {
   }
 
   #forwardCancel(jobId: string): void {
-    const job = jobsDb.getJob(this.#ctx.db, jobId);
-    if (!job || !job.cancel_requested || !job.node_id) return;
-    if (job.status !== "DISPATCHED" && job.status !== "RUNNING") return;
-    this.#send(job.node_id, {
-      type: "cancel",
-      job_id: job.id,
-      attempt: job.attempt,
-      grace_s: job.grace_s ?? DEFAULT_GRACE_S,
-      reason: job.reason ?? "cancel requested",
-    });
+    const pending = pendingCancel(this.#ctx, jobId);
+    if (pending) this.#send(pending.node_id, pending.cancel);
   }
 
   /**
@@ -539,79 +428,30 @@ export class AgentGateway implements NodeLink {
    * grace and a margin. No lease: never by itself.
    */
   #leaseHold(st: NodeState, job: JobState, silentMs: number): LeaseHold {
-    if (st.fenceAfterS === null) {
-      return {
-        until: null,
-        why: "the node's agent holds no lease (fence_after_s), so nothing stops the old copy",
-      };
-    }
-    const leftMs = st.fenceAfterS * 1000 + (job.grace_s ?? DEFAULT_GRACE_S) * 1000 +
-      this.#leaseMarginMs - silentMs;
-    return { until: new Date(this.#ctx.now().getTime() + Math.max(0, leftMs)) };
+    return leaseHold(
+      {
+        fenceAfterS: st.fenceAfterS,
+        graceS: job.grace_s ?? DEFAULT_GRACE_S,
+        marginMs: this.#leaseMarginMs,
+      },
+      silentMs,
+      this.#ctx.now(),
+    );
   }
 
-  /**
-   * After a restart: every job waiting for a silent node's lease waits a whole lease again
-   * from now, because that node's agent may have renewed it while this server was down.
-   */
-  #extendHolds(): void {
-    const ctx = this.#ctx;
-    const now = ctx.now().getTime();
-    ctx.db.tx(() => {
-      for (const job of jobsDb.jobsInStatus(ctx.db, ["QUEUED"])) {
-        if (!job.not_before || job.attempt < 2) continue;
-        const nodeId = runsDb.getRunOfAttempt(ctx.db, job.id, job.attempt - 1)?.node_id;
-        if (!nodeId) continue;
-        const hold = this.#leaseHold(this.#state(nodeId), job, 0);
-        if (hold.until === null || hold.until.getTime() <= Date.parse(job.not_before)) continue;
-        const until = hold.until.toISOString();
-        jobsDb.updateJob(
-          ctx.db,
-          job.id,
-          {
-            not_before: until,
-            reason: `The server restarted while ${nodeId} was silent; next attempt at ${
-              clockTime(hold.until)
-            } unless it returns`,
-          },
-          new Date(now).toISOString(),
-          ["QUEUED"],
-        );
-      }
-    });
-  }
-
-  #markOffline(nodeId: string, silentS: number): void {
-    const ctx = this.#ctx;
+  #markOffline(nodeId: string, silentMs: number): void {
     const st = this.#state(nodeId);
-    const silentMs = silentS * 1000;
     try {
       st.session?.socket.close(4001, "no heartbeat");
     } catch {
       // already closed
     }
     st.session = null;
-    ctx.db.tx(() => {
-      if (!nodesDb.setNodeStatus(ctx.db, nodeId, "OFFLINE", ctx.now().toISOString())) return;
-      emitEvent(ctx, {
-        type: "NODE_OFFLINE",
-        severity: "warning",
-        node_id: nodeId,
-        message: `Node ${nodeId} offline: no heartbeat for ${Math.round(silentS)} s`,
-        data: { silent_s: Math.round(silentS) },
-      });
-      const lost: JobState[] = jobsDb.jobsInStatus(ctx.db, ["DISPATCHED", "RUNNING"]).filter((j) =>
-        j.node_id === nodeId
-      );
-      for (const job of lost) {
-        endAttempt(ctx, job, {
-          outcome: "LOST",
-          failure_class: "NODE_LOST",
-          reason: `node ${nodeId} silent ${Math.round(silentS)} s`,
-          at: ctx.now(),
-          lease: this.#leaseHold(st, job, silentMs),
-        });
-      }
-    });
+    markNodeOffline(
+      this.#ctx,
+      nodeId,
+      silentMs / 1000,
+      (job) => this.#leaseHold(st, job, silentMs),
+    );
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The scheduler's I/O shell: loads the queue and the nodes' capacity, asks the pure
  * `placeJobs` where jobs go, and applies its answer (runs created, jobs DISPATCHED, dispatch
- * frames sent). Runs on every state change (the `jobs` topic, nodes coming and going) and
+ * frames sent). Runs on every state change (the `jobs` and `nodes` topics) and
  * on a slow timer as a backstop.
  */
 import type { DispatchSpec } from "../../protocol/agent.ts";
@@ -52,7 +52,12 @@ export class SchedulerLoop {
 
   start(): void {
     if (this.#timer !== undefined) return;
-    this.#unsubscribe = this.#ctx.bus.subscribe(topics.jobs, () => this.trigger());
+    const unsubscribeJobs = this.#ctx.bus.subscribe(topics.jobs, () => this.trigger());
+    const unsubscribeNodes = this.#ctx.bus.subscribe(topics.nodes, () => this.trigger());
+    this.#unsubscribe = () => {
+      unsubscribeJobs();
+      unsubscribeNodes();
+    };
     this.#timer = setInterval(() => this.trigger(), this.#intervalMs);
     this.trigger();
   }
