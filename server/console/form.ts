@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { readCappedBytes } from "../read_body.ts";
 
 /** The largest form a console page accepts (forms carry tokens and names, not data). */
 export const MAX_FORM_BYTES = 64 * 1024;
@@ -23,20 +24,6 @@ export async function readForm<S extends z.ZodType>(
 }
 
 async function readCappedText(req: Request): Promise<string | null> {
-  if (!req.body) return "";
-  let size = 0;
-  let over = false;
-  const capped = req.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, out) {
-        size += chunk.length;
-        if (size > MAX_FORM_BYTES) {
-          over = true;
-          out.terminate();
-        } else out.enqueue(chunk);
-      },
-    }),
-  );
-  const text = await new Response(capped).text();
-  return over ? null : text;
+  const bytes = await readCappedBytes(req, MAX_FORM_BYTES);
+  return typeof bytes === "number" ? null : new TextDecoder().decode(bytes);
 }

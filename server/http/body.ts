@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { HttpError } from "./errors.ts";
 import { validationError } from "../errors.ts";
+import { readCappedBytes } from "../read_body.ts";
 
 /** The largest request body accepted. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -46,28 +47,10 @@ export function readQuery<S extends z.ZodType>(url: string, schema: S): z.infer<
 }
 
 async function readCapped(req: Request): Promise<string> {
-  if (!req.body) return "";
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_BODY_BYTES) {
-      await reader.cancel();
-      throw tooLarge(total);
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(total);
-  let offset = 0;
-  for (const c of chunks) {
-    all.set(c, offset);
-    offset += c.byteLength;
-  }
+  const bytes = await readCappedBytes(req, MAX_BODY_BYTES);
+  if (typeof bytes === "number") throw tooLarge(bytes);
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(all);
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch (err) {
     throw new HttpError(400, "ValidationError", "Invalid body: it is not UTF-8 text", {
       cause: err,
