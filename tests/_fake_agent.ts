@@ -86,6 +86,11 @@ export class FakeAgent {
     this.#socket.send(JSON.stringify(frame));
   }
 
+  /** Sends text as it is (a frame that is not JSON, say). */
+  sendText(text: string): void {
+    this.#socket.send(text);
+  }
+
   hello(overrides: Partial<HelloFrame> = {}): void {
     this.send({
       type: "hello",
