@@ -3,6 +3,7 @@ import { exitCodeEvidence, signalEvidence } from "./cause.ts";
 import { CATALOGUE, FALLBACK_CAUSE_IDS } from "./catalogue.ts";
 import { buildFacts, type FailureFacts } from "./facts.ts";
 import type { Diagnosis, Evidence, FailureInput } from "./failure_types.ts";
+import { automaticRetry } from "./retry.ts";
 
 interface Found {
   entry: CauseEntry;
@@ -28,12 +29,15 @@ export function diagnoseFailure(
   found.sort((a, b) => b.match.confidence - a.match.confidence || a.order - b.order);
   if (found.length === 0) return unknown(facts);
   const [primary, ...others] = found;
+  const retry = primary.match.retry ?? primary.entry.retry;
+  const advice = primary.match.retry_advice ?? primary.entry.retry_advice;
   return {
     likely_cause: primary.match.likely_cause,
     confidence: primary.match.confidence,
     evidence: mergeEvidence(facts, primary, others),
     suggested_fixes: [...(primary.match.fixes ?? []), ...primary.entry.fixes],
-    retry_advice: primary.match.retry_advice ?? primary.entry.retry_advice,
+    retry_advice: `${advice} ${automaticRetry(retry).sentence}`,
+    retry,
     cause_id: primary.entry.id,
   };
 }
@@ -100,7 +104,8 @@ function unknown(facts: FailureFacts): Diagnosis {
       "Run the command by hand in the job's working_dir on the node",
     ],
     retry_advice: "Cannot tell whether a retry helps: nothing in the exit status or the log " +
-      "tail points to a cause.",
+      `tail points to a cause. ${automaticRetry("unknown").sentence}`,
+    retry: "unknown",
     cause_id: "unknown",
   };
 }

@@ -18,6 +18,7 @@ Deno.test("diagnoseFailure() returns the documented shape", () => {
     "confidence",
     "evidence",
     "likely_cause",
+    "retry",
     "retry_advice",
     "suggested_fixes",
   ]);
@@ -36,7 +37,7 @@ Deno.test("diagnoseFailure() prefers CUDA OOM in the log over exit 137, keeping 
     {
       kind: "exit_code",
       detail:
-        "exit code 137 (128 + 9: killed by SIGKILL) (also fits: killed by the host OOM killer)",
+        "exit code 137 (128 + 9: killed by SIGKILL) (also fits: killed by a signal (SIGKILL))",
     },
     { kind: "log", detail: "raised at /home/ana/proj/train.py:187 in main", line_no: 1001 },
   ]);

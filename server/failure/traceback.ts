@@ -10,6 +10,10 @@ export interface Traceback {
   /** The exception's type as printed ("torch.OutOfMemoryError"), or null. */
   type: string | null;
   message: string;
+  /** The lines after the exception line that continue its message (`\tsize mismatch for …`). */
+  continuation: LogLine[];
+  /** The source lines the frames quote (`    raise ValueError(f"loss is {loss}")`). */
+  source: LogLine[];
 }
 
 const HEADER = /^Traceback \(most recent call last\):\s*$/;
@@ -25,10 +29,26 @@ const WRAPPERS = /(?:^|\.)(?:ChildFailedError|CalledProcessError)$/;
 export function findTracebacks(lines: readonly LogLine[]): Traceback[] {
   const blocks: Traceback[] = [];
   let current: Traceback | null = null;
+  let continued: Traceback | null = null;
   for (const line of lines) {
+    if (continued) {
+      if (continues(continued, line)) {
+        continued.continuation.push(line);
+        continue;
+      }
+      continued = null;
+    }
     if (HEADER.test(line.text.trimStart())) {
       if (current) blocks.push(current);
-      current = { header: line, frames: [], exception: null, type: null, message: "" };
+      current = {
+        header: line,
+        frames: [],
+        exception: null,
+        type: null,
+        message: "",
+        continuation: [],
+        source: [],
+      };
       continue;
     }
     if (!current) continue;
@@ -43,6 +63,8 @@ export function findTracebacks(lines: readonly LogLine[]): Traceback[] {
           func: frame[3],
           seq: line.seq,
         });
+      } else {
+        current.source.push(line);
       }
       continue;
     }
@@ -54,10 +76,43 @@ export function findTracebacks(lines: readonly LogLine[]): Traceback[] {
     current.type = m[1];
     current.message = m[2] ?? "";
     blocks.push(current);
+    continued = current;
     current = null;
   }
   if (current) blocks.push(current);
   return blocks;
+}
+
+/** Continuation lines kept for one exception message. */
+const MAX_CONTINUATION = 12;
+// A line that starts a record of its own: a logger's, a launcher's or a progress bar's.
+const NEW_RECORD =
+  /^\s*(?:\[?\d{4}-\d\d-\d\d|[EWIF]\d{4} |\[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b|(?:INFO|WARNING|ERROR):|wandb:|Epoch \d|\d+%\|)/;
+
+// Whether `line` continues the message of `tb`'s exception: printed right after it, not
+// blank, not a new traceback or log record, and within the limit. Python prints a message
+// with newlines as is, so its later lines carry no mark of their own.
+function continues(tb: Traceback, line: LogLine): boolean {
+  const text = line.text;
+  if (text.trim() === "" || tb.continuation.length >= MAX_CONTINUATION) return false;
+  if (HEADER.test(text.trimStart()) || NEW_RECORD.test(text)) return false;
+  if (/^\s*(?:During handling of the above exception|The above exception was)/.test(text)) {
+    return false;
+  }
+  return tb.exception !== null && line.seq - tb.exception.seq <= MAX_CONTINUATION + 1;
+}
+
+// Files of the Python installation or of installed packages, not the job's own code.
+const LIBRARY_FILE =
+  /[\\/](?:site-packages|dist-packages)[\\/]|[\\/]lib(?:64)?[\\/]python\d+(?:\.\d+)?[\\/]|[\\/]Lib[\\/]|^<[^>]*>$/;
+
+/**
+ * Where the exception was raised, as a person would look for it: the deepest frame outside
+ * the Python installation and site-packages (`model.py:59`, not torch's `linear.py`), or the
+ * deepest frame when every frame is library code.
+ */
+export function raisedAt(tb: Traceback): Traceback["frames"][number] | null {
+  return tb.frames.findLast((f) => !LIBRARY_FILE.test(f.file)) ?? tb.frames.at(-1) ?? null;
 }
 
 /**
@@ -65,7 +120,11 @@ export function findTracebacks(lines: readonly LogLine[]): Traceback[] {
  * failure (torchrun's ChildFailedError), then the last one before it that does not.
  */
 export function lastInformativeTraceback(lines: readonly LogLine[]): Traceback | null {
-  const blocks = findTracebacks(lines);
+  return informativeTraceback(findTracebacks(lines));
+}
+
+/** {@linkcode lastInformativeTraceback} of blocks already found. */
+export function informativeTraceback(blocks: readonly Traceback[]): Traceback | null {
   for (let i = blocks.length - 1; i >= 0; i--) {
     if (!WRAPPERS.test(blocks[i].type ?? "")) return blocks[i];
   }
