@@ -122,20 +122,32 @@ export class OutputTail {
    * job has ended) it reads to the end and also delivers unfinished last lines.
    */
   async poll(final: boolean): Promise<number> {
-    const batch: OutputLine[] = [];
     const before = STREAMS.map((s) => this.#splitters[s].offset);
+    const read: { stream: Stream; texts: string[]; writtenAt: number }[] = [];
     for (const stream of STREAMS) {
       const splitter = this.#splitters[stream];
       const path = runFile(this.#runDir, stream);
+      // Taken before reading: the time of the last write whose bytes this read gets.
+      const writtenAt = modifiedAt(path);
+      const texts: string[] = [];
       for (;;) {
         const chunk = await readFrom(path, splitter.position, MAX_READ_BYTES);
-        const texts = splitter.push(chunk);
+        texts.push(...splitter.push(chunk));
         if (final && chunk.length < MAX_READ_BYTES) texts.push(...splitter.flush());
-        const ts = this.#now().toISOString();
-        for (const text of texts) {
-          batch.push({ seq: this.#seq + batch.length + 1, ts, stream, text });
-        }
         if (!final || chunk.length < MAX_READ_BYTES) break;
+      }
+      read.push({ stream, texts, writtenAt });
+    }
+    // The two files keep no order between them. When both grew, the stream whose last write
+    // came first goes first: a traceback on stderr then a final flush of stdout stays in that
+    // order, as do progress lines on stdout then the error. On a tie (one clock tick) stdout
+    // goes first.
+    read.sort((a, b) => a.writtenAt - b.writtenAt);
+    const ts = this.#now().toISOString();
+    const batch: OutputLine[] = [];
+    for (const { stream, texts } of read) {
+      for (const text of texts) {
+        batch.push({ seq: this.#seq + batch.length + 1, ts, stream, text });
       }
     }
     const moved = STREAMS.some((s, i) => this.#splitters[s].offset !== before[i]);
@@ -186,6 +198,15 @@ function parseTailFile(value: unknown): TailFile {
 function fileSize(path: string): number {
   try {
     return Deno.statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** When `path` was last written, in ms since the epoch; 0 when there is no such file. */
+function modifiedAt(path: string): number {
+  try {
+    return Deno.statSync(path).mtime?.getTime() ?? 0;
   } catch {
     return 0;
   }
