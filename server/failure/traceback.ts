@@ -25,6 +25,11 @@ const EXCEPTION_NAME = /^_?[A-Z][a-z0-9]\w*$/;
 // in the log, says why.
 const WRAPPERS = /(?:^|\.)(?:ChildFailedError|CalledProcessError)$/;
 
+function frameOf(line: LogLine): Traceback["frames"][number] {
+  const [, file, n, func] = FRAME.exec(line.text)!;
+  return { file, line: Number(n), func, seq: line.seq };
+}
+
 /** Every traceback block of the log, oldest first. */
 export function findTracebacks(lines: readonly LogLine[]): Traceback[] {
   const blocks: Traceback[] = [];
@@ -38,7 +43,9 @@ export function findTracebacks(lines: readonly LogLine[]): Traceback[] {
       }
       continued = null;
     }
-    if (HEADER.test(line.text.trimStart())) {
+    // A tail can begin inside a traceback, after its header: its first frame opens the block.
+    const opens = HEADER.test(line.text.trimStart()) || (!current && FRAME.test(line.text));
+    if (opens) {
       if (current) blocks.push(current);
       current = {
         header: line,
@@ -49,20 +56,15 @@ export function findTracebacks(lines: readonly LogLine[]): Traceback[] {
         continuation: [],
         source: [],
       };
+      if (!HEADER.test(line.text.trimStart())) current.frames.push(frameOf(line));
       continue;
     }
     if (!current) continue;
     const text = line.text;
     if (text.trim() === "") continue;
     if (/^\s/.test(text)) {
-      const frame = FRAME.exec(text);
-      if (frame) {
-        current.frames.push({
-          file: frame[1],
-          line: Number(frame[2]),
-          func: frame[3],
-          seq: line.seq,
-        });
+      if (FRAME.test(text)) {
+        current.frames.push(frameOf(line));
       } else {
         current.source.push(line);
       }
