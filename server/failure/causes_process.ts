@@ -254,7 +254,32 @@ const STOPPED_LOG = [
   /\bpreempted\b/i,
 ];
 
-/** Something outside gpuctl stopped the process (SIGTERM, SIGINT, SIGHUP), a preemption. */
+/** A person interrupted the process (SIGINT, as Ctrl-C sends; a KeyboardInterrupt). */
+export const INTERRUPTED_CAUSE: CauseEntry = {
+  id: "interrupted",
+  title: "interrupted (SIGINT)",
+  retry: "not_a_failure",
+  retry_advice: "Nothing failed: the process was interrupted on purpose (SIGINT, as Ctrl-C " +
+    "sends). Retry (`gpuctl job retry`) if the interrupt was a mistake.",
+  fixes: [
+    "Find who interrupted it (a person on the node, a tmux or screen session sharing the " +
+    "process group); use `gpuctl job cancel` to stop a job",
+  ],
+  match(facts) {
+    const killed = killedBy(facts, ["SIGINT"]);
+    const interrupt = facts.traceback?.type === "KeyboardInterrupt"
+      ? facts.traceback.exception
+      : null;
+    if (!killed && !interrupt) return null;
+    return {
+      confidence: 0.7,
+      likely_cause: "The process was interrupted (SIGINT, as Ctrl-C sends)",
+      evidence: present(killed, interrupt ? logEvidence(interrupt) : null),
+    };
+  },
+};
+
+/** Something outside gpuctl stopped the process (SIGTERM, SIGHUP), a preemption. */
 export const TERMINATED_CAUSE: CauseEntry = {
   id: "terminated",
   title: "terminated by a signal",
@@ -267,7 +292,7 @@ export const TERMINATED_CAUSE: CauseEntry = {
     "Resume from the latest checkpoint",
   ],
   match(facts) {
-    const killed = killedBy(facts, ["SIGTERM", "SIGINT", "SIGHUP"]);
+    const killed = killedBy(facts, ["SIGTERM", "SIGHUP"]);
     // A launcher that was stopped says so and exits with a code of its own (torchrun: 1).
     const stopped = killed ? null : findLine(facts, STOPPED_LOG, { last: true });
     if (!killed && !stopped) return null;

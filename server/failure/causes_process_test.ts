@@ -126,7 +126,8 @@ Deno.test("diagnoseFailure() reads the signal off exit codes and reported names 
     [{ exit_code: null, signal: "SIGSEGV" }, "segfault"],
     [{ exit_code: -11 }, "segfault"],
     [{ exit_code: 143 }, "terminated"],
-    [{ exit_code: 130 }, "terminated"],
+    [{ exit_code: 130 }, "interrupted"],
+    [{ exit_code: null, signal: "SIGHUP" }, "terminated"],
     [{ exit_code: 127 }, "command_not_found"],
     [{ exit_code: 126 }, "permission_denied"],
   ];

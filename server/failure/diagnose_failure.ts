@@ -1,5 +1,5 @@
 import type { CauseEntry, CauseMatch } from "./cause.ts";
-import { exitCodeEvidence, signalEvidence } from "./cause.ts";
+import { excerpt, exitCodeEvidence, logEvidence, signalEvidence } from "./cause.ts";
 import { CATALOGUE, FALLBACK_CAUSE_IDS } from "./catalogue.ts";
 import { buildFacts, type FailureFacts } from "./facts.ts";
 import type { Diagnosis, Evidence, FailureInput } from "./failure_types.ts";
@@ -61,7 +61,7 @@ function sameFact(a: Evidence, b: Evidence): boolean {
  * exit code and signal when no cause quoted them.
  */
 function mergeEvidence(facts: FailureFacts, primary: Found, others: Found[]): Evidence[] {
-  const evidence = primary.match.evidence.map((e) => ({ ...e }));
+  const evidence = primary.match.evidence.map((e) => withContinuation(facts, e));
   const add = (item: Evidence, note: string) => {
     const same = evidence.find((e) => sameFact(e, item));
     if (!same) evidence.push({ ...item, detail: item.detail + note });
@@ -79,6 +79,21 @@ function mergeEvidence(facts: FailureFacts, primary: Found, others: Found[]): Ev
     if (fact) add(fact, "");
   }
   return evidence;
+}
+
+/**
+ * A quote of a traceback's exception line, with the lines that continue its message
+ * ("CUDA kernel errors might be asynchronously reported…", "\tsize mismatch for …").
+ */
+function withContinuation(facts: FailureFacts, e: Evidence): Evidence {
+  if (e.kind !== "log") return { ...e };
+  const exception = facts.tracebacks.find((t) =>
+    t.exception?.seq === e.line_no && t.continuation.length > 0 &&
+    e.detail === excerpt(t.exception!.raw)
+  );
+  return exception
+    ? logEvidence(exception.exception!, undefined, exception.continuation)
+    : { ...e };
 }
 
 function unknown(facts: FailureFacts): Diagnosis {

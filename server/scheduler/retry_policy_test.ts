@@ -211,6 +211,7 @@ const EXAMPLES: Record<string, Partial<FailureInput> & { log?: string }> = {
   segfault: { exit_code: 139, failure_class: "SIGNAL" },
   dispatch_failed: { failure_class: "DISPATCH_FAILED", exit_code: null },
   aborted: { exit_code: 134, failure_class: "SIGNAL" },
+  interrupted: { exit_code: 130, failure_class: "EXIT_CODE", log: "KeyboardInterrupt" },
   terminated: { exit_code: null, signal: "SIGTERM", failure_class: "SIGNAL" },
   killed: { exit_code: null, signal: "SIGKILL", failure_class: "SIGNAL" },
   python_exception: { log: "Traceback (most recent call last):\nValueError: bad value" },
