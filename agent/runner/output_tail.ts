@@ -123,12 +123,10 @@ export class OutputTail {
    */
   async poll(final: boolean): Promise<number> {
     const before = STREAMS.map((s) => this.#splitters[s].offset);
-    const read: { stream: Stream; texts: string[]; writtenAt: number }[] = [];
+    const read: { stream: Stream; texts: string[] }[] = [];
     for (const stream of STREAMS) {
       const splitter = this.#splitters[stream];
       const path = runFile(this.#runDir, stream);
-      // Taken before reading: the time of the last write whose bytes this read gets.
-      const writtenAt = modifiedAt(path);
       const texts: string[] = [];
       for (;;) {
         const chunk = await readFrom(path, splitter.position, MAX_READ_BYTES);
@@ -136,13 +134,18 @@ export class OutputTail {
         if (final && chunk.length < MAX_READ_BYTES) texts.push(...splitter.flush());
         if (!final || chunk.length < MAX_READ_BYTES) break;
       }
-      read.push({ stream, texts, writtenAt });
+      read.push({ stream, texts });
     }
-    // The two files keep no order between them. When both grew, the stream whose last write
-    // came first goes first: a traceback on stderr then a final flush of stdout stays in that
-    // order, as do progress lines on stdout then the error. On a tie (one clock tick) stdout
-    // goes first.
-    read.sort((a, b) => a.writtenAt - b.writtenAt);
+    // The two files keep no order between them. When both gained lines, the stream whose last
+    // write came first goes first: a traceback on stderr then a final flush of stdout stays in
+    // that order, as do progress lines on stdout then the error. On a tie (one tick of the
+    // file system's clock) stdout goes first. Looked up only then: a stat per poll is not free.
+    if (read.every((r) => r.texts.length > 0)) {
+      const writtenAt = new Map(
+        read.map((r) => [r.stream, modifiedAt(runFile(this.#runDir, r.stream))]),
+      );
+      read.sort((a, b) => writtenAt.get(a.stream)! - writtenAt.get(b.stream)!);
+    }
     const ts = this.#now().toISOString();
     const batch: OutputLine[] = [];
     for (const { stream, texts } of read) {

@@ -171,8 +171,8 @@ export const KILLED_CAUSE: CauseEntry = {
     return {
       confidence: 0.62,
       likely_cause: (worker ? "A worker process was" : "The process was") +
-        " killed by SIGKILL from outside; the kernel's OOM-kill counter did not rise and the " +
-        "log has no `Killed` line",
+        " killed by SIGKILL from outside: gpuctl saw no sign of the kernel's OOM killer (no " +
+        "rise of the job's OOM-kill counter, no `Killed` line in the log)",
       evidence: present(worker ? logEvidence(worker.line) : null, killed),
     };
   },

@@ -154,8 +154,8 @@ function diagnoseAttempt(ctx: Context, job: JobState, end: AttemptEnd, failureCl
 }
 
 /**
- * Ends the current attempt and, for a failure whose diagnosed cause allows it, requeues the job as
- * the next attempt (a new run at the next dispatch). Returns whether it was requeued.
+ * Ends the current attempt and, for a failure whose diagnosed cause allows it, requeues the
+ * job as the next attempt (a new run at the next dispatch). Returns whether it was requeued.
  */
 export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolean {
   const iso = end.at.toISOString();
