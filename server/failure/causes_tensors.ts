@@ -198,6 +198,11 @@ export const STATE_DICT_MISMATCH_CAUSE: CauseEntry = {
         "The model is wrapped (DataParallel/DDP) but the checkpoint is not: load into " +
           "`model.module`, or load before wrapping",
       );
+    } else if (sizes.length === 0) {
+      fixes.push(
+        "If the keys differ only by a `module.` prefix (a checkpoint saved from DataParallel/" +
+          'DDP), strip it: `{k.removeprefix("module."): v for k, v in state.items()}`',
+      );
     }
     if (sizes.length) {
       fixes.push(
