@@ -122,20 +122,35 @@ export class OutputTail {
    * job has ended) it reads to the end and also delivers unfinished last lines.
    */
   async poll(final: boolean): Promise<number> {
-    const batch: OutputLine[] = [];
     const before = STREAMS.map((s) => this.#splitters[s].offset);
+    const read: { stream: Stream; texts: string[] }[] = [];
     for (const stream of STREAMS) {
       const splitter = this.#splitters[stream];
       const path = runFile(this.#runDir, stream);
+      const texts: string[] = [];
       for (;;) {
         const chunk = await readFrom(path, splitter.position, MAX_READ_BYTES);
-        const texts = splitter.push(chunk);
+        texts.push(...splitter.push(chunk));
         if (final && chunk.length < MAX_READ_BYTES) texts.push(...splitter.flush());
-        const ts = this.#now().toISOString();
-        for (const text of texts) {
-          batch.push({ seq: this.#seq + batch.length + 1, ts, stream, text });
-        }
         if (!final || chunk.length < MAX_READ_BYTES) break;
+      }
+      read.push({ stream, texts });
+    }
+    // The two files keep no order between them. When both gained lines, the stream whose last
+    // write came first goes first: a traceback on stderr then a final flush of stdout stays in
+    // that order, as do progress lines on stdout then the error. On a tie (one tick of the
+    // file system's clock) stdout goes first. Looked up only then: a stat per poll is not free.
+    if (read.every((r) => r.texts.length > 0)) {
+      const writtenAt = new Map(
+        read.map((r) => [r.stream, modifiedAt(runFile(this.#runDir, r.stream))]),
+      );
+      read.sort((a, b) => writtenAt.get(a.stream)! - writtenAt.get(b.stream)!);
+    }
+    const ts = this.#now().toISOString();
+    const batch: OutputLine[] = [];
+    for (const { stream, texts } of read) {
+      for (const text of texts) {
+        batch.push({ seq: this.#seq + batch.length + 1, ts, stream, text });
       }
     }
     const moved = STREAMS.some((s, i) => this.#splitters[s].offset !== before[i]);
@@ -186,6 +201,15 @@ function parseTailFile(value: unknown): TailFile {
 function fileSize(path: string): number {
   try {
     return Deno.statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** When `path` was last written, in ms since the epoch; 0 when there is no such file. */
+function modifiedAt(path: string): number {
+  try {
+    return Deno.statSync(path).mtime?.getTime() ?? 0;
   } catch {
     return 0;
   }

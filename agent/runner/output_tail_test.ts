@@ -84,3 +84,24 @@ Deno.test("OutputTail.mute() stops delivery but keeps recording for a reattach",
     assert.deepEqual(again.map((l) => l.text), ["late"]);
   });
 });
+
+Deno.test("OutputTail puts the stream written first first when both grew in one read", async () => {
+  await withRunDir(async (dir) => {
+    const lines: OutputLine[] = [];
+    const tail = await OutputTail.create({ runDir: dir, hooks: collect(lines), now });
+    await Deno.writeTextFile(
+      runFile(dir, "stderr"),
+      "Traceback (most recent call last):\nValueError: x\n",
+    );
+    await Deno.writeTextFile(runFile(dir, "stdout"), "step 10 loss 2.3\n");
+    // The file times say stderr was written a second before stdout.
+    Deno.utimeSync(runFile(dir, "stderr"), 1_700_000_000, 1_700_000_000);
+    Deno.utimeSync(runFile(dir, "stdout"), 1_700_000_001, 1_700_000_001);
+    assert.equal(await tail.poll(true), 3);
+    assert.deepEqual(lines.map((l) => [l.seq, l.stream, l.text]), [
+      [1, "stderr", "Traceback (most recent call last):"],
+      [2, "stderr", "ValueError: x"],
+      [3, "stdout", "step 10 loss 2.3"],
+    ]);
+  });
+});

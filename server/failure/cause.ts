@@ -23,6 +23,8 @@ export interface CauseMatch {
   fixes?: string[];
   /** Replaces the entry's retry advice when this match knows better. */
   retry_advice?: string;
+  /** Replaces the entry's verdict when this match knows better (with `retry_advice`). */
+  retry?: RetryVerdict;
 }
 
 /** One known cause of failure: data (id, fixes, retry advice) plus a matcher. */
@@ -44,17 +46,27 @@ export interface LineHit {
 
 const MAX_DETAIL = 300;
 
-/** The first line (or the last, with `last`) that matches any of `patterns`. */
+// Stack frames name the functions a failure passed through, not the failure: a C++ frame
+// (`frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout…`) or a Python one
+// (`  File ".../nccl.py", line 3`) never decides, nor the source line a frame quotes.
+const STACK_FRAME = /^\s*(?:frame #\d+:|File "[^"]*", line \d+)/;
+
+/**
+ * The strongest match over all lines: `patterns` run from the strongest to the weakest, and
+ * the first pattern that matches any line (not a stack frame) wins; of its lines, the first
+ * (or the last, with `last`).
+ */
 export function findLine(
   facts: FailureFacts,
   patterns: readonly RegExp[],
   opts: { last?: boolean; unless?: RegExp } = {},
 ): LineHit | null {
   const lines = facts.lines;
-  for (let k = 0; k < lines.length; k++) {
-    const line = lines[opts.last ? lines.length - 1 - k : k];
-    if (opts.unless?.test(line.text)) continue;
-    for (const re of patterns) {
+  for (const re of patterns) {
+    for (let k = 0; k < lines.length; k++) {
+      const line = lines[opts.last ? lines.length - 1 - k : k];
+      if (STACK_FRAME.test(line.text) || facts.quotedSource.has(line)) continue;
+      if (opts.unless?.test(line.text)) continue;
       const match = re.exec(line.text);
       if (match) return { line, match };
     }
@@ -68,9 +80,23 @@ export function excerpt(text: string, max = MAX_DETAIL): string {
   return t.length <= max ? t : `${t.slice(0, max - 1)}…`;
 }
 
-/** Log evidence for a line: its text and its seq. */
-export function logEvidence(line: LogLine, note?: string): Evidence {
-  const quoted = excerpt(line.raw);
+/** The longest quote of a line with its continuation lines. */
+const MAX_BLOCK = 1200;
+
+/**
+ * Log evidence for a line: its text and its seq. `continuation` lines (a multi-line
+ * exception message) follow it, one per line, so the quote names what the first line only
+ * announces ("Error(s) in loading state_dict for Net:" and the tensors after it).
+ */
+export function logEvidence(
+  line: LogLine,
+  note?: string,
+  continuation: readonly LogLine[] = [],
+): Evidence {
+  const quoted = continuation.length === 0 ? excerpt(line.raw) : excerpt(
+    [line.raw, ...continuation.map((l) => l.raw)].map((t) => t.trim()).join("\n"),
+    MAX_BLOCK,
+  );
   return { kind: "log", detail: note ? `${note}: ${quoted}` : quoted, line_no: line.seq };
 }
 

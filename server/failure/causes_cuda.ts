@@ -184,3 +184,75 @@ export const CUDA_DEVICE_ERROR_CAUSE: CauseEntry = {
     };
   },
 };
+
+const CUDNN = [
+  /CUDNN_STATUS_(?!SUCCESS)([A-Z_]+)/,
+  /cuDNN error: (\w+)/i,
+  /(?:GET|FIND) was unable to find an engine to execute this computation/,
+  /cuDNN Frontend error/i,
+];
+
+/** cuDNN (the convolution and RNN library) refused or failed an operation. */
+export const CUDNN_ERROR_CAUSE: CauseEntry = {
+  id: "cudnn_error",
+  title: "cuDNN error",
+  retry: "fails_again",
+  retry_advice: "A retry with the same inputs and the same cuDNN will most likely fail the same " +
+    "way: the operation, its shapes and memory stay the same. Change one of them first.",
+  fixes: [
+    "Confirm that cuDNN is the cause: run once with `torch.backends.cudnn.enabled = False` (slower, " +
+    "but the same operation then runs without cuDNN)",
+    "Make the inputs of the failing convolution or RNN contiguous (`x = x.contiguous()`): " +
+    "`CUDNN_STATUS_NOT_SUPPORTED` often means a non-contiguous or unusually shaped input",
+    "Try a smaller batch: cuDNN needs workspace memory, and `EXECUTION_FAILED`, `NOT_SUPPORTED` " +
+    "or `INTERNAL_ERROR` often hide a GPU that is nearly out of memory",
+    "Upgrade PyTorch (its wheels bundle cuDNN) or the driver: some of these are cuDNN bugs fixed " +
+    "in later versions",
+  ],
+  match(facts) {
+    const hit = findLine(facts, CUDNN);
+    if (!hit) return null;
+    const status = /CUDNN_STATUS_([A-Z_]+)/.exec(hit.line.text)?.[1];
+    return {
+      confidence: 0.87,
+      likely_cause: `cuDNN failed${status ? ` with CUDNN_STATUS_${status}` : ""}: ` +
+        `"${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const GPU_FAULT = [
+  /uncorrectable ECC error encountered/i,
+  /cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE/,
+  /NVRM: Xid \([^)]*\): (\d+)/,
+  /GPU has fallen off the bus/i,
+];
+
+/** The driver reported a fault of the GPU itself: an uncorrectable ECC error, an Xid. */
+export const GPU_HARDWARE_ERROR_CAUSE: CauseEntry = {
+  id: "gpu_hardware_error",
+  title: "GPU hardware error (ECC/Xid)",
+  retry: "may_help",
+  retry_advice: "A retry may help: the driver reported a fault of the GPU's memory or of the " +
+    "GPU itself, not an error of the training code, and such faults are often transient. If it " +
+    "recurs on the same GPU, that GPU needs a reset or repair.",
+  fixes: [
+    "Check the GPU on the node: `nvidia-smi -q -d ECC` (volatile and aggregate uncorrectable " +
+    "counts) and `dmesg | grep -i xid`",
+    "Reset the GPU (`nvidia-smi -r`, with no process on it) or reboot the node; if errors keep " +
+    "coming, take the node out of rotation and pin jobs to other nodes",
+    "Resume from the latest checkpoint",
+  ],
+  match(facts) {
+    const hit = findLine(facts, GPU_FAULT);
+    if (!hit) return null;
+    const xid = /Xid \([^)]*\): (\d+)/.exec(hit.line.text)?.[1];
+    return {
+      confidence: 0.92,
+      likely_cause: `The GPU reported a hardware fault${xid ? ` (Xid ${xid})` : ""}: ` +
+        `"${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};

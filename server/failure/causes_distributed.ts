@@ -38,10 +38,15 @@ export const NCCL_TIMEOUT_CAUSE: CauseEntry = {
     const hit = findLine(facts, NCCL_TIMEOUT);
     if (!hit) return null;
     const op = /OpType=(\w+)/.exec(hit.line.text);
+    const ran = /ran for (\d+) milliseconds/.exec(hit.line.text);
+    const limit = /Timeout\(ms\)=(\d+)/.exec(hit.line.text);
+    const after = ran
+      ? ` after ${ran[1]} ms${limit ? ` (its timeout is ${limit[1]} ms)` : ""}`
+      : "";
     return {
       confidence: 0.9,
-      likely_cause: `A distributed collective${op ? ` (${op[1]})` : ""} timed out: ` +
-        `"${excerpt(hit.line.raw, 160)}"`,
+      likely_cause: `A distributed collective${op ? ` (${op[1]})` : ""} timed out${after}: ` +
+        `"${excerpt(hit.line.raw, 200)}"`,
       evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
     };
   },
@@ -114,6 +119,43 @@ export const PORT_IN_USE_CAUSE: CauseEntry = {
       confidence: 0.9,
       likely_cause: `The distributed rendezvous could not bind its port` +
         `${port ? ` ${port[1]}` : ""}: it is already in use: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const CONNECTION_LOST = [
+  /Connection reset by peer/i,
+  /Connection closed by peer/i,
+  /\bECONNRESET\b/,
+  /ConnectionResetError/,
+  /RemoteDisconnected/,
+  /requests\.exceptions\.(?:ConnectionError|ReadTimeout)/,
+  /Max retries exceeded with url/,
+];
+
+/** A connection to a peer rank or a remote service dropped. */
+export const CONNECTION_RESET_CAUSE: CauseEntry = {
+  id: "connection_reset",
+  title: "connection lost",
+  retry: "may_help",
+  retry_advice: "A retry may help: a network connection (to another rank, the rendezvous store " +
+    "or a download server) dropped, which is often transient. If another rank failed first, " +
+    "its error is the cause and a retry fails the same way.",
+  fixes: [
+    "Look for an earlier error of another rank in the log (an exception or an out-of-memory " +
+    "before this line): a peer that crashed closes its connections",
+    "Check the network between the nodes (firewall, MTU, a flapping link); with NCCL set " +
+    "`NCCL_DEBUG=INFO` in the job's env",
+    "For downloads: cache models and datasets on the node (`HF_HOME`) and set " +
+    "`HF_HUB_OFFLINE=1` once they are there",
+  ],
+  match(facts) {
+    const hit = findLine(facts, CONNECTION_LOST);
+    if (!hit) return null;
+    return {
+      confidence: 0.8,
+      likely_cause: `A network connection was lost: "${excerpt(hit.line.raw, 160)}"`,
       evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
     };
   },

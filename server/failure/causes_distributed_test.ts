@@ -1,3 +1,5 @@
+import assert from "node:assert/strict";
+import { diagnoseFailure } from "./diagnose_failure.ts";
 import { expectDiagnosis, failed } from "./_test_input.ts";
 
 const WATCHDOG_TIMEOUT = `
@@ -120,4 +122,23 @@ Deno.test("diagnoseFailure() recognises distributed failures from real log tails
     },
   ];
   for (const { name, input, want } of cases) expectDiagnosis(name, input, want);
+});
+
+Deno.test("diagnoseFailure() quotes the what() line of an NCCL abort, not the C++ frame above it", () => {
+  // https://github.com/arrival-ltd/catalyst-rl-tutorial/issues/15 (shortened)
+  const d = diagnoseFailure(failed(
+    `
+frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1e6 (0x7f32040db6e6 in /opt/conda/envs/ml_v4/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)
+terminate called after throwing an instance of 'c10::DistBackendError'
+  what():  [Rank 6] NCCL watchdog thread terminated with exception: [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=880, OpType=BROADCAST, NumelIn=131137536, NumelOut=131137536, Timeout(ms)=1800000) ran for 1800902 milliseconds before timing out.
+`,
+    { exit_code: null, signal: "SIGABRT", failure_class: "SIGNAL" },
+  ));
+  assert.equal(d.cause_id, "nccl_timeout");
+  assert.equal(d.evidence[0].line_no, 1002);
+  assert.match(
+    d.likely_cause,
+    /\(BROADCAST\) timed out after 1800902 ms \(its timeout is 1800000 ms\)/,
+  );
+  assert.equal(d.retry, "may_help");
 });

@@ -7,6 +7,7 @@ import {
   signalEvidence,
 } from "./cause.ts";
 import type { FailureFacts, LogLine } from "./facts.ts";
+import { raisedAt } from "./traceback.ts";
 
 /** The last non-empty log lines, up to `n`. */
 function lastLines(facts: FailureFacts, n: number): LogLine[] {
@@ -28,7 +29,7 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
   match(facts) {
     const tb = facts.traceback;
     if (!tb) return null;
-    const where = tb.frames.at(-1);
+    const where = raisedAt(tb);
     const at = where ? ` (in ${where.func}, ${where.file}:${where.line})` : "";
     if (!tb.exception) {
       return {
@@ -41,7 +42,7 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
       confidence: 0.4,
       likely_cause: `The training code raised "${excerpt(tb.exception.text, 200)}"${at}`,
       evidence: present(
-        logEvidence(tb.exception, "last traceback's exception"),
+        logEvidence(tb.exception, "last traceback's exception", tb.continuation),
         where
           ? {
             kind: "log",

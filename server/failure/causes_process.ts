@@ -41,7 +41,7 @@ export const NODE_LOST_CAUSE: CauseEntry = {
   title: "node lost",
   retry: "may_help",
   retry_advice: "A retry may help: the node (or its agent) went silent, which says nothing " +
-    "about the training code. gpuctl requeues the job by itself while attempts remain.",
+    "about the training code.",
   fixes: [
     "Check the node: `gpuctl nodes`, then on the host the agent's log " +
     "(`journalctl --user -u gpuctl-agent`) and `dmesg` for a crash, reboot or kernel OOM",
@@ -52,7 +52,7 @@ export const NODE_LOST_CAUSE: CauseEntry = {
     const lostClass = facts.failureClass === "NODE_LOST";
     if (!lostClass && facts.status !== "LOST") return null;
     return {
-      confidence: lostClass ? 0.96 : 0.9,
+      confidence: lostClass ? 0.98 : 0.9,
       likely_cause: "The node running the job stopped sending heartbeats, so the run was " +
         "marked lost; the training process itself may have been fine",
       evidence: [
@@ -78,7 +78,8 @@ export const AGENT_RESTART_CAUSE: CauseEntry = {
   match(facts) {
     if (facts.failureClass !== "AGENT_RESTART") return null;
     return {
-      confidence: 0.9,
+      // The control plane's own record: what the log tail says happened before is not final.
+      confidence: 0.98,
       likely_cause: "The gpuctl agent restarted and could not reattach to the job's process",
       evidence: [failureClassEvidence(facts)],
     };
@@ -88,19 +89,23 @@ export const AGENT_RESTART_CAUSE: CauseEntry = {
 const HOST_OOM_LOG = [
   /Out of memory: Kill(?:ed)? process/i,
   /\boom-kill(?:er)?\b/i,
-  /^\s*Killed\s*$/,
-  /line \d+:\s+\d+ Killed\b/,
   /is killed by signal: Killed/,
-  /Signal 9 \(SIGKILL\) received by PID/,
+  /line \d+:\s+\d+ Killed\b/,
+  // The shell's "Killed", alone or after a progress bar that left its line open
+  // (`…| 331/1063 [01:06<03:59,  3.06it/s]Killed`).
+  /^\s*Killed\s*$/,
+  /\]\s*Killed\s*$/,
 ];
 
 function who(text: string | undefined): string {
   if (text && /DataLoader worker/.test(text)) return "A DataLoader worker was";
-  if (text && /received by PID/.test(text)) return "A worker process was";
   return "The process was";
 }
 
-/** The kernel's OOM killer ended the process: the host ran out of RAM. */
+/**
+ * The kernel's OOM killer ended the process: the host ran out of RAM. Only the agent's
+ * OOM-kill counter or a `Killed` line says so; a bare SIGKILL is {@linkcode KILLED_CAUSE}.
+ */
 export const HOST_OOM_CAUSE: CauseEntry = {
   id: "host_oom_killed",
   title: "killed by the host OOM killer",
@@ -116,27 +121,59 @@ export const HOST_OOM_CAUSE: CauseEntry = {
     "Pin the job to a node with more RAM, or run fewer jobs on the node at once",
   ],
   match(facts) {
-    const killed = killedBy(facts, ["SIGKILL"]);
     const hit = findLine(facts, HOST_OOM_LOG);
-    const oomClass = facts.failureClass === "OOM";
-    const event = facts.input.events.find((e) => e.type === "OOM");
-    if (!killed && !hit && !oomClass) return null;
-    // A SIGKILL with nothing else also fits a cancel's escalation or a manual `kill -9`.
-    let confidence = killed ? 0.6 : 0.55;
-    if (hit) confidence += 0.2;
-    if (oomClass || event) confidence += 0.15;
+    const counter = facts.oomKillCounterRose;
+    if (!hit && !counter) return null;
+    let confidence = counter ? 0.85 : 0.8;
+    if (hit && counter) confidence += 0.05;
     if (hit && /Out of memory: Kill|oom-kill/i.test(hit.line.text)) confidence += 0.05;
     const evidence: Evidence[] = present(
       hit ? logEvidence(hit.line) : null,
-      killed,
-      oomClass ? failureClassEvidence(facts) : null,
-      event ? { kind: "event", detail: event.message } : null,
+      killedBy(facts, ["SIGKILL"]),
+      counter
+        ? failureClassEvidence(facts, " (the agent saw the cgroup's OOM-kill counter rise)")
+        : null,
     );
     return {
-      confidence: Math.min(0.9, confidence),
-      likely_cause: `${who(hit?.line.text)} killed (SIGKILL), most likely by the kernel's OOM ` +
-        "killer: the host ran out of RAM",
+      confidence: Math.min(0.92, confidence),
+      likely_cause: `${who(hit?.line.text)} killed (SIGKILL) by the kernel's OOM killer` +
+        (counter ? "" : ", most likely") + ": the host ran out of RAM",
       evidence,
+    };
+  },
+};
+
+const WORKER_KILLED = [
+  /failed \(exitcode: -9\)/,
+  /Signal 9 \(SIGKILL\) received by PID/,
+];
+
+/** SIGKILL with no sign of the OOM killer: someone or something killed the process. */
+export const KILLED_CAUSE: CauseEntry = {
+  id: "killed",
+  title: "killed by a signal (SIGKILL)",
+  retry: "may_help",
+  retry_advice: "A retry may help: the process was killed from outside (a `kill -9`, a " +
+    "watchdog, a preemption), and gpuctl saw no sign of the kernel's OOM killer. If it is " +
+    "killed again at the same point, check `dmesg` on the node for the OOM killer.",
+  fixes: [
+    "Find who sent SIGKILL: another user, a node watchdog, a container or cluster runtime " +
+    "enforcing a limit",
+    "Check `dmesg` on the node for `Out of memory: Killed process` (the OOM killer of another " +
+    "cgroup, or one gpuctl could not read)",
+    "Resume from the latest checkpoint",
+  ],
+  match(facts) {
+    if (facts.oomKillCounterRose || findLine(facts, HOST_OOM_LOG)) return null;
+    const killed = killedBy(facts, ["SIGKILL"]);
+    const worker = findLine(facts, WORKER_KILLED);
+    if (!killed && !worker) return null;
+    return {
+      confidence: 0.62,
+      likely_cause: (worker ? "A worker process was" : "The process was") +
+        " killed by SIGKILL from outside: gpuctl saw no sign of the kernel's OOM killer (no " +
+        "rise of the job's OOM-kill counter, no `Killed` line in the log)",
+      evidence: present(worker ? logEvidence(worker.line) : null, killed),
     };
   },
 };
@@ -209,7 +246,40 @@ export const ABORTED_CAUSE: CauseEntry = {
   },
 };
 
-/** Something outside gpuctl stopped the process (SIGTERM, SIGINT, SIGHUP). */
+// A launcher reporting a stop signal of its own (not one it sent to its workers).
+const STOPPED_LOG = [
+  /Received (?:Signals\.)?(?:SIGTERM|15) death signal/,
+  /SignalException: Process \d+ got signal: (?:15|1|2)\b/,
+  /DUE TO PREEMPTION/,
+  /\bpreempted\b/i,
+];
+
+/** A person interrupted the process (SIGINT, as Ctrl-C sends; a KeyboardInterrupt). */
+export const INTERRUPTED_CAUSE: CauseEntry = {
+  id: "interrupted",
+  title: "interrupted (SIGINT)",
+  retry: "not_a_failure",
+  retry_advice: "Nothing failed: the process was interrupted on purpose (SIGINT, as Ctrl-C " +
+    "sends). Retry (`gpuctl job retry`) if the interrupt was a mistake.",
+  fixes: [
+    "Find who interrupted it (a person on the node, a tmux or screen session sharing the " +
+    "process group); use `gpuctl job cancel` to stop a job",
+  ],
+  match(facts) {
+    const killed = killedBy(facts, ["SIGINT"]);
+    const interrupt = facts.traceback?.type === "KeyboardInterrupt"
+      ? facts.traceback.exception
+      : null;
+    if (!killed && !interrupt) return null;
+    return {
+      confidence: 0.7,
+      likely_cause: "The process was interrupted (SIGINT, as Ctrl-C sends)",
+      evidence: present(killed, interrupt ? logEvidence(interrupt) : null),
+    };
+  },
+};
+
+/** Something outside gpuctl stopped the process (SIGTERM, SIGHUP), a preemption. */
 export const TERMINATED_CAUSE: CauseEntry = {
   id: "terminated",
   title: "terminated by a signal",
@@ -222,11 +292,20 @@ export const TERMINATED_CAUSE: CauseEntry = {
     "Resume from the latest checkpoint",
   ],
   match(facts) {
-    const killed = killedBy(facts, ["SIGTERM", "SIGINT", "SIGHUP"]);
-    if (!killed) return null;
+    const killed = killedBy(facts, ["SIGTERM", "SIGHUP"]);
+    // A launcher that was stopped says so and exits with a code of its own (torchrun: 1).
+    const stopped = killed ? null : findLine(facts, STOPPED_LOG, { last: true });
+    if (!killed && !stopped) return null;
     const interrupt = findLine(facts, [/^KeyboardInterrupt\b/, /^\s*Terminated\s*$/], {
       last: true,
     });
+    if (stopped) {
+      return {
+        confidence: 0.66,
+        likely_cause: `The job was stopped from outside: "${excerpt(stopped.line.raw, 160)}"`,
+        evidence: present(logEvidence(stopped.line), exitCodeEvidence(facts)),
+      };
+    }
     return {
       confidence: interrupt ? 0.7 : 0.6,
       likely_cause: `The process was stopped from outside by ${facts.signal}`,
@@ -266,6 +345,30 @@ export const COMMAND_NOT_FOUND_CAUSE: CauseEntry = {
         hit ? logEvidence(hit.line) : null,
         exit127 ? exitCodeEvidence(facts) : null,
       ),
+    };
+  },
+};
+
+/** The agent could not start the job's command at all. */
+export const DISPATCH_FAILED_CAUSE: CauseEntry = {
+  id: "dispatch_failed",
+  title: "could not start",
+  retry: "fails_again",
+  retry_advice: "A retry will fail the same way until the node can start the command: the " +
+    "working directory, program or image it names is missing there.",
+  fixes: [
+    "Check that the job's working_dir exists on the node and the program is installed there",
+    "With Docker, check the image name and that the Docker daemon runs on the node",
+  ],
+  match(facts) {
+    if (facts.failureClass !== "DISPATCH_FAILED") return null;
+    const said = facts.input.events.findLast((e) => e.type === "RUN_FAILED")?.message;
+    const why = said ? /ended FAILED: (.*)$/.exec(said)?.[1] ?? said : null;
+    return {
+      confidence: 0.7,
+      likely_cause: "The agent could not start the job's command" +
+        (why ? `: ${excerpt(why, 200)}` : ""),
+      evidence: [failureClassEvidence(facts)],
     };
   },
 };

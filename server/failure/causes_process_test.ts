@@ -116,15 +116,18 @@ Deno.test("diagnoseFailure() recognises process deaths from exit status and log 
 
 Deno.test("diagnoseFailure() reads the signal off exit codes and reported names alike", () => {
   const cases: [Partial<Parameters<typeof failed>[1]>, string][] = [
-    [{ exit_code: 137 }, "host_oom_killed"],
-    [{ exit_code: -9 }, "host_oom_killed"],
-    [{ exit_code: null, signal: "KILL" }, "host_oom_killed"],
-    [{ exit_code: null, signal: "9" }, "host_oom_killed"],
+    // A SIGKILL without the OOM-kill counter rising and without a Killed line.
+    [{ exit_code: 137 }, "killed"],
+    [{ exit_code: -9 }, "killed"],
+    [{ exit_code: null, signal: "KILL" }, "killed"],
+    [{ exit_code: null, signal: "9" }, "killed"],
+    [{ exit_code: null, signal: "SIGKILL", failure_class: "OOM" }, "host_oom_killed"],
     [{ exit_code: 139 }, "segfault"],
     [{ exit_code: null, signal: "SIGSEGV" }, "segfault"],
     [{ exit_code: -11 }, "segfault"],
     [{ exit_code: 143 }, "terminated"],
-    [{ exit_code: 130 }, "terminated"],
+    [{ exit_code: 130 }, "interrupted"],
+    [{ exit_code: null, signal: "SIGHUP" }, "terminated"],
     [{ exit_code: 127 }, "command_not_found"],
     [{ exit_code: 126 }, "permission_denied"],
   ];
@@ -133,16 +136,44 @@ Deno.test("diagnoseFailure() reads the signal off exit codes and reported names 
   }
 });
 
-Deno.test("diagnoseFailure() is less sure of a bare exit 137 than of one with a Killed line", () => {
-  const bare = diagnoseFailure(failed("", { exit_code: 137 }));
-  const killed = diagnoseFailure(failed(KILLED, { exit_code: 137 }));
+Deno.test("diagnoseFailure() calls a bare SIGKILL killed by a signal, and host OOM only with a Killed line or the counter", () => {
+  const bare = diagnoseFailure(failed("", { exit_code: 137, failure_class: "SIGNAL" }));
+  const killed = diagnoseFailure(failed(KILLED, { exit_code: 137, failure_class: "SIGNAL" }));
   const classed = diagnoseFailure(failed(KILLED, { exit_code: 137, failure_class: "OOM" }));
-  assert.equal(bare.cause_id, "host_oom_killed");
+  const counted = diagnoseFailure(failed("", { exit_code: 137, failure_class: "OOM" }));
+  assert.deepEqual([bare.cause_id, bare.retry], ["killed", "may_help"]);
   assert.deepEqual(bare.evidence, [{
     kind: "exit_code",
     detail: "exit code 137 (128 + 9: killed by SIGKILL)",
   }]);
-  assert.ok(bare.confidence < killed.confidence && killed.confidence < classed.confidence);
+  assert.match(bare.likely_cause, /no rise of the job's OOM-kill counter, no `Killed` line/);
+  for (const d of [killed, classed, counted]) {
+    assert.deepEqual([d.cause_id, d.retry], ["host_oom_killed", "fails_again"]);
+  }
+  assert.ok(killed.confidence < classed.confidence);
+  assert.match(counted.likely_cause, /by the kernel's OOM killer: the host ran out of RAM/);
+});
+
+Deno.test("diagnoseFailure() counts the shell's Killed at the end of a progress bar line", () => {
+  const d = expectDiagnosis(
+    "tqdm then Killed",
+    failed(
+      " 31%|█████▉             | 331/1063 [01:06<03:59,  3.06it/s]Killed\n",
+      { exit_code: 137, failure_class: "SIGNAL" },
+    ),
+    { cause: "host_oom_killed", line: 1000, retry: "fails_again" },
+  );
+  assert.match(d.evidence[0].detail, /3\.06it\/s\]Killed$/);
+});
+
+Deno.test("diagnoseFailure() takes a torchrun worker's exitcode -9 as killed by a signal", () => {
+  expectDiagnosis(
+    "worker -9",
+    failed(
+      "E0325 20:57:27.620000 2606 api.py:869] failed (exitcode: -9) local_rank: 5 (pid: 2630) of binary: /root/miniconda3/bin/python\n",
+    ),
+    { cause: "killed", line: 1000, retry: "may_help" },
+  );
 });
 
 Deno.test("diagnoseFailure() reports a lost node, an agent restart and a cancel from the control plane", () => {

@@ -8,8 +8,19 @@ import {
 } from "./cause.ts";
 import type { Evidence } from "./failure_types.ts";
 
-// Import names whose pip package is named differently.
+// Import names whose pip package is named differently, as far as known: for any other name
+// the package cannot be told from the module (`cleanfid` is installed as `clean-fid`).
 const PIP_NAMES: Readonly<Record<string, string>> = {
+  cleanfid: "clean-fid",
+  Crypto: "pycryptodome",
+  fitz: "pymupdf",
+  jwt: "PyJWT",
+  OpenGL: "PyOpenGL",
+  serial: "pyserial",
+  usb: "pyusb",
+  wx: "wxPython",
+  magic: "python-magic",
+  docx: "python-docx",
   cv2: "opencv-python",
   PIL: "pillow",
   sklearn: "scikit-learn",
@@ -50,14 +61,18 @@ export const MODULE_NOT_FOUND_CAUSE: CauseEntry = {
     if (missing) {
       const module = missing[1];
       const top = module.split(".")[0];
-      const pkg = PIP_NAMES[top] ?? top;
+      const pkg = PIP_NAMES[top];
       return {
         confidence: 0.92,
         likely_cause: `The job's Python environment has no module "${module}": it runs with a ` +
           `different interpreter or environment than the one the code was written for`,
         evidence,
         fixes: [
-          `Install it into the job's environment: \`pip install ${pkg}\``,
+          pkg
+            ? `Install it into the job's environment: \`pip install ${pkg}\` (module "${top}" ` +
+              `comes from the package "${pkg}")`
+            : `Install the package that provides module "${top}" into the job's environment ` +
+              "(its pip name may differ from the module's: check the project's requirements)",
           `If "${top}" is part of your project, set the job's working_dir to the project root ` +
           `or add that folder to PYTHONPATH in the job's env`,
         ],

@@ -1,8 +1,9 @@
 import type { CauseEntry, CauseMatch } from "./cause.ts";
-import { exitCodeEvidence, signalEvidence } from "./cause.ts";
+import { excerpt, exitCodeEvidence, logEvidence, signalEvidence } from "./cause.ts";
 import { CATALOGUE, FALLBACK_CAUSE_IDS } from "./catalogue.ts";
 import { buildFacts, type FailureFacts } from "./facts.ts";
 import type { Diagnosis, Evidence, FailureInput } from "./failure_types.ts";
+import { automaticRetry } from "./retry.ts";
 
 interface Found {
   entry: CauseEntry;
@@ -28,12 +29,15 @@ export function diagnoseFailure(
   found.sort((a, b) => b.match.confidence - a.match.confidence || a.order - b.order);
   if (found.length === 0) return unknown(facts);
   const [primary, ...others] = found;
+  const retry = primary.match.retry ?? primary.entry.retry;
+  const advice = primary.match.retry_advice ?? primary.entry.retry_advice;
   return {
     likely_cause: primary.match.likely_cause,
     confidence: primary.match.confidence,
     evidence: mergeEvidence(facts, primary, others),
     suggested_fixes: [...(primary.match.fixes ?? []), ...primary.entry.fixes],
-    retry_advice: primary.match.retry_advice ?? primary.entry.retry_advice,
+    retry_advice: `${advice} ${automaticRetry(retry).sentence}`,
+    retry,
     cause_id: primary.entry.id,
   };
 }
@@ -57,7 +61,7 @@ function sameFact(a: Evidence, b: Evidence): boolean {
  * exit code and signal when no cause quoted them.
  */
 function mergeEvidence(facts: FailureFacts, primary: Found, others: Found[]): Evidence[] {
-  const evidence = primary.match.evidence.map((e) => ({ ...e }));
+  const evidence = primary.match.evidence.map((e) => withContinuation(facts, e));
   const add = (item: Evidence, note: string) => {
     const same = evidence.find((e) => sameFact(e, item));
     if (!same) evidence.push({ ...item, detail: item.detail + note });
@@ -75,6 +79,21 @@ function mergeEvidence(facts: FailureFacts, primary: Found, others: Found[]): Ev
     if (fact) add(fact, "");
   }
   return evidence;
+}
+
+/**
+ * A quote of a traceback's exception line, with the lines that continue its message
+ * ("CUDA kernel errors might be asynchronously reported…", "\tsize mismatch for …").
+ */
+function withContinuation(facts: FailureFacts, e: Evidence): Evidence {
+  if (e.kind !== "log") return { ...e };
+  const exception = facts.tracebacks.find((t) =>
+    t.exception?.seq === e.line_no && t.continuation.length > 0 &&
+    e.detail === excerpt(t.exception!.raw)
+  );
+  return exception
+    ? logEvidence(exception.exception!, undefined, exception.continuation)
+    : { ...e };
 }
 
 function unknown(facts: FailureFacts): Diagnosis {
@@ -100,7 +119,8 @@ function unknown(facts: FailureFacts): Diagnosis {
       "Run the command by hand in the job's working_dir on the node",
     ],
     retry_advice: "Cannot tell whether a retry helps: nothing in the exit status or the log " +
-      "tail points to a cause.",
+      `tail points to a cause. ${automaticRetry("unknown").sentence}`,
+    retry: "unknown",
     cause_id: "unknown",
   };
 }

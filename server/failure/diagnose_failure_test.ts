@@ -18,6 +18,7 @@ Deno.test("diagnoseFailure() returns the documented shape", () => {
     "confidence",
     "evidence",
     "likely_cause",
+    "retry",
     "retry_advice",
     "suggested_fixes",
   ]);
@@ -36,7 +37,7 @@ Deno.test("diagnoseFailure() prefers CUDA OOM in the log over exit 137, keeping 
     {
       kind: "exit_code",
       detail:
-        "exit code 137 (128 + 9: killed by SIGKILL) (also fits: killed by the host OOM killer)",
+        "exit code 137 (128 + 9: killed by SIGKILL) (also fits: killed by a signal (SIGKILL))",
     },
     { kind: "log", detail: "raised at /home/ana/proj/train.py:187 in main", line_no: 1001 },
   ]);
@@ -141,4 +142,50 @@ Deno.test("diagnoseFailure() takes an extended catalogue", () => {
   );
   assert.equal(d.cause_id, "wandb_login");
   assert.deepEqual(d.evidence[0].line_no, 1000);
+});
+
+Deno.test("diagnoseFailure() does not add the host OOM killer to a GPU OOM unless the OOM-kill counter rose", () => {
+  const gpu = diagnoseFailure(failed(OOM_TAIL, { failure_class: "OOM" }));
+  assert.equal(gpu.cause_id, "cuda_oom");
+  assert.ok(!gpu.evidence.some((e) => e.detail.includes("host OOM killer")), "no host OOM");
+  const both = diagnoseFailure(
+    failed(OOM_TAIL, { failure_class: "OOM", exit_code: null, signal: "SIGKILL" }),
+  );
+  assert.ok(
+    both.evidence.some((e) => e.detail.includes("(also fits: killed by the host OOM killer)")),
+  );
+});
+
+Deno.test("diagnoseFailure() quotes a multi-line exception message with its continuation lines", () => {
+  const d = diagnoseFailure(failed(`
+Traceback (most recent call last):
+  File "/w/train.py", line 88, in <module>
+    loss = criterion(out, labels)
+RuntimeError: CUDA error: device-side assert triggered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1.
+
+[2024-05-01 10:00:00] INFO saving
+`));
+  assert.equal(d.cause_id, "cuda_device_error");
+  assert.deepEqual(d.evidence[0].detail.split("\n"), [
+    "RuntimeError: CUDA error: device-side assert triggered",
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the " +
+    "stacktrace below might be incorrect.",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
+  ]);
+  assert.equal(d.evidence[0].line_no, 1003);
+  const plain = diagnoseFailure(failed(`
+Traceback (most recent call last):
+  File "/w/train.py", line 3, in <module>
+    check(cfg)
+ValueError: bad config:
+  lr must be > 0
+  warmup must be < steps
+`));
+  assert.equal(plain.cause_id, "python_exception");
+  assert.equal(
+    plain.evidence[0].detail,
+    "last traceback's exception: ValueError: bad config:\nlr must be > 0\nwarmup must be < steps",
+  );
 });

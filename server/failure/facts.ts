@@ -1,6 +1,6 @@
 import { standardSignalName } from "../../protocol/signals.ts";
 import type { FailureInput, LogTailLine } from "./failure_types.ts";
-import { lastInformativeTraceback, type Traceback } from "./traceback.ts";
+import { findTracebacks, informativeTraceback, type Traceback } from "./traceback.ts";
 
 /** A log line with ANSI colours and launcher prefixes (`[rank0]:`, `[default0]:`) removed. */
 export interface LogLine {
@@ -23,6 +23,16 @@ export interface FailureFacts {
   failureClass: string | null;
   status: string;
   traceback: Traceback | null;
+  /** Every traceback of the tail, oldest first. */
+  tracebacks: Traceback[];
+  /**
+   * The agent saw the kernel's OOM-kill counter of the job's memory cgroup rise: the only
+   * proof that the host's OOM killer, not someone else, sent a SIGKILL. The agent reports it
+   * as failure class OOM on a SIGKILL (a GPU OOM is class OOM too, but not a SIGKILL).
+   */
+  oomKillCounterRose: boolean;
+  /** Lines a traceback quotes from source files: code, never a message. */
+  quotedSource: ReadonlySet<LogLine>;
 }
 
 // deno-lint-ignore no-control-regex
@@ -64,14 +74,24 @@ export function buildFacts(input: FailureInput): FailureFacts {
       signalFromExitCode = true;
     }
   }
+  const failureClass = input.failure_class ? input.failure_class.toUpperCase() : null;
+  const tracebacks = findTracebacks(lines);
   return {
     input,
     lines,
     exitCode,
     signal,
     signalFromExitCode,
-    failureClass: input.failure_class ? input.failure_class.toUpperCase() : null,
+    failureClass,
     status: input.status.toUpperCase(),
-    traceback: lastInformativeTraceback(lines),
+    traceback: informativeTraceback(tracebacks),
+    tracebacks,
+    oomKillCounterRose: failureClass === "OOM" && signal === "SIGKILL",
+    quotedSource: new Set(tracebacks.flatMap((tb) => tb.source)),
   };
+}
+
+/** The lines that continue `line`'s message when it is a traceback's exception line. */
+export function continuationOf(facts: FailureFacts, line: LogLine): LogLine[] {
+  return facts.tracebacks.find((tb) => tb.exception === line)?.continuation ?? [];
 }

@@ -1,3 +1,5 @@
+import type { RetryVerdict } from "./cause.ts";
+
 /** Where a piece of evidence comes from. */
 export type EvidenceKind = "exit_code" | "signal" | "log" | "event" | "failure_class";
 
@@ -45,8 +47,13 @@ export interface Diagnosis {
   /** The primary cause's evidence first, then secondary findings. */
   evidence: Evidence[];
   suggested_fixes: string[];
-  /** Says plainly whether retrying the same configuration must fail the same way. */
+  /**
+   * Says plainly whether retrying the same configuration must fail the same way, and ends
+   * with what gpuctl does about it (`automaticRetry(retry).sentence`).
+   */
   retry_advice: string;
+  /** The verdict the advice words: the scheduler requeues on "may_help" only. */
+  retry: RetryVerdict;
   /** The catalogue entry's id ("cuda_oom", "module_not_found", …) or "unknown". */
   cause_id: string;
 }

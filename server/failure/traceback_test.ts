@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { cleanLines } from "./facts.ts";
-import { findTracebacks, lastInformativeTraceback } from "./traceback.ts";
+import { findTracebacks, lastInformativeTraceback, raisedAt } from "./traceback.ts";
 import { logTail } from "./_test_input.ts";
 
 Deno.test("findTracebacks() reads frames and the final exception line", () => {
@@ -61,4 +61,45 @@ torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
 `));
   assert.equal(findTracebacks(lines).length, 2);
   assert.equal(lastInformativeTraceback(lines)?.type, "AssertionError");
+});
+
+Deno.test("raisedAt() is the deepest frame outside the Python installation and site-packages", () => {
+  const [tb] = findTracebacks(cleanLines(logTail(`
+Traceback (most recent call last):
+  File "<frozen runpy>", line 198, in _run_module_as_main
+  File "/home/ana/proj/train.py", line 80, in <module>
+    main()
+  File "/home/ana/proj/model.py", line 59, in forward
+    x = self.fc(x)
+  File "C:\\Users\\ana\\venv\\Lib\\site-packages\\torch\\nn\\modules\\module.py", line 1747, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "/usr/lib/python3.12/functools.py", line 909, in wrapper
+    return dispatch(args[0].__class__)(*args, **kw)
+RuntimeError: boom
+`)));
+  assert.deepEqual(raisedAt(tb), {
+    file: "/home/ana/proj/model.py",
+    line: 59,
+    func: "forward",
+    seq: 1004,
+  });
+  const [lib] = findTracebacks(cleanLines(logTail(`
+  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/linear.py", line 125, in forward
+    return F.linear(input, self.weight, self.bias)
+RuntimeError: boom
+`)));
+  assert.equal(raisedAt(lib)?.line, 125, "all library frames: the deepest one");
+});
+
+Deno.test("findTracebacks() keeps an exception's continuation lines up to the next record", () => {
+  const [tb] = findTracebacks(cleanLines(logTail(`
+Traceback (most recent call last):
+  File "/w/train.py", line 3, in <module>
+RuntimeError: Error(s) in loading state_dict for Net:
+	Missing key(s) in state_dict: "fc.weight".
+[2024-05-01 10:00:00] INFO next run
+`)));
+  assert.deepEqual(tb.continuation.map((l) => l.text), [
+    '\tMissing key(s) in state_dict: "fc.weight".',
+  ]);
 });

@@ -11,6 +11,9 @@ import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
 import { isInfrastructureFailure, retryDecision } from "../scheduler/mod.ts";
 import { failEvaluationsOfJob } from "../evaluations/record_results.ts";
+import { diagnoseFailure } from "../failure/mod.ts";
+import { loadFailureInput } from "../semantic/load.ts";
+import { getRun } from "../runs/service.ts";
 
 /** The grace period between SIGTERM and SIGKILL when a job does not set one. */
 export const DEFAULT_GRACE_S = 5;
@@ -134,8 +137,25 @@ function keptLost(job: JobState, end: AttemptEnd): string | null {
 }
 
 /**
- * Ends the current attempt and, for a failure whose class allows it, requeues the job as
- * the next attempt (a new run at the next dispatch). Returns whether it was requeued.
+ * The failure card of the attempt that is ending, from what is stored by now (its run's
+ * status, end event and log tail): the same loading and diagnosis as `GET
+ * /api/runs/{id}/failure`, so the retry decision follows the card.
+ */
+function diagnoseAttempt(ctx: Context, job: JobState, end: AttemptEnd, failureClass: FailureClass) {
+  if (job.run_id) return diagnoseFailure(loadFailureInput(ctx, getRun(ctx, job.run_id)));
+  return diagnoseFailure({
+    status: end.outcome,
+    exit_code: end.exit_code ?? null,
+    signal: end.signal ?? null,
+    failure_class: failureClass,
+    events: [],
+    log_tail: [],
+  });
+}
+
+/**
+ * Ends the current attempt and, for a failure whose diagnosed cause allows it, requeues the
+ * job as the next attempt (a new run at the next dispatch). Returns whether it was requeued.
  */
 export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolean {
   const iso = end.at.toISOString();
@@ -194,11 +214,11 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
     ? { requeue: false, reason: "" }
     : kept !== null
     ? { requeue: false, reason: kept }
-    : retryDecision({
-      attempt: job.attempt,
-      max_attempts: job.max_attempts,
-      infra_attempts: job.infra_attempts,
-    }, failureClass);
+    : retryDecision(
+      { attempt: job.attempt, max_attempts: job.max_attempts, infra_attempts: job.infra_attempts },
+      failureClass,
+      diagnoseAttempt(ctx, job, end, failureClass),
+    );
   if (decision.requeue) {
     const infra = isInfrastructureFailure(failureClass!);
     // A lost attempt's successor waits for the node's lease to expire, unless it returns.
@@ -217,7 +237,7 @@ export function endAttempt(ctx: Context, job: JobState, end: AttemptEnd): boolea
       not_before: until?.toISOString() ?? null,
       reason: outcome === "LOST"
         ? `${end.reason}${held}`
-        : `Attempt ${job.attempt} ended ${outcome} (${failureClass}): requeued`,
+        : `Attempt ${job.attempt} ended ${outcome} (${failureClass}): ${decision.reason}`,
     }, iso);
     emitEvent(ctx, {
       type: "JOB_RETRIED",

@@ -41,4 +41,4 @@ export { DEFAULT_MAX_ATTEMPTS } from "./retry_policy.ts";
 /** Infrastructure failures a job survives before it is given up. */
 export { DEFAULT_MAX_INFRA_ATTEMPTS } from "./retry_policy.ts";
 /** Retry policy inputs and outputs. */
-export type { FailureClass, RetryDecision, RetryState } from "./retry_policy.ts";
+export type { DiagnosedCause, FailureClass, RetryDecision, RetryState } from "./retry_policy.ts";

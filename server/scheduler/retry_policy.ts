@@ -1,25 +1,22 @@
 /**
- * Whether a failed attempt is requeued (DESIGN "Scheduling", Retry). A manual
- * `gpuctl job retry` always requeues and does not ask this policy.
+ * Whether a failed attempt is requeued (DESIGN "Scheduling", Retry): a pure function of the
+ * diagnosed cause, so that the failure card's retry advice and what the scheduler does come
+ * from the same answer ({@linkcode automaticRetry}). A manual `gpuctl job retry` always
+ * requeues and does not ask this policy.
  *
  * @module
  */
+import type { FailureClass } from "../../protocol/rest.ts";
+import { automaticRetry } from "../failure/retry.ts";
+import type { Diagnosis } from "../failure/failure_types.ts";
+
+export type { FailureClass };
 
 /** Attempts a job gets when its submission does not say (DESIGN "Data model"). */
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /** Infrastructure failures (node lost, agent restart) a job survives before it is given up. */
 export const DEFAULT_MAX_INFRA_ATTEMPTS = 5;
-
-/** Why an attempt ended, as in the data model. */
-export type FailureClass =
-  | "OOM"
-  | "EXIT_CODE"
-  | "DISPATCH_FAILED"
-  | "NODE_LOST"
-  | "AGENT_RESTART"
-  | "SIGNAL"
-  | "CANCELLED";
 
 /** A job's attempt counters as stored, before the failure being decided is counted. */
 export interface RetryState {
@@ -33,6 +30,9 @@ export interface RetryState {
   max_infra_attempts?: number;
 }
 
+/** The part of a failure's diagnosis the decision reads. */
+export type DiagnosedCause = Pick<Diagnosis, "cause_id" | "retry" | "retry_advice">;
+
 /** Requeue or not, with the reason in words for a person. */
 export interface RetryDecision {
   requeue: boolean;
@@ -45,53 +45,49 @@ export function isInfrastructureFailure(failureClass: FailureClass): boolean {
 }
 
 /**
- * Decides whether the attempt that just failed is requeued.
+ * Decides whether the attempt that just failed is requeued, from its diagnosed cause.
  *
- * Never for OOM, EXIT_CODE and DISPATCH_FAILED (the same command would fail the same way) or
- * CANCELLED. NODE_LOST and AGENT_RESTART are requeued while fewer than `max_infra_attempts`
- * infrastructure failures have happened, this one included, and do not use up
- * `max_attempts`. SIGNAL is requeued while the attempts that were not infrastructure
- * failures, this one included, are fewer than `max_attempts`. On requeue the caller sets
- * `attempt + 1`, and `infra_attempts + 1` when {@linkcode isInfrastructureFailure}.
+ * A cause whose verdict is not "may_help" (a deterministic failure, a cancel, a cause that
+ * cannot be told) is never requeued. A transient one is: NODE_LOST and AGENT_RESTART while
+ * fewer than `max_infra_attempts` infrastructure failures have happened, this one included,
+ * without using up `max_attempts`; any other while the attempts that were not infrastructure
+ * failures, this one included, are fewer than `max_attempts`. The reason quotes the card's
+ * retry advice. On requeue the caller sets `attempt + 1`, and `infra_attempts + 1` when
+ * {@linkcode isInfrastructureFailure}.
  */
-export function retryDecision(job: RetryState, failureClass: FailureClass): RetryDecision {
+export function retryDecision(
+  job: RetryState,
+  failureClass: FailureClass,
+  cause: DiagnosedCause,
+): RetryDecision {
   const maxAttempts = job.max_attempts ?? DEFAULT_MAX_ATTEMPTS;
   const maxInfra = job.max_infra_attempts ?? DEFAULT_MAX_INFRA_ATTEMPTS;
-  const after = `after "${failureClass}"`;
-
-  switch (failureClass) {
-    case "OOM":
-    case "EXIT_CODE":
-    case "DISPATCH_FAILED":
-      return {
-        requeue: false,
-        reason: `Not requeued ${after}: the same command would fail the same way; ` +
-          `fix the cause, then run "gpuctl job retry"`,
-      };
-    case "CANCELLED":
-      return { requeue: false, reason: `Not requeued ${after}: the job was cancelled` };
-    case "NODE_LOST":
-    case "AGENT_RESTART": {
-      const infra = job.infra_attempts + 1;
-      return infra < maxInfra
-        ? {
-          requeue: true,
-          reason: `Requeued ${after}: infrastructure failure ${infra} of ${maxInfra}, ` +
-            `not counted against max_attempts`,
-        }
-        : {
-          requeue: false,
-          reason: `Not requeued ${after}: infrastructure failure ${infra} of ${maxInfra}`,
-        };
-    }
-    case "SIGNAL": {
-      const used = job.attempt - job.infra_attempts;
-      return used < maxAttempts
-        ? { requeue: true, reason: `Requeued ${after}: attempt ${used} of ${maxAttempts} used` }
-        : {
-          requeue: false,
-          reason: `Not requeued ${after}: attempt ${used} of ${maxAttempts} used, none left`,
-        };
-    }
+  const after = `after ${cause.cause_id}`;
+  const card = cause.retry_advice;
+  if (!automaticRetry(cause.retry).requeue) {
+    return { requeue: false, reason: `Not requeued ${after}: ${card}` };
   }
+  if (isInfrastructureFailure(failureClass)) {
+    const infra = job.infra_attempts + 1;
+    return infra < maxInfra
+      ? {
+        requeue: true,
+        reason: `Requeued ${after} (infrastructure failure ${infra} of ${maxInfra}, ` +
+          `not counted against max_attempts): ${card}`,
+      }
+      : {
+        requeue: false,
+        reason: `Not requeued ${after} (infrastructure failure ${infra} of ${maxInfra}): ${card}`,
+      };
+  }
+  const used = job.attempt - job.infra_attempts;
+  return used < maxAttempts
+    ? {
+      requeue: true,
+      reason: `Requeued ${after} (attempt ${used} of ${maxAttempts} used): ${card}`,
+    }
+    : {
+      requeue: false,
+      reason: `Not requeued ${after} (attempt ${used} of ${maxAttempts} used, none left): ${card}`,
+    };
 }

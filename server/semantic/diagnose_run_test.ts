@@ -116,6 +116,7 @@ Deno.test("diagnoseRun() of a failed run carries the failure and points to expla
       evidence: [],
       suggested_fixes: [],
       retry_advice: "Change the configuration first.",
+      retry: "fails_again",
       cause_id: "cuda_oom",
     },
   }));

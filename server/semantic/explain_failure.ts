@@ -1,6 +1,6 @@
 import type { Checkpoint, FailureExplanation, NextAction } from "../../protocol/objects.ts";
 import type { RunStatus } from "../../protocol/rest.ts";
-import { causeById, diagnoseFailure, type FailureInput } from "../failure/mod.ts";
+import { diagnoseFailure, type FailureInput } from "../failure/mod.ts";
 import { act } from "./_format.ts";
 import { DEFAULT_SUITE } from "./compare_checkpoints.ts";
 
@@ -30,7 +30,7 @@ export interface ExplainFailureInput {
  */
 export function explainFailure(input: ExplainFailureInput): FailureExplanation {
   const d = diagnoseFailure(input.failure);
-  const retry = causeById(d.cause_id)?.retry ?? "unknown";
+  const retry = d.retry;
   const last = lastGoodCheckpoint(input);
   const requeued = input.job !== null && input.job.attempt > input.run.attempt &&
     ["QUEUED", "DISPATCHED", "RUNNING"].includes(input.job.status);
