@@ -10,7 +10,7 @@ import { tfeventsPath } from "../tests/fixtures/mod.ts";
 const ROOT = new URL("..", import.meta.url).pathname;
 const FIXTURES = tfeventsPath();
 
-export type Report = (name: string, value: string, baseline: string, target: string) => void;
+import type { Report } from "./report.ts";
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -79,12 +79,16 @@ export async function benchCluster(report: Report): Promise<void> {
     clearInterval(timer);
     await sse.close();
     const steady = lags.slice(20); // after the subscriber caught up with the backlog
-    report(
-      "live: SDK point in a job → SSE subscriber",
-      `p50 ${pct(steady, 0.5).toFixed(0)} ms, p95 ${pct(steady, 0.95).toFixed(0)} ms`,
-      "the SDK batches every 200 ms inside a job",
-      "p95 ≤ 250 ms",
-    );
+    report({
+      name: "live: SDK point in a job → SSE subscriber, p95",
+      value: {
+        value: pct(steady, 0.95),
+        unit: "ms",
+        text: `p50 ${pct(steady, 0.5).toFixed(0)} ms, p95 ${pct(steady, 0.95).toFixed(0)} ms`,
+      },
+      baseline: { value: 200, unit: "ms", text: "the SDK sends every 200 ms inside a job" },
+      target: { op: "<=", value: 250 },
+    });
 
     // Submit → process started, one job at a time on an idle slot.
     const waits: number[] = [];
@@ -105,12 +109,16 @@ export async function benchCluster(report: Report): Promise<void> {
       await new Deno.Command("bash", { args: ["-c", "true"] }).output();
       spawnOnly.push(performance.now() - t);
     }
-    report(
-      "submit → process started on an idle slot",
-      `p50 ${pct(waits, 0.5).toFixed(0)} ms`,
-      `spawning bash -c true alone p50 ${pct(spawnOnly, 0.5).toFixed(0)} ms`,
-      "p50 ≤ 300 ms",
-    );
+    report({
+      name: "submit → process started on an idle slot, p50",
+      value: { value: pct(waits, 0.5), unit: "ms" },
+      baseline: {
+        value: pct(spawnOnly, 0.5),
+        unit: "ms",
+        text: `spawning bash -c true alone p50 ${pct(spawnOnly, 0.5).toFixed(0)} ms`,
+      },
+      target: { op: "<=", value: 300 },
+    });
 
     // Agent CPU while 10 jobs grow TensorBoard files (one fake GPU each, a flush every 0.5 s
     // for 60 s) and telemetry runs, over 30 s: shorter windows varied by ±0.5 % of a core.
@@ -144,12 +152,16 @@ with open(os.path.join("runs", names[-1]), "wb") as f:
     await new Promise((r) => setTimeout(r, 30_000));
     const share = (cpuSeconds(agentPid) - c0) / ((performance.now() - t0) / 1000);
     for (const id of ids) await finished(call, id);
-    report(
-      "agent CPU, 10 jobs growing TensorBoard files, fake NVML sampled every 10 s",
-      `${(share * 100).toFixed(1)} % of a core`,
-      "-",
-      "≤ 2 %",
-    );
+    report({
+      name: "agent CPU, 10 jobs growing TensorBoard files, fake NVML sampled every 10 s",
+      value: {
+        value: share * 100,
+        unit: "% of a core",
+        text: `${(share * 100).toFixed(1)} % of a core`,
+      },
+      baseline: null,
+      target: { op: "<=", value: 2 },
+    });
   } finally {
     await cluster.stop();
   }
@@ -190,14 +202,23 @@ print(time.perf_counter() - t)
   }
   const p = pct(plain, 0.5);
   const s = pct(sdk, 0.5);
-  report(
-    "training loop, 50,000 steps logging 2 metrics, server down",
-    `${(s * 1000).toFixed(0)} ms (+${(((s - p) / p) * 100).toFixed(1)} %, ${
-      (((s - p) / 50000) * 1e6).toFixed(1)
-    } µs a log call)`,
-    `the same loop without the SDK ${(p * 1000).toFixed(0)} ms`,
-    "training unaffected",
-  );
+  report({
+    name: "training loop, 50,000 steps logging 2 metrics, server down",
+    value: {
+      value: s * 1000,
+      unit: "ms",
+      text: `${(s * 1000).toFixed(0)} ms (+${(((s - p) / p) * 100).toFixed(1)} %, ${
+        (((s - p) / 50000) * 1e6).toFixed(1)
+      } µs a log call)`,
+    },
+    baseline: {
+      value: p * 1000,
+      unit: "ms",
+      text: `the same loop without the SDK ${(p * 1000).toFixed(0)} ms`,
+    },
+    target: null,
+    note: "training unaffected",
+  });
   await benchTightLoop(report, home);
   await Deno.remove(home, { recursive: true });
 }
@@ -235,12 +256,17 @@ print(json.dumps({'us': elapsed / ${calls} * 1e6, 'points': points, 'dropped': r
     },
   }).output();
   const r = JSON.parse(new TextDecoder().decode(out.stdout).trim());
-  report(
-    "200,000 run.log() calls in a tight loop, server down",
-    `${r.us.toFixed(1)} µs a call; ${
-      r.points.toLocaleString("en")
-    } points kept, ${r.dropped} dropped`,
-    "-",
-    "a few µs, nothing dropped",
-  );
+  report({
+    name: "200,000 run.log() calls in a tight loop, server down",
+    value: {
+      value: r.us,
+      unit: "µs a call",
+      text: `${r.us.toFixed(1)} µs a call; ${
+        r.points.toLocaleString("en")
+      } points kept, ${r.dropped} dropped`,
+    },
+    baseline: null,
+    target: null,
+    note: "a few µs, nothing dropped",
+  });
 }
