@@ -27,6 +27,8 @@ export interface Job {
   grace_s: number | null;
   /** Anomaly event types that cancel the job when raised on its run. */
   stop_on: string[];
+  /** The config each of its runs records (a sweep trial's parameters); `{}` for most jobs. */
+  config: Record<string, unknown>;
   /** What happens when its node goes silent: requeue once the node's lease expired, or wait. */
   on_node_lost: "requeue" | "wait";
   /** The next attempt starts no earlier than this: the silent node's lease expiry. */

@@ -12,6 +12,7 @@ import { backupDatabase, openDatabase } from "./db/mod.ts";
 import { createApp } from "./http/app.ts";
 import { AgentGateway } from "./gateway/gateway.ts";
 import { SchedulerLoop } from "./scheduler/loop.ts";
+import { SweepLoop } from "./sweeps/loop.ts";
 import { RulesEngine } from "./rules/engine.ts";
 import { WebhookDispatcher } from "./webhooks/mod.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -181,6 +182,8 @@ async function serve(
   gateway.start();
   const scheduler = new SchedulerLoop(ctx, gateway);
   scheduler.start();
+  const sweeps = new SweepLoop(ctx);
+  sweeps.start();
   const rules = new RulesEngine(ctx, { config: config.rules });
   rules.start();
   const sealer = new BlockSealer(ctx);
@@ -244,6 +247,7 @@ async function serve(
   } finally {
     await removeServerJson(config.home, Deno.pid);
   }
+  sweeps.stop();
   scheduler.stop();
   gateway.stop();
   rules.stop();

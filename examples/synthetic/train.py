@@ -10,6 +10,10 @@ each anomaly gpuctl watches for happen on purpose:
   --overfit-after N  eval/loss rises after step N while train/loss keeps falling
   --fail-oom-at N    prints a CUDA out-of-memory traceback at step N and exits 1
   --spike-at N       one train/loss value 20x too high at step N
+
+The learning rate behaves as in real training: too low a rate learns slowly, and above
+``STABLE_LR`` (0.1) the loss settles higher and oscillates, the more so the higher the rate,
+so a sweep over ``--lr`` has an optimum to find (about 0.1 for the default 200 steps).
 """
 import argparse
 import json
@@ -45,8 +49,19 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
+STABLE_LR = 0.1
+
+
+def instability(step, lr):
+    """What too high a learning rate adds to the loss: a higher floor that oscillates."""
+    if lr <= STABLE_LR:
+        return 0.0
+    excess = math.log(lr / STABLE_LR)
+    return 0.5 * excess * excess * (1.0 + 0.3 * math.sin(step / 3.0))
+
+
 def train_loss(step, args, rng):
-    base = 2.0 * math.exp(-args.lr * step / 10.0) + 0.05
+    base = 2.0 * math.exp(-args.lr * step / 10.0) + 0.05 + instability(step, args.lr)
     loss = base * (1.0 + 0.05 * rng.uniform(-1, 1))
     if args.spike_at is not None and step == args.spike_at:
         loss *= 20.0
@@ -56,7 +71,7 @@ def train_loss(step, args, rng):
 
 
 def eval_metrics(step, args, rng):
-    loss = 2.1 * math.exp(-args.lr * step / 10.0) + 0.08
+    loss = 2.1 * math.exp(-args.lr * step / 10.0) + 0.08 + instability(step, args.lr)
     if args.overfit_after is not None and step > args.overfit_after:
         loss = 2.1 * math.exp(-args.lr * args.overfit_after / 10.0) + 0.08
         loss *= 1.0 + 0.04 * (step - args.overfit_after) / max(args.eval_every, 1)

@@ -35,6 +35,7 @@ interface JobRow {
   max_steps: number | null;
   grace_s: number | null;
   stop_on: string;
+  config: string;
   on_node_lost: Job["on_node_lost"];
   not_before: string | null;
   run_id: string | null;
@@ -78,6 +79,7 @@ function toJob(r: JobRow): JobState {
     max_steps: r.max_steps,
     grace_s: r.grace_s,
     stop_on: json(r.stop_on, []),
+    config: json(r.config, {}),
     on_node_lost: r.on_node_lost,
     not_before: r.not_before,
     status: r.status,
@@ -118,6 +120,7 @@ export type NewJob = Omit<
   | "finished_at"
   | "stop_on"
   | "not_before"
+  | "config"
 >;
 
 export function insertJob(db: Database, j: NewJob): void {
@@ -152,6 +155,11 @@ export function insertJob(db: Database, j: NewJob): void {
     j.created_at,
     JSON.stringify(j.secret_env),
   );
+}
+
+/** The config every run of the job records (set once, at submission, like `stop_on`). */
+export function setConfig(db: Database, id: string, config: Record<string, unknown>): void {
+  db.prepare("UPDATE jobs SET config = ? WHERE id = ?").run(JSON.stringify(config), id);
 }
 
 /** The anomaly event types that stop a job (kept apart from the insert: set once, at submission). */

@@ -19,3 +19,4 @@ export * as checkpoints from "./checkpoints.ts";
 export * as evaluations from "./evaluations.ts";
 export * as nodes from "./nodes.ts";
 export * as cursors from "./cursors.ts";
+export * as sweeps from "./sweeps.ts";

@@ -21,7 +21,12 @@ function jobsChanged(ctx: Context, jobId: string, reason: string): void {
 }
 
 /** Stores a valid submission as a QUEUED job, creating its project and experiment on first use. */
-export function submitJob(ctx: Context, s: JobSubmission, kind: Job["kind"] = "TRAIN"): Job {
+export function submitJob(
+  ctx: Context,
+  s: JobSubmission,
+  kind: Job["kind"] = "TRAIN",
+  extra: { config?: Record<string, unknown> } = {},
+): Job {
   const at = ctx.now().toISOString();
   const id = ctx.newId("j");
   return ctx.db.tx(() => {
@@ -59,6 +64,7 @@ export function submitJob(ctx: Context, s: JobSubmission, kind: Job["kind"] = "T
       created_at: at,
     });
     if (s.stop_on?.length) jobsDb.setStopOn(ctx.db, id, [...new Set(s.stop_on)]);
+    if (extra.config) jobsDb.setConfig(ctx.db, id, extra.config);
     emitEvent(ctx, {
       type: "JOB_QUEUED",
       severity: "info",

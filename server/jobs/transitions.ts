@@ -40,7 +40,7 @@ export function dispatchJob(
     name: job.attempt === 1 ? job.name : `${job.name} #${job.attempt}`,
     source: "job",
     status: "QUEUED",
-    config: {},
+    config: job.config,
     env: {},
     max_steps: job.max_steps,
     created_at: at,

@@ -9,6 +9,7 @@ import { projectRoutes } from "./projects.ts";
 import { runRoutes } from "./runs.ts";
 import { sdkRoutes } from "./sdk.ts";
 import { semanticRoutes } from "./semantic.ts";
+import { sweepRoutes } from "./sweeps.ts";
 import { tokenRoutes } from "./tokens.ts";
 
 /** Every API route with its scope; the app registers nothing else under /api. */
@@ -17,6 +18,7 @@ export const apiRoutes: RouteDef[] = [
   ...tokenRoutes,
   ...nodeRoutes,
   ...jobRoutes,
+  ...sweepRoutes,
   // Before the run routes: `/api/runs/compare` must not be taken for `/api/runs/:id`.
   ...semanticRoutes,
   ...runRoutes,

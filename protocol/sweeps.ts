@@ -1,0 +1,164 @@
+/**
+ * Sweeps: one request that becomes a family of trial jobs over a grid or a random sample
+ * of parameters, with successive-halving early stopping. The request schema and the
+ * answer's shape, shared by the REST API, the CLI, the MCP tools and the console.
+ */
+import { z } from "zod";
+import { jobSubmission, MAX_NAME_LENGTH, metricKey, pageQuery } from "./rest.ts";
+
+/** Trials one sweep may have. */
+export const MAX_TRIALS = 1000;
+
+/** A parameter's name: what `--NAME` and `GPUCTL_PARAM_NAME` are made of. */
+export const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+
+const finite = z.number().refine(Number.isFinite, "must be a finite number");
+
+const values = z.strictObject({
+  values: z.array(z.union([finite, z.string().max(MAX_NAME_LENGTH), z.boolean()]))
+    .min(1, "must list at least one value").max(MAX_TRIALS),
+});
+const range = z.strictObject({
+  min: finite,
+  max: finite,
+  scale: z.enum(["linear", "log"]).optional(),
+  /** Points of the range a grid takes (ends included); random sampling ignores it. */
+  count: z.number().int().min(1).max(MAX_TRIALS).optional(),
+});
+const distribution = z.strictObject({
+  distribution: z.enum(["uniform", "log_uniform", "int"]),
+  min: finite,
+  max: finite,
+});
+
+/** One parameter: listed values, a range (grid points or sampled), or a distribution. */
+export const sweepParameter = z.union([values, range, distribution]).superRefine((p, ctx) => {
+  if ("values" in p) return;
+  if (p.min > p.max) {
+    ctx.addIssue({ code: "custom", path: ["min"], message: `is above max (${p.max})` });
+  }
+  const log = ("scale" in p && p.scale === "log") ||
+    ("distribution" in p && p.distribution === "log_uniform");
+  if (log && p.min <= 0) {
+    ctx.addIssue({ code: "custom", path: ["min"], message: "must be above 0 on a log scale" });
+  }
+});
+export type SweepParameter = z.infer<typeof sweepParameter>;
+
+export const earlyStop = z.strictObject({
+  /** The first rung: trials are first compared at this step. */
+  min_steps: z.number().int().min(1),
+  /** Later rungs come every this many steps. */
+  every: z.number().int().min(1),
+  /** The share of trials kept at each rung (the best ones on the sweep's metric). */
+  keep_fraction: z.number().gt(0).lt(1),
+});
+export type EarlyStop = z.infer<typeof earlyStop>;
+
+/** `POST /api/sweeps`. */
+export const sweepCreate = z.strictObject({
+  name: z.string().trim().min(1, "must not be empty").max(MAX_NAME_LENGTH),
+  project: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(),
+  experiment: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(),
+  /** The job every trial is made from (its project and experiment are the sweep's). */
+  base: jobSubmission,
+  parameters: z.record(
+    z.string().regex(PARAM_NAME, "parameter names must match [A-Za-z_][A-Za-z0-9_.-]*"),
+    sweepParameter,
+  ).refine((p) => Object.keys(p).length > 0, "must name at least one parameter"),
+  method: z.enum(["grid", "random"]).optional(),
+  /** Trials of a random sweep. @default 10 */
+  runs: z.number().int().min(1).max(MAX_TRIALS).optional(),
+  seed: z.number().int().min(0).max(2 ** 31).optional(),
+  /** Trials queued or running at once. @default every trial */
+  max_parallel: z.number().int().min(1).max(MAX_TRIALS).optional(),
+  /** The key trials are compared on. @default the project's primary metric */
+  metric: metricKey.optional(),
+  early_stop: earlyStop.optional(),
+  /** How a trial gets its parameters. @default "args" (`--NAME VALUE` appended) */
+  pass_as: z.enum(["args", "env", "both"]).optional(),
+});
+export type SweepCreate = z.infer<typeof sweepCreate>;
+
+/** `GET /api/sweeps`: newest first. */
+export const sweepListQuery = pageQuery.extend({
+  status: z.enum(["RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]).optional(),
+  project: z.string().max(MAX_NAME_LENGTH).optional(),
+});
+
+/** `POST /api/sweeps/{id}/cancel`: running trials are cancelled too unless told to finish. */
+export const sweepCancel = z.strictObject({ let_running_finish: z.boolean().optional() });
+
+/** A parameter value as a trial gets it. */
+export type ParamValue = number | string | boolean;
+
+export const SWEEP_STATUSES = ["RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"] as const;
+export type SweepStatus = typeof SWEEP_STATUSES[number];
+
+/** A trial's state: PENDING until its job is submitted, then its job's status or STOPPED. */
+export type TrialStatus =
+  | "PENDING"
+  | "QUEUED"
+  | "DISPATCHED"
+  | "RUNNING"
+  | "SUCCEEDED"
+  | "FAILED"
+  | "CANCELLED"
+  | "LOST"
+  | "STOPPED";
+
+export interface SweepTrial {
+  index: number;
+  params: Record<string, ParamValue>;
+  job_id: string | null;
+  run_id: string | null;
+  status: TrialStatus;
+  /** The sweep's metric on this trial: its latest value, its best and the step of the best. */
+  metric: {
+    latest: number | null;
+    best: number | null;
+    best_step: number | null;
+    step: number | null;
+  };
+  /** The rung (a step) at which early stopping cancelled it, and why. */
+  stopped_at: number | null;
+  stop_reason: string | null;
+}
+
+/** How much each parameter seems to matter: its rank correlation with the final metric. */
+export interface ParameterImportance {
+  parameter: string;
+  /** Spearman's rank correlation of the value with the metric, -1 … 1 (null: too few trials). */
+  correlation: number | null;
+  trials: number;
+}
+
+/** The answer of `GET /api/sweeps/{id}`. */
+export interface Sweep {
+  id: string;
+  name: string;
+  project: string;
+  experiment: string | null;
+  status: SweepStatus;
+  method: "grid" | "random";
+  metric: { key: string; direction: "min" | "max" };
+  parameters: Record<string, SweepParameter>;
+  max_parallel: number;
+  early_stop: EarlyStop | null;
+  pass_as: "args" | "env" | "both";
+  counts: Partial<Record<TrialStatus, number>>;
+  trials: SweepTrial[];
+  /** The best trial so far on the metric (its best value over its steps). */
+  best: {
+    index: number;
+    params: Record<string, ParamValue>;
+    run_id: string | null;
+    value: number;
+    step: number | null;
+  } | null;
+  importance: ParameterImportance[];
+  summary: string;
+  next_actions: { tool: string; args: Record<string, unknown>; why: string }[];
+  created_at: string;
+  finished_at: string | null;
+}
