@@ -25,6 +25,8 @@ export interface Seed {
   /** The EVALUATE job the evaluation queued. */
   evaluationJob: string;
   node: string;
+  /** A grid sweep of two trials, one at a time: one trial queued, one pending. */
+  sweep: string;
   /** An event of the running run. */
   eventId: number;
   /** The (admin) token the rows' requests are made with. */
@@ -180,6 +182,15 @@ async function seed(h: Harness, tick: () => void): Promise<Seed> {
     suite: "glue",
   });
   tick();
+  const sweep = (await ok(h, "POST", "/api/sweeps", {
+    name: "bert-lr",
+    project: "nlp",
+    experiment: "base",
+    base: { name: "bert", command: ["python", "train.py"], working_dir: "/srv/bert", gpus: 1 },
+    parameters: { lr: { values: [0.001, 0.0001] } },
+    max_parallel: 1,
+  })).id;
+  tick();
   const event = h.ctx.db.tx(() =>
     emitEvent(h.ctx, {
       type: "LOSS_SPIKE",
@@ -201,6 +212,7 @@ async function seed(h: Harness, tick: () => void): Promise<Seed> {
     checkpoint,
     evaluation: queued.evaluation.id,
     evaluationJob: queued.job.id,
+    sweep,
     node,
     eventId: event.id,
     token: h.tokens.admin,

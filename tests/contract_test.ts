@@ -33,6 +33,7 @@ import { getNode, listNodes } from "../server/nodes/service.ts";
 import { getStatus } from "../server/status/service.ts";
 import { authenticate, listTokens, whoami } from "../server/auth/service.ts";
 import { health } from "../server/admin/service.ts";
+import { getSweep, listSweeps } from "../server/sweeps/service.ts";
 import { getMetricDefinitions, listExperiments, listProjects } from "../server/projects/service.ts";
 import {
   compareCheckpointsOfRun,
@@ -263,6 +264,17 @@ export const READS: ReadContract[] = [
     service: (ctx, s) => whoami(authenticate(ctx, s.token)!),
   },
   { route: "GET /api/health", request: () => "/api/health", service: health },
+  // Sweeps.
+  {
+    route: "GET /api/sweeps",
+    request: () => "/api/sweeps?project=nlp",
+    service: (ctx) => listSweeps(ctx, { project: "nlp" }),
+  },
+  {
+    route: "GET /api/sweeps/:id",
+    request: (s) => `/api/sweeps/${s.sweep}`,
+    service: (ctx, s) => getSweep(ctx, s.sweep),
+  },
 ];
 
 /**

@@ -147,6 +147,15 @@ const VALID: Record<string, Record<string, unknown>> = {
   "/api/metric-definitions/primary": { scope: "project", scope_id: "nlp", key: "train/loss" },
   "/api/imports": { import_key: "k", project: "nlp", name: "old", points: [] },
   "/api/sdk/runs": { project: "nlp", name: "fuzz" },
+  "/api/sweeps": {
+    name: "fuzz",
+    project: "nlp",
+    base: { name: "t", command: ["python", "t.py"], working_dir: "/srv", gpus: 1 },
+    parameters: { lr: { min: 0.001, max: 0.1, scale: "log", count: 2 } },
+    max_parallel: 1,
+    early_stop: { min_steps: 10, every: 10, keep_fraction: 0.5 },
+  },
+  "/api/sweeps/:id/cancel": { let_running_finish: true },
   "/api/sdk/runs/:id/log": {
     points: [{ key: "loss", step: 1, value: 1 }],
     logs: [{ seq: 0, stream: "stdout", text: "hi" }],
