@@ -93,12 +93,16 @@ export function markPending(
 ): void {
   if (job.status !== "DISPATCHED") return;
   const iso = at.toISOString();
-  if (job.run_id && pending.slurm_job_id) {
-    runsDb.updateRun(ctx.db, job.run_id, { slurm_job_id: pending.slurm_job_id }, iso);
+  if (job.run_id) {
+    // Slurm has bound no GPU yet: the indices the pool was given were a count only.
+    runsDb.updateRun(ctx.db, job.run_id, {
+      gpu_indices: [],
+      ...(pending.slurm_job_id ? { slurm_job_id: pending.slurm_job_id } : {}),
+    }, iso);
   }
   const reason = pending.reason ?? "waiting in the cluster scheduler's queue";
-  if (reason === job.reason) return;
-  jobsDb.updateJob(ctx.db, job.id, { reason }, iso, ["DISPATCHED"]);
+  if (reason === job.reason && job.gpu_indices.length === 0) return;
+  jobsDb.updateJob(ctx.db, job.id, { reason, gpu_indices: [] }, iso, ["DISPATCHED"]);
   changed(ctx, job.id, "pending");
 }
 
