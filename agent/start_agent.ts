@@ -168,7 +168,8 @@ export async function startAgent(
     probe,
     host,
     dataDir: config.dataDir,
-    jobs: () => jobs.telemetryJobs(),
+    // A Slurm job runs on a compute node: this host's CPU and memory are not its own.
+    jobs: () => config.runner === "slurm" ? [] : jobs.telemetryJobs(),
     emit,
     log,
     sampleMs: config.sampleMs,

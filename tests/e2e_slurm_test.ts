@@ -232,6 +232,58 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
     });
 
     await t.step(
+      "a job cancelled in Slurm by someone else ends CANCELLED and says so",
+      async () => {
+        const id = (await call("POST", "/api/jobs", {
+          name: "theirs",
+          command: py("import time; print('working', flush=True); time.sleep(600)"),
+          working_dir: c.home,
+          gpus: 1,
+        })).json.id;
+        const job = await waitJob(call, id, ["RUNNING"]);
+        const slurmId = (await call("GET", `/api/runs/${job.run_id}`)).json.slurm.job_id;
+        await c.slurm.run("scancel", slurmId);
+        const ended = await waitJob(call, id, ["CANCELLED", "FAILED", "SUCCEEDED"]);
+        assertEquals([ended.status, ended.failure_class], ["CANCELLED", "CANCELLED"]);
+        assertStringIncludes(ended.reason, "cancelled in Slurm");
+      },
+    );
+
+    await t.step(
+      "an agent restarted while its job waits in Slurm's queue reattaches to it pending",
+      async () => {
+        const code = "import time; print('ran', flush=True); time.sleep(3)";
+        const ids: string[] = [];
+        for (const name of ["all-gpus", "after-it"]) {
+          ids.push(
+            (await call("POST", "/api/jobs", {
+              name,
+              command: py(code),
+              working_dir: c.home,
+              gpus: 4,
+            })).json.id,
+          );
+        }
+        const pending = await until(
+          async () => {
+            const j = (await call("GET", `/api/jobs/${ids[1]}`)).json;
+            return j.status === "DISPATCHED" && /^Slurm: pending/.test(j.reason ?? "") ? j : null;
+          },
+          30_000,
+          "the second job pending in Slurm",
+        );
+        const slurmId = (await call("GET", `/api/runs/${pending.run_id}`)).json.slurm.job_id;
+        await c.agent.proc.kill("SIGTERM");
+        c.agent.proc = c.startAgent();
+        const ended = await waitJob(call, ids[1], ["SUCCEEDED", "FAILED", "CANCELLED", "LOST"]);
+        assertEquals([ended.status, ended.attempt], ["SUCCEEDED", 1], JSON.stringify(ended));
+        assertEquals((await call("GET", `/api/runs/${ended.run_id}`)).json.slurm.job_id, slurmId);
+        assertEquals(await logText(call, ended.run_id), ["ran"]);
+        assertEquals((await waitJob(call, ids[0], ["SUCCEEDED", "FAILED"])).status, "SUCCEEDED");
+      },
+    );
+
+    await t.step(
       "the agent restarted mid-job reattaches to its Slurm job; the run ends with all its points",
       async () => {
         const code = [
