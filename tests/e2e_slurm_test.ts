@@ -289,9 +289,13 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
         const code = [
           "import time",
           "from gpuctl import run",
+          "import os",
+          "os.makedirs('ckpt-restart', exist_ok=True)",
           "for step in range(30):",
           "    run.log({'loss': 1.0 / (step + 1)}, step=step)",
           "    print('step', step, flush=True)",
+          "    if step in (10, 20):",
+          "        open('ckpt-restart/ckpt-%d.pt' % step, 'wb').write(b'weights')",
           "    time.sleep(0.25)",
           "run.finish()",
         ].join("\n");
@@ -300,6 +304,8 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
           command: py(code),
           working_dir: c.home,
           gpus: 2,
+          // Found on the working dir, as on a cluster's shared filesystem.
+          checkpoint_dir: "ckpt-restart",
         })).json.id;
         const job = await waitJob(call, id, ["RUNNING"]);
         const slurmId = (await call("GET", `/api/runs/${job.run_id}`)).json.slurm.job_id;
@@ -319,6 +325,8 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
         );
         const lines = await logText(call, job.run_id);
         assertEquals(lines, Array.from({ length: 30 }, (_, i) => `step ${i}`));
+        const checkpoints = (await call("GET", `/api/runs/${job.run_id}/checkpoints`)).json.items;
+        assertEquals(checkpoints.map((k: { step: number }) => k.step).sort(), [10, 20]);
         // Reattached, not submitted again: Slurm ran one job for it.
         const name = `gpuctl-${job.run_id}`;
         assertEquals(
