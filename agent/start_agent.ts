@@ -20,9 +20,13 @@ import {
 import { buildJobEnv, SDK_DIR } from "./job_env.ts";
 import { JobManager } from "./jobs.ts";
 import type { Logger } from "./log.ts";
-import { createDockerRunner, createProcessRunner } from "./runner/mod.ts";
+import {
+  createDockerRunner,
+  createProcessRunner,
+  createSlurmRunner,
+  type SlurmRunner,
+} from "./runner/mod.ts";
 import type { Runner } from "./runner/types.ts";
-import { createSlurmRunner, type SlurmRunner } from "./runner/slurm/slurm_runner.ts";
 import { SLURM_PARTITION_LABEL } from "../protocol/objects.ts";
 import { Spool } from "./spool.ts";
 import { spoolEmitter } from "./spool_emitter.ts";
