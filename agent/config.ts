@@ -25,7 +25,7 @@ export const DEFAULT_SPOOL_MAX_MB = 512;
 export const DEFAULT_FENCE_AFTER_S = 60;
 /** The port of a Slurm agent's ingest endpoint (`ingest_port`), where compute nodes reach it. */
 export const DEFAULT_INGEST_PORT = 8601;
-/** Seconds between questions to Slurm about each job (`slurm.poll_s`). */
+/** Seconds between polls of Slurm (`slurm.poll_s`): one squeue call for all the agent's jobs. */
 export const DEFAULT_SLURM_POLL_S = 2;
 /** Where the agent connects on the server. */
 export const AGENT_WS_PATH = "/api/agent/ws";
@@ -76,7 +76,7 @@ export const agentYaml = z.strictObject({
     extra_args: z.array(z.string().min(1).max(1000)).max(100).optional(),
     /** Report at most this many GPUs of the partition. @default all of them */
     max_gpus: z.number().int().min(0).max(64).optional(),
-    /** Seconds between questions to Slurm about each job. @default 2 */
+    /** Seconds between polls of Slurm (one squeue call for all the agent's jobs). @default 2 */
     poll_s: z.number().min(0.1).max(600).optional(),
   }).optional(),
   /**

@@ -2,7 +2,13 @@
 // runs with the agent's environment (SLURM_CONF …), never through a shell, and never throws.
 
 import { runTool, type ToolOutput } from "../_tool.ts";
-import { parseSacct, parseScontrolLine, partitionGpuCount, type SlurmRecord } from "./parse.ts";
+import {
+  parseSacct,
+  parseScontrolLine,
+  parseSqueue,
+  partitionGpuCount,
+  type SlurmRecord,
+} from "./parse.ts";
 
 /** What the runner needs from Slurm (a fake stands in for it in unit tests). */
 export interface SlurmCli {
@@ -11,6 +17,12 @@ export interface SlurmCli {
     args: string[],
     env: Record<string, string>,
   ): Promise<{ job_id: string } | { error: string }>;
+  /**
+   * Where each of many jobs is, in one `squeue --states=all` call: `JobState`, `Reason` and
+   * `NodeList` of each job slurmctld still holds (a job missing from the map is forgotten);
+   * null when squeue could not answer.
+   */
+  states(jobIds: string[]): Promise<Map<string, SlurmRecord> | null>;
   /** `scontrol show job -d -o ID`; null when Slurm no longer knows the job (or cannot be asked). */
   show(jobId: string): Promise<SlurmRecord | null>;
   /** The job's accounting record (`sacct`); null without accounting or when it has none. */
@@ -45,6 +57,20 @@ export function createSlurmCli(options: SlurmCliOptions): SlurmCli {
       if (out.ok && /^\d+$/.test(id)) return { job_id: id };
       const said = (out.stderr.trim() || out.stdout.trim()).split("\n").slice(-3).join(" ");
       return { error: `sbatch refused the job: ${said || "no output"}` };
+    },
+    async states(jobIds) {
+      if (jobIds.length === 0) return new Map();
+      const out = await run("squeue", [
+        "--states=all",
+        "-h",
+        "-j",
+        jobIds.join(","),
+        "-o",
+        "%i|%T|%r|%N",
+      ]);
+      // One id slurmctld has forgotten is an error; among others it is just not listed.
+      if (!out.ok && !/Invalid job id/i.test(out.stderr)) return null;
+      return parseSqueue(out.ok ? out.stdout : "");
     },
     async show(jobId) {
       const out = await run("scontrol", ["show", "job", "-d", "-o", jobId]);

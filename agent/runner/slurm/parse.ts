@@ -41,6 +41,20 @@ export function parseSacct(text: string, fields: readonly string[]): SlurmRecord
   });
 }
 
+/**
+ * `squeue -h -o '%i|%T|%r|%N'` lines → each job's record, with scontrol's field names
+ * (`JobState`, `Reason`, `NodeList`), by job id.
+ */
+export function parseSqueue(text: string): Map<string, SlurmRecord> {
+  const jobs = new Map<string, SlurmRecord>();
+  for (const line of text.split("\n")) {
+    const [id, state, reason, nodes] = line.split("|").map((v) => v.trim());
+    if (!id || !state) continue;
+    jobs.set(id, { JobId: id, JobState: state, Reason: reason ?? "", NodeList: nodes ?? "" });
+  }
+  return jobs;
+}
+
 /** `ExitCode=3:0` (code:signal) → the exit code and the number of the signal (0: none). */
 export function parseExitCode(text: string | undefined): { code: number; signal: number } | null {
   const match = /^(\d+):(\d+)$/.exec((text ?? "").trim());

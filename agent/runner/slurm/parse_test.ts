@@ -7,6 +7,7 @@ import {
   parseKeyValueLines,
   parseSacct,
   parseScontrolLine,
+  parseSqueue,
   partitionGpuCount,
 } from "./parse.ts";
 
@@ -68,4 +69,18 @@ Deno.test("small readers: exit codes, index lists, sinfo, key=value files", () =
     node: "vm",
     slurm_job_gpus: "0,1",
   });
+});
+
+Deno.test("parseSqueue() reads one line per job into scontrol's field names", () => {
+  const jobs = parseSqueue(
+    "1|FAILED|NonZeroExitCode|vm\n3|PENDING|Resources|\n2|RUNNING|None|vm\n",
+  );
+  assertEquals([...jobs.keys()], ["1", "3", "2"]);
+  assertEquals(jobs.get("3"), {
+    JobId: "3",
+    JobState: "PENDING",
+    Reason: "Resources",
+    NodeList: "",
+  });
+  assertEquals(parseSqueue("").size, 0);
 });

@@ -1,10 +1,11 @@
 // The Slurm runner: an agent on a Slurm submit host hands each attempt to `sbatch` and
-// follows it with `scontrol` (and `sacct`, where accounting exists) instead of running it
-// itself. Output, exit status and where it started come back through files in the run dir,
-// which compute nodes reach over the cluster's shared filesystem.
+// follows it with `squeue` (one call a poll for all its jobs), `scontrol` and `sacct` (where
+// accounting exists) instead of running it itself. Output, exit status and where it started
+// come back through files in the run dir, which compute nodes reach over the cluster's shared
+// filesystem.
 
 import { z } from "zod";
-import { failedAttempt, isExitInfo } from "../_attempt.ts";
+import { alignedDelay, failedAttempt, isExitInfo } from "../_attempt.ts";
 import { prepareRunDir, resolveRunnerOptions, type RunnerOptions } from "../_options.ts";
 import { OutputTail } from "../output_tail.ts";
 import { exists, readExitStatus, readJsonOrNull, runFile, writeJsonAtomic } from "../run_dir.ts";
@@ -23,7 +24,7 @@ import { gresGpuIndices, parseIndexList, parseKeyValueLines, type SlurmRecord } 
 import { cancelledByUid, classifySlurmEnd, type EndedPhase, slurmPhase } from "./phase.ts";
 import { batchScript, sbatchArgs, sbatchEnv, SLURM_FILES, type SlurmSettings } from "./sbatch.ts";
 
-/** How often Slurm is asked about each job, in ms (slurmctld serves a whole cluster). */
+/** How often Slurm is polled, in ms (slurmctld serves a whole cluster; one squeue call a poll). */
 export const DEFAULT_SLURM_POLL_MS = 2000;
 /** How long a started job may take to show where it runs (the shared filesystem's lag), in ms. */
 const STARTED_FILE_WAIT_MS = 10_000;
@@ -37,7 +38,7 @@ export interface SlurmRunnerOptions extends RunnerOptions {
   settings: SlurmSettings;
   /** Slurm's commands. @default the real ones, with the agent's environment */
   cli?: SlurmCli;
-  /** Milliseconds between questions to Slurm about each job. @default DEFAULT_SLURM_POLL_MS */
+  /** Milliseconds between polls of Slurm. @default DEFAULT_SLURM_POLL_MS */
   statePollMs?: number;
   /** The host's /etc/passwd, to name who cancelled a job. @default read when needed */
   passwd?: () => string | null;
@@ -64,6 +65,7 @@ export function createSlurmRunner(options: SlurmRunnerOptions): SlurmRunner {
   const settings = options.settings;
   const loop: SlurmLoop = {
     cli,
+    states: new StateBatcher(cli),
     pollMs: resolved.pollMs,
     statePollMs: options.statePollMs ?? DEFAULT_SLURM_POLL_MS,
     passwd: options.passwd ?? readPasswd,
@@ -156,9 +158,53 @@ function readPasswd(): string | null {
 /** What every Slurm attempt of one runner shares. */
 interface SlurmLoop {
   cli: SlurmCli;
+  states: StateBatcher;
   pollMs: number;
   statePollMs: number;
   passwd: () => string | null;
+}
+
+/** How long questions about jobs' states are gathered before one squeue call answers them all. */
+const BATCH_WINDOW_MS = 20;
+
+/**
+ * Gathers the state questions of all of a runner's attempts into one `squeue` call: the
+ * attempts ask in the same turn (their polls are aligned to the clock), so slurmctld answers
+ * one request per poll interval however many jobs the agent follows.
+ */
+class StateBatcher {
+  readonly #cli: SlurmCli;
+  #waiting = new Map<string, ((record: SlurmRecord | null | undefined) => void)[]>();
+  #timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(cli: SlurmCli) {
+    this.#cli = cli;
+  }
+
+  /** The job's record; null when slurmctld no longer holds it; undefined when squeue failed. */
+  ask(jobId: string): Promise<SlurmRecord | null | undefined> {
+    const { promise, resolve } = Promise.withResolvers<SlurmRecord | null | undefined>();
+    const waiting = this.#waiting.get(jobId) ?? [];
+    waiting.push(resolve);
+    this.#waiting.set(jobId, waiting);
+    this.#timer ??= setTimeout(() => void this.#flush(), BATCH_WINDOW_MS);
+    return promise;
+  }
+
+  async #flush(): Promise<void> {
+    this.#timer = null;
+    const batch = this.#waiting;
+    this.#waiting = new Map();
+    let answer: Map<string, SlurmRecord> | null;
+    try {
+      answer = await this.#cli.states([...batch.keys()]);
+    } catch {
+      answer = null;
+    }
+    for (const [id, waiting] of batch) {
+      for (const resolve of waiting) resolve(answer === null ? undefined : answer.get(id) ?? null);
+    }
+  }
 }
 
 interface SlurmAttemptInit {
@@ -185,7 +231,8 @@ class SlurmAttempt implements RunHandle {
   #startedSent = false;
   #runningSince: number | null = null;
   #lastReason: string | null = null;
-  #lastAsked = -Infinity;
+  /** The poll interval slot of the last question to Slurm (see #tick). */
+  #lastSlot = -1;
   #unknown = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
@@ -231,7 +278,8 @@ class SlurmAttempt implements RunHandle {
 
   #schedule(ms: number): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => this.#tick(), ms);
+    // Aligned to the clock, so every attempt's question lands in the same squeue call.
+    this.#timer = setTimeout(() => this.#tick(), alignedDelay(ms));
   }
 
   async #tick(): Promise<void> {
@@ -240,8 +288,9 @@ class SlurmAttempt implements RunHandle {
     try {
       await this.#init.tail.poll(false);
       const every = this.#cancelling ? CANCEL_POLL_MS : this.#loop.statePollMs;
-      if (Date.now() - this.#lastAsked >= every) {
-        this.#lastAsked = Date.now();
+      const slot = Math.floor(Date.now() / every);
+      if (slot !== this.#lastSlot) {
+        this.#lastSlot = slot;
         const ended = await this.#observe();
         if (ended) return await this.#finish(ended);
       }
@@ -255,11 +304,14 @@ class SlurmAttempt implements RunHandle {
   async #observe(): Promise<EndedPhase | null> {
     const { cli } = this.#loop;
     const id = this.#init.slurmJobId;
-    let record = await cli.show(id);
+    const listed = await this.#loop.states.ask(id);
+    if (listed === undefined) return null; // squeue could not answer: ask again next time
+    let record = listed;
     let phase = record ? slurmPhase(record) : null;
-    if (phase === null) {
-      // Slurm forgets a finished job after MinJobAge: accounting, or the script's own record.
-      record = await cli.accounting(id);
+    if (phase === null || phase.phase === "ended") {
+      // How it ended (exit code, time limit) is in scontrol's record; Slurm forgets a finished
+      // job after MinJobAge, and then accounting, or the script's own record, tells.
+      record = await cli.show(id) ?? await cli.accounting(id);
       phase = record ? slurmPhase(record) : null;
     }
     if (phase === null) {
@@ -301,12 +353,16 @@ class SlurmAttempt implements RunHandle {
     } catch {
       file = null;
     }
-    const fromSlurm = gresGpuIndices(record.GRES);
     const fromJob = file
       ? parseIndexList(file.slurm_job_gpus || file.cuda_visible_devices || "")
       : null;
     const waited = Date.now() - this.#runningSince >= STARTED_FILE_WAIT_MS;
     if (file === null && !waited && !final) return;
+    // No word from inside the job (yet): the GPUs Slurm says it bound.
+    if (fromJob === null && record.GRES === undefined) {
+      record = await this.#loop.cli.show(this.#init.slurmJobId) ?? record;
+    }
+    const fromSlurm = gresGpuIndices(record.GRES);
     this.#startedSent = true;
     const node = file?.node || record.Nodes || record.NodeList || null;
     this.#resolveStarted({
@@ -376,7 +432,7 @@ class SlurmAttempt implements RunHandle {
     }
     if (phase?.phase === "running") await cli.cancel(id, "TERM");
     else await cli.cancel(id, null);
-    this.#lastAsked = -Infinity;
+    this.#lastSlot = -1;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const graceOver = new Promise<"grace">((resolve) =>
       timer = setTimeout(() => resolve("grace"), Math.max(0, grace_s) * 1000)

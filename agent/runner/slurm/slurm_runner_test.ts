@@ -21,7 +21,16 @@ const settings: SlurmSettings = {
 
 /** A Slurm whose answers the test sets, recording what it was asked. */
 class ScriptedSlurm implements SlurmCli {
-  job: SlurmRecord | null = null;
+  /** Jobs by id; the first one submitted is 77. */
+  jobs = new Map<string, SlurmRecord>();
+  #nextId = 77;
+  get job(): SlurmRecord | null {
+    return this.jobs.get("77") ?? null;
+  }
+  set job(record: SlurmRecord | null) {
+    if (record) this.jobs.set("77", record);
+    else this.jobs.delete("77");
+  }
   accounted: SlurmRecord | null = null;
   submits: { args: string[]; env: Record<string, string> }[] = [];
   cancels: (string | null)[] = [];
@@ -33,11 +42,26 @@ class ScriptedSlurm implements SlurmCli {
   submit(args: string[], env: Record<string, string>) {
     this.submits.push({ args, env });
     if (this.refuse) return Promise.resolve({ error: this.refuse });
-    this.job = { JobId: "77", JobState: "PENDING", Reason: "None" };
-    return Promise.resolve({ job_id: "77" });
+    const id = String(this.#nextId++);
+    this.jobs.set(id, { JobId: id, JobState: "PENDING", Reason: "None" });
+    return Promise.resolve({ job_id: id });
   }
-  show(_id: string) {
-    return Promise.resolve(this.job ? { ...this.job } : null);
+  /** squeue calls, each with the ids it asked about. */
+  stateCalls: string[][] = [];
+  states(ids: string[]) {
+    this.stateCalls.push(ids);
+    const listed = new Map<string, SlurmRecord>();
+    for (const id of ids) {
+      const job = this.jobs.get(id);
+      if (!job) continue;
+      const { JobState = "", Reason = "", NodeList = "" } = job;
+      listed.set(id, { JobId: id, JobState, Reason, NodeList });
+    }
+    return Promise.resolve(listed);
+  }
+  show(id: string) {
+    const job = this.jobs.get(id);
+    return Promise.resolve(job ? { ...job } : null);
   }
   accounting(_id: string) {
     return Promise.resolve(this.accounted);
@@ -262,5 +286,17 @@ Deno.test("a job Slurm has forgotten with no exit status left ends AGENT_RESTART
     const exit = await handle.exited;
     assertEquals(exit.failure_class, "AGENT_RESTART");
     assert(/no longer knows the job/.test(exit.reason), exit.reason);
+  });
+});
+
+Deno.test("the attempts of one runner are followed with one squeue call per poll, however many there are", async () => {
+  await withRunner(async (t) => {
+    const other = { ...t.spec, run_id: "r-2", run_dir: `${t.dir}/runs/r-2` };
+    const handles = [await t.runner.start(t.spec, t.hooks), await t.runner.start(other, t.hooks)];
+    await until(() => t.queued.length === 2, "both pending");
+    const seen = t.slurm.stateCalls.length;
+    await until(() => t.slurm.stateCalls.length >= seen + 4, "four more polls");
+    for (const ids of t.slurm.stateCalls.slice(seen)) assertEquals([...ids].sort(), ["77", "78"]);
+    for (const h of handles) h.detach();
   });
 });
