@@ -151,7 +151,7 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
 
         const jobs = [];
         for (const id of ids) {
-          jobs.push(await waitJob(call, id, ["SUCCEEDED", "FAILED", "CANCELLED"]));
+          jobs.push(await waitJob(call, id, ["SUCCEEDED", "FAILED", "CANCELLED"], 90_000));
         }
         assertEquals(
           jobs.map((j) => j.status),
@@ -198,9 +198,9 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
         working_dir: c.home,
         gpus: 1,
       })).json.id;
-      const a = await waitJob(call, exit3, ["SUCCEEDED", "FAILED"]);
+      const a = await waitJob(call, exit3, ["SUCCEEDED", "FAILED"], 90_000);
       assertEquals([a.status, a.failure_class, a.exit_code], ["FAILED", "EXIT_CODE", 3]);
-      const b = await waitJob(call, oom, ["SUCCEEDED", "FAILED"]);
+      const b = await waitJob(call, oom, ["SUCCEEDED", "FAILED"], 90_000);
       assertEquals([b.status, b.failure_class], ["FAILED", "OOM"]);
       assertStringIncludes(b.reason, "CUDA out of memory");
     });
@@ -213,7 +213,7 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
         gpus: 1,
         grace_s: 2,
       })).json.id;
-      const job = await waitJob(call, id, ["RUNNING"]);
+      const job = await waitJob(call, id, ["RUNNING"], 90_000);
       const pid = await until(
         async () => {
           const line = (await logText(call, job.run_id)).find((l) => l.startsWith("PID="));
@@ -225,7 +225,7 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
       assert(alive(pid));
       const slurmId = (await call("GET", `/api/runs/${job.run_id}`)).json.slurm.job_id;
       assertEquals((await call("POST", `/api/jobs/${id}/cancel`, {})).status, 200);
-      const ended = await waitJob(call, id, ["CANCELLED", "FAILED", "SUCCEEDED"]);
+      const ended = await waitJob(call, id, ["CANCELLED", "FAILED", "SUCCEEDED"], 90_000);
       assertEquals(ended.status, "CANCELLED");
       assert(!(await squeueIds(c.slurm)).includes(slurmId), "the Slurm job is still in squeue");
       assert(!alive(pid), `process ${pid} outlived the cancel`);
@@ -240,10 +240,10 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
           working_dir: c.home,
           gpus: 1,
         })).json.id;
-        const job = await waitJob(call, id, ["RUNNING"]);
+        const job = await waitJob(call, id, ["RUNNING"], 90_000);
         const slurmId = (await call("GET", `/api/runs/${job.run_id}`)).json.slurm.job_id;
         await c.slurm.run("scancel", slurmId);
-        const ended = await waitJob(call, id, ["CANCELLED", "FAILED", "SUCCEEDED"]);
+        const ended = await waitJob(call, id, ["CANCELLED", "FAILED", "SUCCEEDED"], 90_000);
         assertEquals([ended.status, ended.failure_class], ["CANCELLED", "CANCELLED"]);
         assertStringIncludes(ended.reason, "cancelled in Slurm");
       },
@@ -275,11 +275,19 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
         const slurmId = (await call("GET", `/api/runs/${pending.run_id}`)).json.slurm.job_id;
         await c.agent.proc.kill("SIGTERM");
         c.agent.proc = c.startAgent();
-        const ended = await waitJob(call, ids[1], ["SUCCEEDED", "FAILED", "CANCELLED", "LOST"]);
+        const ended = await waitJob(
+          call,
+          ids[1],
+          ["SUCCEEDED", "FAILED", "CANCELLED", "LOST"],
+          90_000,
+        );
         assertEquals([ended.status, ended.attempt], ["SUCCEEDED", 1], JSON.stringify(ended));
         assertEquals((await call("GET", `/api/runs/${ended.run_id}`)).json.slurm.job_id, slurmId);
         assertEquals(await logText(call, ended.run_id), ["ran"]);
-        assertEquals((await waitJob(call, ids[0], ["SUCCEEDED", "FAILED"])).status, "SUCCEEDED");
+        assertEquals(
+          (await waitJob(call, ids[0], ["SUCCEEDED", "FAILED"], 90_000)).status,
+          "SUCCEEDED",
+        );
       },
     );
 
@@ -307,7 +315,7 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
           // Found on the working dir, as on a cluster's shared filesystem.
           checkpoint_dir: "ckpt-restart",
         })).json.id;
-        const job = await waitJob(call, id, ["RUNNING"]);
+        const job = await waitJob(call, id, ["RUNNING"], 90_000);
         const slurmId = (await call("GET", `/api/runs/${job.run_id}`)).json.slurm.job_id;
         await until(
           async () => (await points(call, job.run_id, "loss")).length >= 3,
@@ -316,7 +324,7 @@ Deno.test(slurmTest("a Slurm agent hands jobs to Slurm and reports them back"), 
         );
         await c.agent.proc.kill("SIGKILL");
         c.agent.proc = c.startAgent();
-        const ended = await waitJob(call, id, ["SUCCEEDED", "FAILED", "CANCELLED", "LOST"]);
+        const ended = await waitJob(call, id, ["SUCCEEDED", "FAILED", "CANCELLED", "LOST"], 90_000);
         assertEquals([ended.status, ended.attempt], ["SUCCEEDED", 1], JSON.stringify(ended));
         assertEquals((await call("GET", `/api/runs/${job.run_id}`)).json.slurm.job_id, slurmId);
         assertEquals(
