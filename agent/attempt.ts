@@ -222,9 +222,16 @@ export class ManagedAttempt {
     try {
       if (reattaching) {
         if (this.#record.handle === null) {
-          return lostExit("the agent restarted while it was starting the attempt");
+          // The last agent stopped while starting it: a runner that hands jobs on (Slurm) may
+          // have done so already, and must find that job rather than let a second one start.
+          const found = await runner.recover?.(this.#runSpec(), hooks) ?? null;
+          if (found === null) {
+            return lostExit("the agent restarted while it was starting the attempt");
+          }
+          handle = found;
+        } else {
+          handle = await runner.reattach(this.#record.handle, hooks, this.#record.last_line_seq);
         }
-        handle = await runner.reattach(this.#record.handle, hooks, this.#record.last_line_seq);
       } else {
         this.#deps.persist();
         await prepareEvalOutput(this.spec);

@@ -116,4 +116,10 @@ export interface Runner {
    * with whatever exit information the run dir holds (failure class AGENT_RESTART when none).
    */
   reattach(state: HandleState, hooks: RunHooks, lastDeliveredSeq: number): Promise<RunHandle>;
+  /**
+   * Finds an attempt that an earlier agent process started but never recorded (it stopped
+   * during `start()`), or null when there is none. Only runners that hand jobs to another
+   * system have one: a Slurm job may have been submitted though its id was never saved.
+   */
+  recover?(spec: RunSpec, hooks: RunHooks): Promise<RunHandle | null>;
 }

@@ -23,6 +23,8 @@ export interface SlurmCli {
    * null when squeue could not answer.
    */
   states(jobIds: string[]): Promise<Map<string, SlurmRecord> | null>;
+  /** Ids of the jobs slurmctld holds with this name (`squeue --name`); null when squeue failed. */
+  findByName(name: string): Promise<string[] | null>;
   /** `scontrol show job -d -o ID`; null when Slurm no longer knows the job (or cannot be asked). */
   show(jobId: string): Promise<SlurmRecord | null>;
   /** The job's accounting record (`sacct`); null without accounting or when it has none. */
@@ -71,6 +73,11 @@ export function createSlurmCli(options: SlurmCliOptions): SlurmCli {
       // One id slurmctld has forgotten is an error; among others it is just not listed.
       if (!out.ok && !/Invalid job id/i.test(out.stderr)) return null;
       return parseSqueue(out.ok ? out.stdout : "");
+    },
+    async findByName(name) {
+      const out = await run("squeue", ["--states=all", "-h", "--name", name, "-o", "%i"]);
+      if (!out.ok) return null;
+      return out.stdout.split("\n").map((id) => id.trim()).filter((id) => /^\d+$/.test(id));
     },
     async show(jobId) {
       const out = await run("scontrol", ["show", "job", "-d", "-o", jobId]);

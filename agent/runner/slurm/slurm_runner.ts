@@ -22,7 +22,14 @@ import type {
 import { createSlurmCli, describeUid, type SlurmCli } from "./cli.ts";
 import { gresGpuIndices, parseIndexList, parseKeyValueLines, type SlurmRecord } from "./parse.ts";
 import { cancelledByUid, classifySlurmEnd, type EndedPhase, slurmPhase } from "./phase.ts";
-import { batchScript, sbatchArgs, sbatchEnv, SLURM_FILES, type SlurmSettings } from "./sbatch.ts";
+import {
+  batchScript,
+  sbatchArgs,
+  sbatchEnv,
+  SLURM_FILES,
+  slurmJobName,
+  type SlurmSettings,
+} from "./sbatch.ts";
 
 /** How often Slurm is polled, in ms (slurmctld serves a whole cluster; one squeue call a poll). */
 export const DEFAULT_SLURM_POLL_MS = 2000;
@@ -105,6 +112,34 @@ export function createSlurmRunner(options: SlurmRunnerOptions): SlurmRunner {
       }, loop);
       await writeJsonAtomic(runFile(spec.run_dir, "handle"), attempt.state());
       return attempt;
+    },
+    /**
+     * The Slurm job of a run whose id the last agent never saved: from the handle file it
+     * writes next to the job's output, else by the job name (`gpuctl-<run_id>`), so a job
+     * submitted just before the agent stopped is followed, not submitted again.
+     */
+    async recover(spec: RunSpec, hooks: RunHooks): Promise<RunHandle | null> {
+      const saved = await readJsonOrNull(runFile(spec.run_dir, "handle"));
+      const parsed = stateSchema.safeParse(saved);
+      if (parsed.success && parsed.data.slurm_job_id !== undefined) {
+        return await this.reattach(parsed.data, hooks, 0);
+      }
+      const ids = await cli.findByName(slurmJobName(spec.run_id));
+      if (ids === null) {
+        throw new Error(
+          `Cannot tell whether run "${spec.run_id}" was submitted: squeue failed, so Slurm ` +
+            "may be running it unseen",
+        );
+      }
+      if (ids.length === 0) return null;
+      const state: HandleState = {
+        run_id: spec.run_id,
+        runner: "slurm",
+        run_dir: spec.run_dir,
+        slurm_job_id: ids[0],
+      };
+      await writeJsonAtomic(runFile(spec.run_dir, "handle"), state);
+      return await this.reattach(state, hooks, 0);
     },
     async reattach(state: HandleState, hooks: RunHooks, lastDeliveredSeq: number) {
       const parsed = stateSchema.safeParse(state);

@@ -71,6 +71,9 @@ class ScriptedSlurm implements SlurmCli {
     this.onCancel(signal);
     return Promise.resolve(true);
   }
+  findByName(name: string) {
+    return Promise.resolve(name === "gpuctl-r-1" ? [...this.jobs.keys()] : []);
+  }
   partitionGpus(_partition: string) {
     return Promise.resolve(this.gpus);
   }
@@ -298,5 +301,25 @@ Deno.test("the attempts of one runner are followed with one squeue call per poll
     await until(() => t.slurm.stateCalls.length >= seen + 4, "four more polls");
     for (const ids of t.slurm.stateCalls.slice(seen)) assertEquals([...ids].sort(), ["77", "78"]);
     for (const h of handles) h.detach();
+  });
+});
+
+Deno.test("recover finds a job an agent submitted but never recorded, by its name; none found is null", async () => {
+  await withRunner(async (t) => {
+    const first = await t.runner.start(t.spec, t.hooks);
+    first.detach();
+    // The agent died before saving anything: not even the handle file next to the output.
+    await Deno.remove(`${t.spec.run_dir}/handle.json`);
+    t.slurm.job = { JobId: "77", JobState: "RUNNING", NodeList: "gpu-07" };
+    const found = await t.runner.recover!(t.spec, t.hooks);
+    assert(found !== null);
+    assertEquals(found.state().slurm_job_id, "77");
+    t.slurm.job = { JobId: "77", JobState: "COMPLETED", ExitCode: "0:0" };
+    assertEquals((await found.exited).failure_class, null);
+    assertEquals(t.slurm.submits.length, 1);
+    assertEquals(
+      await t.runner.recover!({ ...t.spec, run_id: "r-9", run_dir: `${t.dir}/runs/r-9` }, t.hooks),
+      null,
+    );
   });
 });
