@@ -7,13 +7,21 @@ import type { DispatchSpec, OwnedProcess } from "../protocol/agent.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
 import { type AttemptRef, metricsFrames, type NewDataFrame } from "./frames.ts";
 import { encodeMetricValue } from "../protocol/metric_value.ts";
-import { endFrame, lostExit, runningFrame } from "./job_state.ts";
+import { endFrame, lostExit, pendingFrame, runningFrame } from "./job_state.ts";
 import { evalFrame, prepareEvalOutput, readEvalOutput } from "./eval_output.ts";
 import { LogBatcher } from "./log_batcher.ts";
 import { markSdkJournalTaken, readSdkJournal } from "./sdk_journal.ts";
 import type { Logger } from "./log.ts";
 import { RunWatchers, type WatcherStates, type WatchResult } from "./run_watchers.ts";
-import type { ExitInfo, OutputLine, RunHandle, Runner, RunSpec } from "./runner/types.ts";
+import type {
+  ExitInfo,
+  OutputLine,
+  Placement,
+  QueuedInfo,
+  RunHandle,
+  Runner,
+  RunSpec,
+} from "./runner/types.ts";
 import type { PersistedAttempt } from "./state_file.ts";
 
 /** First wait before spooling an attempt's last frames again after the spool refused them. */
@@ -63,6 +71,8 @@ export class ManagedAttempt {
   /** Frames the spool refused (a full disk), in order; they go out before anything newer. */
   #outbox: NewDataFrame[] = [];
   #spooling: Promise<boolean> = Promise.resolve(true);
+  /** Reports the start of an attempt a cluster scheduler starts later (Slurm); see #whenStarted. */
+  #startReport: Promise<void> = Promise.resolve();
 
   /** `persisted` when reattaching after an agent restart. */
   constructor(spec: DispatchSpec, deps: AttemptDeps, persisted: PersistedAttempt | null = null) {
@@ -204,14 +214,24 @@ export class ManagedAttempt {
       const reason = `the ${this.spec.runner} runner is not available on this agent`;
       return { ...lostExit(reason), failure_class: "DISPATCH_FAILED" };
     }
-    const hooks = { onLine: (line: OutputLine) => this.#onLine(line) };
+    const hooks = {
+      onLine: (line: OutputLine) => this.#onLine(line),
+      onQueued: (info: QueuedInfo) => this.#onQueued(info),
+    };
     let handle: RunHandle;
     try {
       if (reattaching) {
         if (this.#record.handle === null) {
-          return lostExit("the agent restarted while it was starting the attempt");
+          // The last agent stopped while starting it: a runner that hands jobs on (Slurm) may
+          // have done so already, and must find that job rather than let a second one start.
+          const found = await runner.recover?.(this.#runSpec(), hooks) ?? null;
+          if (found === null) {
+            return lostExit("the agent restarted while it was starting the attempt");
+          }
+          handle = found;
+        } else {
+          handle = await runner.reattach(this.#record.handle, hooks, this.#record.last_line_seq);
         }
-        handle = await runner.reattach(this.#record.handle, hooks, this.#record.last_line_seq);
       } else {
         this.#deps.persist();
         await prepareEvalOutput(this.spec);
@@ -233,7 +253,9 @@ export class ManagedAttempt {
     }
     // A handle whose exit is already settled never ran (DISPATCH_FAILED): no RUNNING then.
     const settled = await Promise.race([handle.exited, Promise.resolve(null)]);
-    if (settled === null) {
+    if (settled === null && handle.started && !this.#record.running_sent) {
+      this.#startReport = this.#whenStarted(handle, handle.started);
+    } else if (settled === null) {
       if (this.#record.state === "STARTING") this.#record.state = "RUNNING";
       if (!this.#record.running_sent) {
         this.#record.running_sent = await this.#emitInOrder(
@@ -246,12 +268,38 @@ export class ManagedAttempt {
     return await Promise.race([handle.exited, this.#detachedSignal]);
   }
 
+  /**
+   * RUNNING once the cluster scheduler started the attempt, with where; nothing when it ended
+   * (or the agent detached) without starting.
+   */
+  async #whenStarted(handle: RunHandle, started: Promise<Placement>): Promise<void> {
+    const placement = await Promise.race([
+      started,
+      handle.exited.then(() => null),
+      this.#detachedSignal,
+    ]);
+    if (placement === null || this.#record.running_sent) return;
+    if (this.#record.state === "STARTING") this.#record.state = "RUNNING";
+    this.#record.running_sent = await this.#emitInOrder(
+      runningFrame(this.ref, handle.pid, this.#deps.now(), placement),
+    );
+    this.#deps.persist();
+  }
+
+  /** The attempt waits in the cluster scheduler's queue: the server shows why. */
+  #onQueued(info: QueuedInfo): void {
+    if (this.#detached || this.#record.running_sent) return;
+    void this.#emitInOrder(pendingFrame(this.ref, info, this.#deps.now()));
+  }
+
   /** Spools the attempt's last frames; false when the agent detached before they all were. */
   async #finish(ended: ExitInfo): Promise<boolean> {
     const exit: ExitInfo = this.#fenced === null
       ? ended
       : { ...ended, failure_class: "NODE_LOST", reason: this.#fenced };
     this.#record.state = "STOPPING";
+    // A start seen just before the end goes out first.
+    await this.#startReport;
     await this.#batcher.flush();
     await this.#watch(true);
     const results = await readEvalOutput(this.spec);

@@ -7,6 +7,7 @@ import { parse as parseYaml } from "yaml";
 import { gpuctlHome } from "../protocol/config_files.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
 import { type JobUser, userSwitch } from "./runner/job_user.ts";
+import type { SlurmSettings } from "./runner/slurm/sbatch.ts";
 
 /** CPU-only jobs this node runs at once. */
 export const DEFAULT_CPU_SLOTS = 2;
@@ -22,6 +23,10 @@ export const DEFAULT_SPOOL_MAX_MB = 512;
  * OFFLINE, its jobs have usually stopped and the next attempts start at once.
  */
 export const DEFAULT_FENCE_AFTER_S = 60;
+/** The port of a Slurm agent's ingest endpoint (`ingest_port`), where compute nodes reach it. */
+export const DEFAULT_INGEST_PORT = 8601;
+/** Seconds between polls of Slurm (`slurm.poll_s`): one squeue call for all the agent's jobs. */
+export const DEFAULT_SLURM_POLL_S = 2;
 /** Where the agent connects on the server. */
 export const AGENT_WS_PATH = "/api/agent/ws";
 
@@ -55,6 +60,33 @@ export const agentYaml = z.strictObject({
   job_user: z.string().min(1).max(64).optional(),
   /** The lease: seconds out of contact before the agent stops its jobs; 0 = never. @default 60 */
   fence_after_s: z.number().min(0).max(86_400).optional(),
+  /** `process` runs jobs on this host; `slurm` hands them to Slurm (see `slurm`). @default "process" */
+  runner: z.enum(["process", "slurm"]).optional(),
+  /** The Slurm pool this agent reports (with `runner: slurm`). */
+  slurm: z.strictObject({
+    /** The partition jobs go to, reported as one pool. */
+    partition: z.string().min(1).max(200).regex(/^[^\s,]+$/, "a partition name"),
+    /** `--account`. @default the user's default account */
+    account: z.string().min(1).max(200).optional(),
+    /** `--qos`. @default the account's default QOS */
+    qos: z.string().min(1).max(200).optional(),
+    /** `--time` (`HH:MM:SS`, `D-HH:MM`, minutes). @default the partition's default */
+    time_limit: z.string().regex(/^[0-9:-]+$/, "a Slurm time like 04:00:00 or 1-00:00").optional(),
+    /** More sbatch arguments, each one item (`--constraint=a100`, `--mem=64G`). @default [] */
+    extra_args: z.array(z.string().min(1).max(1000)).max(100).optional(),
+    /** Report at most this many GPUs of the partition. @default all of them */
+    max_gpus: z.number().int().min(0).max(64).optional(),
+    /** Seconds between polls of Slurm (one squeue call for all the agent's jobs). @default 2 */
+    poll_s: z.number().min(0.1).max(600).optional(),
+  }).optional(),
+  /**
+   * With `runner: slurm`: the address jobs on compute nodes post SDK batches to (this host's
+   * name or address on the cluster network). @default the hostname
+   */
+  ingest_host: z.string().min(1).max(255).regex(/^[A-Za-z0-9.:_-]+$/, "a host name or address")
+    .optional(),
+  /** With `runner: slurm`: the port of that endpoint. @default 8601 */
+  ingest_port: z.number().int().min(0).max(65535).optional(),
 });
 export type AgentYaml = z.infer<typeof agentYaml>;
 
@@ -69,6 +101,7 @@ export const agentFlags = z.strictObject({
   "heartbeat-s": z.coerce.number().positive().max(3600).optional(),
   "sample-s": z.coerce.number().positive().max(3600).optional(),
   "fence-after-s": z.coerce.number().min(0).max(86_400).optional(),
+  runner: z.enum(["process", "slurm"]).optional(),
 });
 export type AgentFlags = z.input<typeof agentFlags>;
 
@@ -104,6 +137,15 @@ export interface ResolvedAgentConfig {
   pythonPath: string | null;
   /** The lease in seconds; null: the agent never stops its jobs for lack of contact. */
   fenceAfterS: number | null;
+  /** Where jobs run: on this host, or handed to Slurm. */
+  runner: "process" | "slurm";
+  /** With `runner: slurm`: the sbatch settings and how often Slurm is asked; else null. */
+  slurm: (SlurmSettings & { pollMs: number }) | null;
+  /**
+   * With `runner: slurm`: the TCP ingest endpoint compute nodes post to (port 0: any free
+   * one, for tests); null: the Unix socket only.
+   */
+  ingest: { host: string; port: number } | null;
 }
 
 /** What the entry point read from its surroundings, passed in so nothing else reads `Deno.env`. */
@@ -198,7 +240,15 @@ export function resolveAgentConfig(
   if (!nodeId || nodeId.length > MAX_NAME_LENGTH) {
     throw new Error(`Invalid node_id "${nodeId}": must be 1 to ${MAX_NAME_LENGTH} characters`);
   }
+  const runner = resolveRunner(file, flags, jobUser, `${home}/agent.yaml`);
   return {
+    ...runner,
+    ingest: runner.runner === "slurm"
+      ? {
+        host: file.ingest_host ?? surroundings.hostname,
+        port: file.ingest_port ?? DEFAULT_INGEST_PORT,
+      }
+      : null,
     home,
     configPath: `${home}/agent.yaml`,
     serverUrl,
@@ -219,6 +269,53 @@ export function resolveAgentConfig(
     fakeGpus: flags["fake-gpus"] ?? null,
     pythonPath: surroundings.pythonPath || null,
     fenceAfterS: (flags["fence-after-s"] ?? file.fence_after_s ?? DEFAULT_FENCE_AFTER_S) || null,
+  };
+}
+
+/** `runner` and `slurm` checked together: a Slurm agent needs its partition, and nothing else does. */
+function resolveRunner(
+  file: AgentYaml,
+  flags: z.infer<typeof agentFlags>,
+  jobUser: JobUser | null,
+  path: string,
+): Pick<ResolvedAgentConfig, "runner" | "slurm"> {
+  const runner = flags.runner ?? file.runner ?? "process";
+  if (runner === "process") {
+    const stray = (["slurm", "ingest_host", "ingest_port"] as const).find((k) =>
+      file[k] !== undefined
+    );
+    if (stray) {
+      throw new Error(
+        `Invalid ${stray} in ${path}: it is for runner slurm, and this agent's runner is process ` +
+          "(set runner: slurm, or remove it)",
+      );
+    }
+    return { runner, slurm: null };
+  }
+  const slurm = file.slurm;
+  if (!slurm) {
+    throw new Error(
+      `Missing slurm.partition in ${path}: runner slurm needs the partition to submit to ` +
+        "(slurm: {partition: gpu})",
+    );
+  }
+  if (jobUser !== null) {
+    throw new Error(
+      `Invalid job_user in ${path}: with runner slurm, jobs run as the user that submits them ` +
+        "(run the agent as that user instead)",
+    );
+  }
+  return {
+    runner,
+    slurm: {
+      partition: slurm.partition,
+      account: slurm.account ?? null,
+      qos: slurm.qos ?? null,
+      time_limit: slurm.time_limit ?? null,
+      extra_args: slurm.extra_args ?? [],
+      max_gpus: slurm.max_gpus ?? null,
+      pollMs: (slurm.poll_s ?? DEFAULT_SLURM_POLL_S) * 1000,
+    },
   };
 }
 

@@ -32,7 +32,62 @@ Deno.test("resolveAgentConfig() fills defaults from the home folder and the host
     fakeGpus: null,
     pythonPath: null,
     fenceAfterS: 60,
+    runner: "process",
+    slurm: null,
+    ingest: null,
   });
+});
+
+Deno.test("resolveAgentConfig() reads runner slurm with its partition, sbatch settings and ingest address", () => {
+  const flags = { server: "http://srv:8600", token: "t" };
+  const file = parseAgentYaml(`
+runner: slurm
+slurm:
+  partition: gpu
+  account: lab
+  time_limit: "04:00:00"
+  extra_args: ["--mem=64G"]
+  max_gpus: 8
+ingest_host: 10.0.0.5
+`);
+  const config = resolveAgentConfig(file, flags, around, "/h");
+  assertEquals(config.runner, "slurm");
+  assertEquals(config.slurm, {
+    partition: "gpu",
+    account: "lab",
+    qos: null,
+    time_limit: "04:00:00",
+    extra_args: ["--mem=64G"],
+    max_gpus: 8,
+    pollMs: 2000,
+  });
+  assertEquals(config.ingest, { host: "10.0.0.5", port: 8601 });
+  // --runner slurm on the command line, the ingest address defaulting to the hostname.
+  const byFlag = resolveAgentConfig(
+    parseAgentYaml("slurm: {partition: debug}\n"),
+    { ...flags, runner: "slurm" },
+    around,
+    "/h",
+  );
+  assertEquals([byFlag.runner, byFlag.ingest], ["slurm", { host: "gpu-host-1", port: 8601 }]);
+});
+
+Deno.test("Slurm settings that cannot work are refused, naming the field", () => {
+  const flags = { server: "http://srv:8600", token: "t" };
+  const resolve = (yaml: string) => () =>
+    resolveAgentConfig(parseAgentYaml(yaml), flags, around, "/h");
+  assertThrows(resolve("runner: slurm\n"), "Missing slurm.partition");
+  assertThrows(resolve("slurm: {partition: gpu}\n"), "Invalid slurm in /h/agent.yaml");
+  assertThrows(resolve("ingest_host: 10.0.0.5\n"), "Invalid ingest_host");
+  assertThrows(
+    () => parseAgentYaml("runner: slurm\nslurm: {partition: 'a b'}\n"),
+    "slurm.partition",
+  );
+  assertThrows(
+    () => parseAgentYaml("runner: slurm\nslurm: {partition: gpu, time_limit: 'soon'}\n"),
+    "slurm.time_limit",
+  );
+  assertThrows(() => parseAgentYaml("runner: kubernetes\n"), "runner");
 });
 
 Deno.test("resolveAgentConfig() takes fence_after_s from agent.yaml or the flag; 0 means no fence", () => {

@@ -9,7 +9,7 @@
  * one would collide between agents on one host. The socket's folder is 0700, so only the
  * agent's user (and its jobs) can post.
  */
-import { createHash } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { tmpdir } from "node:os";
 import type { z } from "zod";
 import type { sdkLogBatch } from "../protocol/rest.ts";
@@ -32,17 +32,30 @@ export interface IngestDeps {
   ready?: Promise<void>;
 }
 
-/** A request handler for the ingest endpoint (tests call it directly). */
-export function createIngestHandler(deps: IngestDeps): (req: Request) => Promise<Response> {
+/**
+ * A request handler for the ingest endpoint (tests call it directly). With `runKey` (the TCP
+ * endpoint of a Slurm agent, which anyone on the network can reach) a path must carry the
+ * run's key, `/k/<key>/runs/<run_id>/log`, which only the run's own environment holds.
+ */
+export function createIngestHandler(
+  deps: IngestDeps,
+  runKey: ((runId: string) => string) | null = null,
+): (req: Request) => Promise<Response> {
   return async (req) => {
-    const match = /^\/runs\/([^/]+)\/log$/.exec(new URL(req.url).pathname);
+    const path = new URL(req.url).pathname;
+    const match = runKey
+      ? /^\/k\/([0-9a-f]+)\/runs\/([^/]+)\/log$/.exec(path)
+      : /^()\/runs\/([^/]+)\/log$/.exec(path);
     if (!match) {
       return error(404, "not_found", "Not found: the ingest endpoint is POST /runs/<run_id>/log");
     }
     if (req.method !== "POST") {
       return error(405, "method_not_allowed", `Method ${req.method} not allowed: use POST`);
     }
-    const runId = decodeURIComponent(match[1]);
+    const runId = decodeURIComponent(match[2]);
+    if (runKey && !sameText(match[1], runKey(runId))) {
+      return error(404, "not_found", `Run "${runId}" is not running on this agent`);
+    }
     await deps.ready;
     const ref = deps.findRun(runId);
     if (!ref) {
@@ -152,6 +165,86 @@ export async function startIngestServer(
       await server.finished;
     },
   };
+}
+
+/** The TCP ingest endpoint of a Slurm agent. */
+export interface TcpIngestServer {
+  /** The port it listens on (the one asked for, or the one picked for port 0). */
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves the ingest endpoint on `host:port` for jobs on other hosts (a Slurm agent's compute
+ * nodes). Each run's URL carries its key (see {@linkcode runKeyFrom}); the port must stay the
+ * same across agent restarts, so that running jobs reach the next agent.
+ */
+export function startTcpIngestServer(
+  deps: IngestDeps,
+  host: string,
+  port: number,
+  runKey: (runId: string) => string,
+): Promise<TcpIngestServer> {
+  const abort = new AbortController();
+  const listening = Promise.withResolvers<number>();
+  let server: Deno.HttpServer;
+  try {
+    server = Deno.serve(
+      {
+        hostname: host,
+        port,
+        signal: abort.signal,
+        onListen: (addr) => listening.resolve(addr.port),
+      },
+      createIngestHandler(deps, runKey),
+    );
+  } catch (err) {
+    throw new Error(
+      `Cannot serve the ingest endpoint on ${host}:${port}: ${(err as Error).message} ` +
+        "(set ingest_host and ingest_port in agent.yaml to an address of this host that is free)",
+      { cause: err },
+    );
+  }
+  return listening.promise.then((bound) => ({
+    port: bound,
+    async stop() {
+      abort.abort();
+      await server.finished;
+    },
+  }));
+}
+
+/**
+ * The key of each run's ingest URL: an HMAC of the run id under a secret kept in the data dir
+ * (`<dataDir>/ingest/secret`, 0600, made at the first start), so it is the same after a restart.
+ */
+export async function runKeyFrom(dataDir: string): Promise<(runId: string) => string> {
+  const folder = `${dataDir}/ingest`;
+  await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+  const path = `${folder}/secret`;
+  let secret: string;
+  try {
+    secret = (await Deno.readTextFile(path)).trim();
+  } catch {
+    secret = "";
+  }
+  if (!/^[0-9a-f]{64}$/.test(secret)) {
+    secret = randomBytes(32).toString("hex");
+    await Deno.writeTextFile(path, secret, { mode: 0o600 });
+  }
+  return (runId) => createHmac("sha256", secret).update(runId).digest("hex").slice(0, 32);
+}
+
+/** The ingest URL of a run on the TCP endpoint (the SDK appends `/log`). */
+export function tcpIngestUrl(host: string, port: number, key: string, runId: string): string {
+  const h = host.includes(":") ? `[${host}]` : host;
+  return `http://${h}:${port}/k/${key}/runs/${encodeURIComponent(runId)}`;
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** Whether something accepts connections on the socket. */

@@ -4,7 +4,10 @@ import {
   createIngestHandler,
   ingestSocketPath,
   MAX_SOCKET_PATH,
+  runKeyFrom,
   startIngestServer,
+  startTcpIngestServer,
+  tcpIngestUrl,
 } from "./ingest_server.ts";
 import { silentLogger } from "./log.ts";
 
@@ -136,4 +139,35 @@ Deno.test("ingest keeps the valid part of a batch and names what it refused", as
   assertEquals(sent?.points?.map((p) => p.key), ["loss", "acc"]);
   assertEquals(sent?.checkpoints, [{ path: "/ok.pt", step: 1 }]);
   assertEquals(sent?.status, undefined);
+});
+
+Deno.test("the TCP ingest endpoint of a Slurm agent takes a batch only with the run's own key", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gpuctl-ingest-key-" });
+  try {
+    const key = await runKeyFrom(dir);
+    // The same secret after a restart: a job started under the last agent still gets in.
+    assertEquals((await runKeyFrom(dir))("r-1"), key("r-1"));
+    assert(key("r-1") !== key("r-2"));
+    const { frames, deps } = setup();
+    const server = await startTcpIngestServer(deps, "127.0.0.1", 0, key);
+    try {
+      const url = tcpIngestUrl("127.0.0.1", server.port, key("r-1"), "r-1");
+      assertEquals(url, `http://127.0.0.1:${server.port}/k/${key("r-1")}/runs/r-1`);
+      const body = JSON.stringify({ points: [{ key: "loss", step: 1, value: 1 }] });
+      const ok = await fetch(`${url}/log`, { method: "POST", body });
+      assertEquals(ok.status, 200);
+      await ok.body?.cancel();
+      const base = `http://127.0.0.1:${server.port}`;
+      for (const path of [`/runs/r-1/log`, `/k/${key("r-2")}/runs/r-1/log`]) {
+        const refused = await fetch(`${base}${path}`, { method: "POST", body });
+        assertEquals(refused.status, 404, path);
+        await refused.body?.cancel();
+      }
+      assertEquals(frames.length, 1);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -1,17 +1,25 @@
 /** `job_state` frames: how an attempt's start and end are told to the server (pure). */
 import type { AttemptRef, NewDataFrame } from "./frames.ts";
 import { clip } from "./frames.ts";
-import type { ExitInfo } from "./runner/types.ts";
+import type { ExitInfo, Placement, QueuedInfo } from "./runner/types.ts";
 
 /** Limits of the protocol's `job_state` fields. */
 const MAX_REASON = 2000;
 const MAX_TAIL_LINES = 200;
 const MAX_TAIL_LINE = 4096;
 
-type JobStateName = "RUNNING" | "EXITED" | "DISPATCH_FAILED" | "CANCELLED" | "GONE";
+type JobStateName = "PENDING" | "RUNNING" | "EXITED" | "DISPATCH_FAILED" | "CANCELLED" | "GONE";
 
-/** `RUNNING`, with the job's main pid. */
-export function runningFrame(ref: AttemptRef, pid: number | null, nowMs: number): NewDataFrame {
+/**
+ * `RUNNING`, with the job's main pid; for a Slurm job, its Slurm job id and the host and GPU
+ * indices Slurm gave it.
+ */
+export function runningFrame(
+  ref: AttemptRef,
+  pid: number | null,
+  nowMs: number,
+  placement: Placement | null = null,
+): NewDataFrame {
   return {
     type: "job_state",
     stream: "data",
@@ -19,6 +27,26 @@ export function runningFrame(ref: AttemptRef, pid: number | null, nowMs: number)
     state: "RUNNING",
     ts: nowMs / 1000,
     pid,
+    ...(placement
+      ? {
+        slurm_job_id: placement.slurm_job_id,
+        ...(placement.node_name ? { node_name: clip(placement.node_name, 200) } : {}),
+        ...(placement.gpu_indices ? { gpu_indices: placement.gpu_indices.slice(0, 64) } : {}),
+      }
+      : {}),
+  };
+}
+
+/** `PENDING`: the attempt waits in Slurm's queue, and why. */
+export function pendingFrame(ref: AttemptRef, info: QueuedInfo, nowMs: number): NewDataFrame {
+  return {
+    type: "job_state",
+    stream: "data",
+    ...refOf(ref),
+    state: "PENDING",
+    ts: nowMs / 1000,
+    slurm_job_id: info.slurm_job_id,
+    reason: clip(info.reason, MAX_REASON),
   };
 }
 

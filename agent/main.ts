@@ -11,13 +11,15 @@ import { startAgent } from "./start_agent.ts";
 
 const USAGE = `usage: agent.ts --server URL [--token-file PATH] [--node-id ID] [--fake-gpus N]
                 [--data-dir DIR] [--heartbeat-s S] [--sample-s S] [--fence-after-s S]
+                [--runner process|slurm]
 
 Runs gpuctl jobs on this host for the server at URL. Settings not given as flags come from
 $GPUCTL_HOME/agent.yaml (GPUCTL_HOME defaults to ~/.gpuctl). The agent token comes from
 --token-file PATH, else GPUCTL_AGENT_TOKEN, else token: in agent.yaml (--token TOKEN works
 too, but every user of the host can read it in ps). GPUCTL_NVML_LIBRARY sets the path of
 libnvidia-ml. --fence-after-s: out of contact with the server this long, the agent stops its
-jobs (default 60; 0 = never).`;
+jobs (default 60; 0 = never). --runner slurm hands jobs to Slurm with sbatch (the slurm:
+section of agent.yaml names the partition).`;
 
 /** Runs the agent; resolves with the process exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -35,6 +37,7 @@ export async function main(argv: string[]): Promise<number> {
         "heartbeat-s": { type: "string" },
         "sample-s": { type: "string" },
         "fence-after-s": { type: "string" },
+        runner: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });

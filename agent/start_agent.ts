@@ -9,12 +9,25 @@ import { Connection, MIN_BACKOFF_MS, type ServerCommand } from "./connection.ts"
 import { clip } from "./frames.ts";
 import { createFakeGpus, type GpuProbe, openNvml } from "./gpu/mod.ts";
 import { diskUsage, HostReader, toMb } from "./host_stats.ts";
-import { ingestSocketPath, startIngestServer } from "./ingest_server.ts";
+import {
+  ingestSocketPath,
+  runKeyFrom,
+  startIngestServer,
+  startTcpIngestServer,
+  type TcpIngestServer,
+  tcpIngestUrl,
+} from "./ingest_server.ts";
 import { buildJobEnv, SDK_DIR } from "./job_env.ts";
 import { JobManager } from "./jobs.ts";
 import type { Logger } from "./log.ts";
-import { createDockerRunner, createProcessRunner } from "./runner/mod.ts";
+import {
+  createDockerRunner,
+  createProcessRunner,
+  createSlurmRunner,
+  type SlurmRunner,
+} from "./runner/mod.ts";
 import type { Runner } from "./runner/types.ts";
+import { SLURM_PARTITION_LABEL } from "../protocol/objects.ts";
 import { Spool } from "./spool.ts";
 import { spoolEmitter } from "./spool_emitter.ts";
 import { Telemetry } from "./telemetry.ts";
@@ -61,7 +74,12 @@ export async function startAgent(
   const { log } = deps;
   const now = deps.now ?? Date.now;
   await Deno.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const probe = deps.probe !== undefined ? deps.probe : openProbe(config, log);
+  // A Slurm agent's GPUs are on the compute nodes: this host's are not the pool's.
+  const probe = deps.probe !== undefined
+    ? deps.probe
+    : config.runner === "slurm"
+    ? null
+    : openProbe(config, log);
   const spool = await Spool.open(`${config.dataDir}/spool`, {
     maxBytes: config.spoolMaxBytes,
     log,
@@ -75,15 +93,27 @@ export async function startAgent(
   const jobUser = config.jobUser;
   const ingestSocket = ingestSocketPath(config.dataDir, undefined, jobUser !== null);
   const socketFolder = ingestSocket.slice(0, ingestSocket.lastIndexOf("/"));
-  const runners = deps.runners ?? {
-    process: createProcessRunner({ baseEnv: deps.baseEnv, jobUser: config.jobUser }),
-    docker: createDockerRunner({
-      baseEnv: deps.baseEnv,
-      jobUser: config.jobUser,
-      // The socket's folder, not the socket: the next agent's socket is a new file.
-      readOnlyMounts: SDK_DIR === null ? [socketFolder] : [SDK_DIR, socketFolder],
-    }),
-  };
+  const slurm = config.slurm === null ? null : createSlurmRunner({
+    baseEnv: deps.baseEnv,
+    settings: config.slurm,
+    statePollMs: config.slurm.pollMs,
+  });
+  const runners = deps.runners ?? (slurm
+    // Both kinds of job go to Slurm; it refuses Docker images with a reason.
+    ? { process: slurm, docker: slurm }
+    : {
+      process: createProcessRunner({ baseEnv: deps.baseEnv, jobUser: config.jobUser }),
+      docker: createDockerRunner({
+        baseEnv: deps.baseEnv,
+        jobUser: config.jobUser,
+        // The socket's folder, not the socket: the next agent's socket is a new file.
+        readOnlyMounts: SDK_DIR === null ? [socketFolder] : [SDK_DIR, socketFolder],
+      }),
+    });
+  const pool = slurm && config.slurm ? await slurmPool(slurm, config.slurm.partition) : null;
+  // Jobs on compute nodes reach the agent over the network, each run with its own key.
+  const runKey = config.ingest ? await runKeyFrom(config.dataDir) : null;
+  let tcpIngest: TcpIngestServer | null = null;
   const runsDir = `${config.dataDir}/runs`;
   const jobs = new JobManager({
     dataDir: config.dataDir,
@@ -98,6 +128,14 @@ export async function startAgent(
         sdkDir: SDK_DIR,
         pythonPath: config.pythonPath,
       });
+      if (config.ingest && runKey && tcpIngest) {
+        env.GPUCTL_INGEST_URL = tcpIngestUrl(
+          config.ingest.host,
+          tcpIngest.port,
+          runKey(spec.run_id),
+          spec.run_id,
+        );
+      }
       try {
         // Folders above it may be entered (the job user must reach it); it is the run's alone.
         Deno.mkdirSync(env.GPUCTL_RUN_DIR, { recursive: true, mode: jobUser ? 0o755 : 0o700 });
@@ -120,20 +158,29 @@ export async function startAgent(
     ingestSocket,
     jobUser?.gid ?? null,
   );
+  if (config.ingest && runKey) {
+    tcpIngest = await startTcpIngestServer(
+      { findRun: (runId) => jobs.findRun(runId), emit, log, ready: restored.promise },
+      config.ingest.host,
+      config.ingest.port,
+      runKey,
+    );
+  }
   await jobs.restore().finally(() => restored.resolve());
 
   const telemetry = new Telemetry({
     probe,
     host,
     dataDir: config.dataDir,
-    jobs: () => jobs.telemetryJobs(),
+    // A Slurm job runs on a compute node: this host's CPU and memory are not its own.
+    jobs: () => config.runner === "slurm" ? [] : jobs.telemetryJobs(),
     emit,
     log,
     sampleMs: config.sampleMs,
     now,
   });
 
-  const gpus: GpuInfoFrame[] = (probe?.devices() ?? []).slice(0, 64).map((gpu) => ({
+  const gpus: GpuInfoFrame[] = pool?.gpus ?? (probe?.devices() ?? []).slice(0, 64).map((gpu) => ({
     index: gpu.index,
     uuid: clip(gpu.uuid, 200),
     name: clip(gpu.name, 200),
@@ -153,7 +200,7 @@ export async function startAgent(
       cpu_count: host.cpuCount(),
       memory_mb: host.memory()?.totalMb ?? 0,
       disk_free_mb: disk ? toMb(disk.freeBytes) : null,
-      labels: config.labels,
+      labels: pool ? { ...config.labels, ...pool.labels } : config.labels,
       cpu_slots: config.cpuSlots,
       avoid_foreign_gpus: config.avoidForeignGpus,
       running: jobs.running(),
@@ -198,6 +245,13 @@ export async function startAgent(
     data_dir: config.dataDir,
     ingest_socket: ingestSocket,
     job_user: config.jobUser?.name ?? null,
+    ...(config.slurm
+      ? {
+        runner: "slurm",
+        partition: config.slurm.partition,
+        ingest: `${config.ingest?.host}:${tcpIngest?.port}`,
+      }
+      : {}),
   });
 
   let stopping: Promise<void> | null = null;
@@ -205,6 +259,7 @@ export async function startAgent(
     stopping ??= (async () => {
       await telemetry.stop();
       await ingest.stop();
+      await tcpIngest?.stop();
       await jobs.stop();
       await connection.stop();
       await spool.close();
@@ -213,6 +268,30 @@ export async function startAgent(
     })();
 
   return { config, ingestSocket, probe, jobs, spool, connection, stop };
+}
+
+/**
+ * A Slurm agent's node: the partition's GPUs (from sinfo, capped by max_gpus), and the label
+ * that marks it a Slurm pool. Its GPUs are on compute nodes, so this host's NVML is not asked.
+ */
+async function slurmPool(
+  runner: SlurmRunner,
+  partition: string,
+): Promise<{ gpus: GpuInfoFrame[]; labels: Record<string, string> }> {
+  const count = await runner.poolGpus();
+  if (count === null) {
+    throw new Error(
+      `Cannot read Slurm partition "${partition}": sinfo failed or lists no node in it ` +
+        "(check slurm.partition in agent.yaml, and that sinfo works for the agent's user)",
+    );
+  }
+  const gpus = Array.from({ length: Math.min(count, 64) }, (_, index) => ({
+    index,
+    uuid: clip(`slurm-${partition}-${index}`, 200),
+    name: clip(`GPU of Slurm partition ${partition}`, 200),
+    memory_total_mb: 0,
+  }));
+  return { gpus, labels: { [SLURM_PARTITION_LABEL]: partition } };
 }
 
 /** Fake GPUs when asked for, else NVML; no NVML makes a CPU-only node (said once). */

@@ -35,7 +35,8 @@ export interface AgentState {
 
 const persistedAttempt = z.object({
   spec: dispatchSpec,
-  handle: z.looseObject({ run_id: z.string(), runner: z.enum(["process", "docker"]) }).nullable(),
+  handle: z.looseObject({ run_id: z.string(), runner: z.enum(["process", "docker", "slurm"]) })
+    .nullable(),
   state: z.enum(["STARTING", "RUNNING", "STOPPING"]),
   running_sent: z.boolean(),
   last_line_seq: z.number().int().min(0),

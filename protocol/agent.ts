@@ -111,9 +111,19 @@ export const jobStateFrame = z.strictObject({
   type: z.literal("job_state"),
   ...dataBase,
   ...jobRef,
-  state: z.enum(["RUNNING", "EXITED", "DISPATCH_FAILED", "CANCELLED", "GONE"]),
+  /**
+   * PENDING: handed to an outside scheduler (Slurm) that has not started it yet; the job
+   * stays DISPATCHED and `reason` says why it waits.
+   */
+  state: z.enum(["PENDING", "RUNNING", "EXITED", "DISPATCH_FAILED", "CANCELLED", "GONE"]),
   ts: z.number(),
   pid: z.number().int().nullable().optional(),
+  /** The Slurm job id of the attempt (Slurm runner only). */
+  slurm_job_id: z.string().regex(/^[0-9][0-9_.+]*$/).max(64).optional(),
+  /** RUNNING under Slurm: the host Slurm chose. */
+  node_name: name.optional(),
+  /** RUNNING under Slurm: the GPU indices Slurm bound on that host. */
+  gpu_indices: z.array(z.number().int().min(0)).max(64).optional(),
   exit_code: z.number().int().nullable().optional(),
   signal: z.string().max(20).nullable().optional(),
   failure_class: z.enum(FAILURE_CLASSES).nullable().optional(),

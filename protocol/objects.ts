@@ -72,6 +72,8 @@ export interface Run {
   config: Record<string, unknown>;
   env: Record<string, unknown>;
   node_id: string | null;
+  /** Runs of a Slurm pool: the Slurm job id, and the host Slurm ran it on once it started. */
+  slurm?: { job_id: string; node: string | null };
   dropped_points: number;
   created_at: string;
   started_at: string | null;
@@ -127,6 +129,24 @@ export interface Checkpoint {
   overwritten_by_run: string | null;
 }
 
+/**
+ * The label an agent on a Slurm submit host reports its partition in. It travels with the
+ * node's other labels, so a Slurm pool needs nothing more in the hello.
+ */
+export const SLURM_PARTITION_LABEL = "gpuctl.slurm/partition";
+
+/** A node that is a Slurm partition: its GPUs are Slurm's to place, not gpuctl's. */
+export interface SlurmPool {
+  kind: "slurm";
+  partition: string;
+}
+
+/** The pool a node's labels describe, or null for a plain host. */
+export function slurmPoolOf(labels: Record<string, string>): SlurmPool | null {
+  const partition = labels[SLURM_PARTITION_LABEL];
+  return partition ? { kind: "slurm", partition } : null;
+}
+
 /** A GPU host as last reported by its agent. */
 export interface NodeRecord {
   id: string;
@@ -141,6 +161,8 @@ export interface NodeRecord {
   cpu_slots: number;
   avoid_foreign_gpus: boolean;
   fake_gpus: boolean;
+  /** A Slurm partition an agent hands jobs to (see {@linkcode slurmPoolOf}); null: a plain host. */
+  pool: SlurmPool | null;
   telemetry: Record<string, unknown>;
   last_heartbeat_at: string | null;
   created_at: string;

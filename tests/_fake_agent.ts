@@ -140,7 +140,7 @@ export class FakeAgent {
   /** Reports an attempt's process state (RUNNING, EXITED …) as a `job_state` data frame. */
   jobState(
     ref: { job_id: string; attempt: number; run_id: string },
-    state: "RUNNING" | "EXITED" | "DISPATCH_FAILED" | "CANCELLED" | "GONE",
+    state: "PENDING" | "RUNNING" | "EXITED" | "DISPATCH_FAILED" | "CANCELLED" | "GONE",
     extra: Record<string, unknown> = {},
   ): number {
     return this.data({ type: "job_state", ...ref, state, ts: Date.now() / 1000, ...extra });

@@ -150,6 +150,29 @@ export async function until<T>(
   }
 }
 
+/** Waits until job `id` is in one of `statuses`; the job object. */
+export async function waitJob(
+  call: ReturnType<typeof api>,
+  id: string,
+  statuses: string[],
+  ms = 30_000,
+) {
+  return await until(
+    async () => {
+      const j = (await call("GET", `/api/jobs/${id}`)).json;
+      return statuses.includes(j.status) ? j : null;
+    },
+    ms,
+    `job ${id} in ${statuses.join("/")}`,
+  );
+}
+
+/** The text of a run's stored log lines, oldest first. */
+export async function logText(call: ReturnType<typeof api>, runId: string): Promise<string[]> {
+  const res = await call("GET", `/api/runs/${runId}/logs?after_seq=0&limit=2000`);
+  return res.json.lines.map((l: { text: string }) => l.text);
+}
+
 /** Whether a process with this pid is alive (for checking that nothing outlived a job). */
 export function alive(pid: number): boolean {
   try {

@@ -3,29 +3,13 @@
  * real child processes as jobs.
  */
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
-import { alive, api, startCluster, until } from "./_processes.ts";
+import { alive, logText, startCluster, until, waitJob } from "./_processes.ts";
 
 async function cluster(fakeGpus = 2) {
   return await startCluster({ fakeGpus });
 }
 
 const py = (code: string) => ["python3", "-c", code];
-
-async function waitJob(call: ReturnType<typeof api>, id: string, statuses: string[], ms = 30_000) {
-  return await until(
-    async () => {
-      const j = (await call("GET", `/api/jobs/${id}`)).json;
-      return statuses.includes(j.status) ? j : null;
-    },
-    ms,
-    `job ${id} in ${statuses.join("/")}`,
-  );
-}
-
-async function logText(call: ReturnType<typeof api>, runId: string): Promise<string[]> {
-  const res = await call("GET", `/api/runs/${runId}/logs?after_seq=0&limit=2000`);
-  return res.json.lines.map((l: { text: string }) => l.text);
-}
 
 Deno.test("two GPU jobs run side by side on distinct fake GPUs, the third waits; a CPU job shows its log", async () => {
   const c = await cluster();

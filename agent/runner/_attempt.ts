@@ -8,7 +8,7 @@ import { OutputTail } from "./output_tail.ts";
 import { isSameProcess, ProcessTree, readStat } from "./_proc.ts";
 import { exists, readExitStatus, readJsonOrNull, runFile, writeJsonAtomic } from "./run_dir.ts";
 import { decodeExitStatus } from "./signals.ts";
-import type { ExitInfo, HandleState, RunHandle } from "./types.ts";
+import type { ExitInfo, HandleState, RunHandle, RunnerKind } from "./types.ts";
 
 /** The longest gap between two reads of a quiet attempt's output files. */
 export const IDLE_POLL_MS = 500;
@@ -268,7 +268,7 @@ export class Attempt implements RunHandle {
 /** A handle for an attempt that never started (DISPATCH_FAILED). */
 export async function failedAttempt(
   runId: string,
-  kind: "process" | "docker",
+  kind: RunnerKind,
   runDir: string,
   reason: string,
 ): Promise<RunHandle> {
@@ -291,7 +291,7 @@ export async function failedAttempt(
   };
 }
 
-function isExitInfo(value: unknown): value is ExitInfo {
+export function isExitInfo(value: unknown): value is ExitInfo {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
   return typeof v.reason === "string" && Array.isArray(v.log_tail) && "failure_class" in v;

@@ -3,6 +3,7 @@
 
 import { type AttemptControl, failedAttempt } from "./_attempt.ts";
 import { resolveProgram } from "./_launch.ts";
+import { runTool } from "./_tool.ts";
 import { parseHandleState, reattachAttempt, startAttempt } from "./_lifecycle.ts";
 import { prepareRunDir, resolveRunnerOptions, type RunnerOptions } from "./_options.ts";
 import type { ProcessTree } from "./_proc.ts";
@@ -96,25 +97,9 @@ function checkDockerSpec(spec: RunSpec): string | null {
   return argv.length === 0 || argv[0] === "" ? "the command is empty" : null;
 }
 
-/** Runs the docker CLI; its exit status and stdout (never throws). */
-async function runDocker(
-  docker: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ ok: boolean; stdout: string }> {
-  try {
-    const out = await new Deno.Command(docker, {
-      args,
-      env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    return { ok: out.success, stdout: new TextDecoder().decode(out.stdout) };
-  } catch {
-    return { ok: false, stdout: "" };
-  }
+/** Runs the docker CLI; its exit status and output (never throws). */
+function runDocker(docker: string, args: string[], env: Record<string, string>) {
+  return runTool(docker, args, env);
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * Runners start each attempt of a job, stream its output, report how it ended and cancel
- * it: as a plain process tree ({@linkcode createProcessRunner}) or in a Docker container
- * ({@linkcode createDockerRunner}). Both survive an agent restart: the job's output goes to
- * files in the run dir and `reattach()` resumes from them.
+ * it: as a plain process tree ({@linkcode createProcessRunner}), in a Docker container
+ * ({@linkcode createDockerRunner}), or handed to Slurm ({@linkcode createSlurmRunner}). All
+ * survive an agent restart: the job's output goes to files in the run dir and `reattach()`
+ * resumes from them (a Slurm job is found again by its Slurm job id).
  *
  * @module
  */
@@ -25,6 +26,10 @@ export type { ProcessRunnerOptions } from "./process_runner.ts";
 export { containerName, createDockerRunner, dockerRunArgs } from "./docker_runner.ts";
 /** Options of {@linkcode createDockerRunner}. */
 export type { DockerRunnerOptions } from "./docker_runner.ts";
+/** Creates the Slurm runner (each attempt handed to `sbatch`, followed with `scontrol`/`sacct`). */
+export { createSlurmRunner, DEFAULT_SLURM_POLL_MS } from "./slurm/slurm_runner.ts";
+/** Options of {@linkcode createSlurmRunner}, and the runner with its pool size. */
+export type { SlurmRunner, SlurmRunnerOptions } from "./slurm/slurm_runner.ts";
 /** Default timings shared by both runners. */
 export { DEFAULT_POLL_MS, DEFAULT_SCAN_MS } from "./_options.ts";
 /** Classifies how an attempt ended (pure: exit code, signal, cancel, log tail, OOM kill). */

@@ -1,6 +1,7 @@
 /**
- * What the agent asks of a runner (process or Docker), and what a runner gives back.
- * Both runners implement this one interface and pass one conformance suite.
+ * What the agent asks of a runner (process, Docker or Slurm), and what a runner gives back.
+ * The process and Docker runners implement this one interface and pass one conformance
+ * suite; the Slurm runner hands the job to a cluster scheduler and reports when it starts.
  */
 import type { FailureClass } from "../../protocol/rest.ts";
 
@@ -47,12 +48,33 @@ export interface ExitInfo {
 /** A JSON-serialisable description of a running attempt, kept in the agent's state file. */
 export type HandleState = Record<string, unknown> & {
   run_id: string;
-  runner: "process" | "docker";
+  runner: RunnerKind;
 };
+
+/** The runners an agent can have. */
+export type RunnerKind = "process" | "docker" | "slurm";
+
+/** An attempt waiting in a cluster scheduler's queue (Slurm). */
+export interface QueuedInfo {
+  slurm_job_id: string;
+  /** Why it waits, for people (`Slurm: pending (Resources)`). */
+  reason: string;
+}
+
+/** Where a cluster scheduler started an attempt (Slurm). */
+export interface Placement {
+  slurm_job_id: string;
+  /** The host it runs on. */
+  node_name: string | null;
+  /** The GPU indices bound on that host; null when unknown. */
+  gpu_indices: number[] | null;
+}
 
 export interface RunHooks {
   /** Called for every output line, in order, exactly once per line across reattaches. */
   onLine(line: OutputLine): void;
+  /** The attempt waits in a cluster scheduler's queue; called again when the reason changes. */
+  onQueued?(info: QueuedInfo): void;
 }
 
 /** A started (or reattached) attempt. */
@@ -62,6 +84,12 @@ export interface RunHandle {
   readonly pid: number | null;
   /** What the agent must persist to reattach after its own restart. */
   state(): HandleState;
+  /**
+   * Resolves when the job's processes started, with where, for a runner that hands the job
+   * to a cluster scheduler (absent: the processes started with `start()`). Never resolves
+   * for an attempt that ended without starting.
+   */
+  readonly started?: Promise<Placement>;
   /** Resolves once the attempt ended and all its output lines were delivered. */
   readonly exited: Promise<ExitInfo>;
   /**
@@ -79,7 +107,7 @@ export interface RunHandle {
 }
 
 export interface Runner {
-  readonly kind: "process" | "docker";
+  readonly kind: RunnerKind;
   /** Starts an attempt; a missing working dir or program ends it at once with DISPATCH_FAILED. */
   start(spec: RunSpec, hooks: RunHooks): Promise<RunHandle>;
   /**
@@ -88,4 +116,10 @@ export interface Runner {
    * with whatever exit information the run dir holds (failure class AGENT_RESTART when none).
    */
   reattach(state: HandleState, hooks: RunHooks, lastDeliveredSeq: number): Promise<RunHandle>;
+  /**
+   * Finds an attempt that an earlier agent process started but never recorded (it stopped
+   * during `start()`), or null when there is none. Only runners that hand jobs to another
+   * system have one: a Slurm job may have been submitted though its id was never saved.
+   */
+  recover?(spec: RunSpec, hooks: RunHooks): Promise<RunHandle | null>;
 }

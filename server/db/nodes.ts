@@ -1,4 +1,4 @@
-import type { NodeRecord } from "../../protocol/objects.ts";
+import { type NodeRecord, slurmPoolOf } from "../../protocol/objects.ts";
 import type { Database } from "./database.ts";
 import { json } from "./_rows.ts";
 
@@ -33,6 +33,7 @@ const toNode = (r: NodeRow): NodeRecord => ({
   cpu_slots: r.cpu_slots,
   avoid_foreign_gpus: r.avoid_foreign_gpus === 1,
   fake_gpus: r.fake_gpus === 1,
+  pool: slurmPoolOf(json(r.labels, {})),
   telemetry: json(r.telemetry, {}),
   last_heartbeat_at: r.last_heartbeat_at,
   created_at: r.created_at,
@@ -41,7 +42,7 @@ const toNode = (r: NodeRow): NodeRecord => ({
 /** Records what an agent said about its host when it connected. */
 export function upsertNode(
   db: Database,
-  n: Omit<NodeRecord, "created_at" | "telemetry">,
+  n: Omit<NodeRecord, "created_at" | "telemetry" | "pool">,
   at: string,
 ): void {
   db.prepare(

@@ -19,6 +19,8 @@ interface RunRow {
   epoch: number | null;
   max_steps: number | null;
   node_id: string | null;
+  slurm_job_id: string | null;
+  slurm_node: string | null;
   dropped_points: number;
   created_at: string;
   started_at: string | null;
@@ -44,6 +46,7 @@ function toRun(r: RunRow): StoredRun {
     config: json(r.config, {}),
     env: json(r.env, {}),
     node_id: r.node_id,
+    ...(r.slurm_job_id ? { slurm: { job_id: r.slurm_job_id, node: r.slurm_node } } : {}),
     dropped_points: r.dropped_points,
     created_at: r.created_at,
     started_at: r.started_at,
@@ -161,7 +164,7 @@ export type RunPatch = Partial<
   Pick<
     StoredRun,
     "status" | "step" | "epoch" | "config" | "env" | "node_id" | "started_at" | "finished_at"
-  > & { gpu_indices: number[] }
+  > & { gpu_indices: number[]; slurm_job_id: string; slurm_node: string }
 >;
 
 /** The run of one attempt of a job. */

@@ -10,7 +10,7 @@ import { topics } from "../bus/bus.ts";
 import type { JobState } from "../db/jobs.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
-import { endAttempt, markRunning } from "../jobs/transitions.ts";
+import { endAttempt, markPending, markRunning } from "../jobs/transitions.ts";
 import { ingestBatch } from "../runs/service.ts";
 
 /**
@@ -49,11 +49,15 @@ export function applyDataFrame(ctx: Context, nodeId: string, frame: DataFrame): 
     }
     const job = jobsDb.getJob(ctx.db, frame.job_id);
     const stale = staleReason(job, nodeId, frame.attempt, frame.run_id);
-    if (stale && frame.type === "job_state" && frame.state !== "RUNNING") {
+    // A copy that is still going (running, or waiting in Slurm's queue) is stopped; one that
+    // ended may let its held successor start.
+    const going = frame.type === "job_state" &&
+      (frame.state === "RUNNING" || frame.state === "PENDING");
+    if (stale && frame.type === "job_state" && !going) {
       releaseHold(ctx, job!, nodeId, frame.attempt, frame.run_id);
     }
     if (stale) {
-      const running = frame.type === "job_state" && frame.state === "RUNNING";
+      const running = going;
       return {
         ack,
         applied: false,
@@ -123,10 +127,22 @@ function applyJobFrame(ctx: Context, job: JobState, frame: Exclude<DataFrame, { 
     case "job_state": {
       // Already ended (a replay after a restart), except an attempt kept LOST while its node
       // was silent (on_node_lost "wait"): its node is back and says how it ended.
-      if (!ACTIVE.has(job.status) && !(job.status === "LOST" && frame.state !== "RUNNING")) return;
+      const going = frame.state === "RUNNING" || frame.state === "PENDING";
+      if (!ACTIVE.has(job.status) && !(job.status === "LOST" && !going)) return;
       const at = new Date(frame.ts * 1000);
+      if (frame.state === "PENDING") {
+        markPending(ctx, job, {
+          slurm_job_id: frame.slurm_job_id ?? null,
+          reason: frame.reason ?? null,
+        }, at);
+        return;
+      }
       if (frame.state === "RUNNING") {
-        markRunning(ctx, job, frame.pid ?? null, at);
+        markRunning(ctx, job, frame.pid ?? null, at, {
+          slurm_job_id: frame.slurm_job_id ?? null,
+          node_name: frame.node_name ?? null,
+          gpu_indices: frame.gpu_indices ?? null,
+        });
         return;
       }
       const tail = frame.log_tail ?? [];

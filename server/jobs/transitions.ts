@@ -75,22 +75,92 @@ export function dispatchJob(
   return { run_id: runId };
 }
 
-/** The agent started the attempt's process. */
-export function markRunning(ctx: Context, job: JobState, pid: number | null, at: Date): void {
+/** What a Slurm agent says about an attempt it handed to Slurm (all null for other runners). */
+export interface SlurmPlacement {
+  slurm_job_id: string | null;
+  /** The host Slurm started it on. */
+  node_name: string | null;
+  /** The GPU indices Slurm bound on that host. */
+  gpu_indices: number[] | null;
+}
+
+/**
+ * The attempt waits in Slurm's queue: the job stays DISPATCHED, with Slurm's reason
+ * (`Resources`, `Priority` …) as its own and the Slurm job id on the run.
+ */
+export function markPending(
+  ctx: Context,
+  job: JobState,
+  pending: { slurm_job_id: string | null; reason: string | null },
+  at: Date,
+): void {
+  if (job.status !== "DISPATCHED") return;
+  const iso = at.toISOString();
+  if (job.run_id) {
+    // Slurm has bound no GPU yet: the indices the pool was given were a count only.
+    runsDb.updateRun(ctx.db, job.run_id, {
+      gpu_indices: [],
+      ...(pending.slurm_job_id ? { slurm_job_id: pending.slurm_job_id } : {}),
+    }, iso);
+  }
+  const reason = pending.reason ?? "waiting in the cluster scheduler's queue";
+  if (reason === job.reason && job.gpu_indices.length === 0) return;
+  jobsDb.updateJob(ctx.db, job.id, { reason, gpu_indices: [] }, iso, ["DISPATCHED"]);
+  changed(ctx, job.id, "pending");
+}
+
+/** The agent started the attempt's process (for a Slurm pool: Slurm started the job). */
+export function markRunning(
+  ctx: Context,
+  job: JobState,
+  pid: number | null,
+  at: Date,
+  slurm: SlurmPlacement | null = null,
+): void {
   const iso = at.toISOString();
   if (job.status === "RUNNING") return;
-  jobsDb.updateJob(ctx.db, job.id, { status: "RUNNING", started_at: iso }, iso, ["DISPATCHED"]);
-  if (job.run_id) runsDb.updateRun(ctx.db, job.run_id, { status: "RUNNING", started_at: iso }, iso);
+  const gpus = slurm?.gpu_indices ?? null;
+  jobsDb.updateJob(
+    ctx.db,
+    job.id,
+    {
+      status: "RUNNING",
+      started_at: iso,
+      // A Slurm pool's GPUs are Slurm's to choose: the job shows the ones it bound.
+      ...(gpus !== null ? { gpu_indices: gpus } : {}),
+      ...(slurm ? { reason: null } : {}),
+    },
+    iso,
+    ["DISPATCHED"],
+  );
+  if (job.run_id) {
+    runsDb.updateRun(ctx.db, job.run_id, {
+      status: "RUNNING",
+      started_at: iso,
+      ...(gpus !== null ? { gpu_indices: gpus } : {}),
+      ...(slurm?.slurm_job_id ? { slurm_job_id: slurm.slurm_job_id } : {}),
+      ...(slurm?.node_name ? { slurm_node: slurm.node_name } : {}),
+    }, iso);
+  }
+  const where = slurm?.node_name
+    ? `${job.node_id} (Slurm job ${slurm.slurm_job_id ?? "?"} on ${slurm.node_name}` +
+      (gpus !== null ? `, GPU ${gpus.join(",") || "none"})` : ")")
+    : job.node_id;
   emitEvent(ctx, {
     type: "RUN_STARTED",
     severity: "info",
     job_id: job.id,
     run_id: job.run_id,
     node_id: job.node_id,
-    message:
-      `Run of job "${job.name}" (${job.id}) attempt ${job.attempt} started on ${job.node_id}` +
+    message: `Run of job "${job.name}" (${job.id}) attempt ${job.attempt} started on ${where}` +
       (pid ? ` as pid ${pid}` : ""),
-    data: { attempt: job.attempt, pid },
+    data: {
+      attempt: job.attempt,
+      pid,
+      ...(slurm
+        ? { slurm_job_id: slurm.slurm_job_id, slurm_node: slurm.node_name, gpu_indices: gpus }
+        : {}),
+    },
   });
 }
 

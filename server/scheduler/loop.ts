@@ -170,7 +170,9 @@ export class SchedulerLoop {
   #capacity(running: JobState[]): NodeCapacity[] {
     const connected = this.#link.connectedNodes();
     return nodesDb.listNodes(this.#ctx.db).map((n: NodeRecord) => {
-      const mine = running.filter((j) => j.node_id === n.id);
+      // A Slurm pool's GPUs are Slurm's to share out: it gets every job that fits the
+      // partition, and Slurm queues what cannot start yet (its reason becomes the job's).
+      const mine = n.pool ? [] : running.filter((j) => j.node_id === n.id);
       const busy = new Set(mine.flatMap((j) => j.gpu_indices));
       const foreign = this.#link.foreignMemory(n.id);
       return {

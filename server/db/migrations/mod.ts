@@ -3,7 +3,8 @@ import { migration002MetricBlocks } from "./002_metric_blocks.ts";
 import { migration003Trust } from "./003_trust.ts";
 import { migration004Fencing } from "./004_fencing.ts";
 import { migration005CheckpointFilesStopOn } from "./005_checkpoint_files_stop_on.ts";
-import { migration006Sweeps } from "./006_sweeps.ts";
+import { migration006SlurmRuns } from "./006_slurm_runs.ts";
+import { migration007Sweeps } from "./007_sweeps.ts";
 
 /** One forward-only schema change. */
 export interface Migration {
@@ -19,5 +20,6 @@ export const MIGRATIONS: Migration[] = [
   migration003Trust,
   migration004Fencing,
   migration005CheckpointFilesStopOn,
-  migration006Sweeps,
+  migration006SlurmRuns,
+  migration007Sweeps,
 ];

@@ -4,8 +4,8 @@ import type { Migration } from "./mod.ts";
  * Sweeps and their trials; and the config a job's runs record (a trial's parameters), so a
  * run of a sweep shows what it was given.
  */
-export const migration006Sweeps: Migration = {
-  version: 6,
+export const migration007Sweeps: Migration = {
+  version: 7,
   name: "sweeps",
   sql: `
 CREATE TABLE sweeps (
