@@ -36,7 +36,8 @@ Deno.test("real failure logs replayed through the process runner: the card names
           const j = (await c.call("GET", `/api/jobs/${id}`)).json;
           return j.status === "FAILED" && j.attempt === attempts ? j : null;
         },
-        90_000,
+        // Generous: 41 jobs share 8 fake GPUs, and a loaded machine runs them slowly.
+        240_000,
         `${f.file}: job FAILED at attempt ${attempts}`,
       );
       const runs = (await c.call("GET", `/api/runs?job_id=${id}`)).json.items;
