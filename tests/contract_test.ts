@@ -298,12 +298,13 @@ export const NOT_A_BODY: Record<string, string> = {
   "GET /api/runs/:id/metrics/stream": "an SSE stream of points, open until the run ends",
   "GET /api/runs/:id/logs/stream": "an SSE stream of log lines, open until the run ends",
   "GET /api/agent/ws": "a WebSocket upgrade for agents, not a JSON answer",
+  "POST /mcp": "JSON-RPC for MCP clients; tests/mcp_contract_test.ts holds each tool to its route",
 };
 
 const T0 = Date.parse("2026-03-01T09:00:00.000Z");
 
 /** A harness whose clock moves only when the seed says, so each answer is reproducible. */
-async function seededHarness(): Promise<{ h: Harness; seed: Seed; tick: () => void }> {
+export async function seededHarness(): Promise<{ h: Harness; seed: Seed; tick: () => void }> {
   let clock = T0;
   const tick = () => {
     clock += 1000;

@@ -1,0 +1,63 @@
+/**
+ * `/mcp` on the gpuctl server: the streamable HTTP transport, stateless (a fresh MCP server per
+ * request, acting for the request's principal), JSON answers. Authentication and the scope of
+ * the route are the REST API's (the app's guard and route table); a tool's own scope is checked
+ * per call. Browsers are kept out: a request carrying an `Origin` that is not a loopback one is
+ * refused, so a page whose name was rebound to this address (DNS rebinding) gets nothing.
+ */
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { Principal } from "../server/auth/service.ts";
+import type { Context } from "../server/context.ts";
+import { HttpError } from "../server/http/errors.ts";
+import { principalOf, type RouteDef } from "../server/http/route.ts";
+import { createMcpServer } from "./mod.ts";
+
+/** Hosts whose pages may call `/mcp` from a browser (a local MCP inspector). */
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** Null when the request may reach the MCP server, else why not (DNS rebinding guard). */
+export function originProblem(req: Request): string | null {
+  const origin = req.headers.get("origin");
+  if (origin === null) return null;
+  let host: string;
+  try {
+    host = new URL(origin).hostname;
+  } catch {
+    return `Origin ${JSON.stringify(origin.slice(0, 100))} is not a URL`;
+  }
+  if (LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host)) return null;
+  return `Origin ${JSON.stringify(origin.slice(0, 100))} is not a loopback origin; MCP clients ` +
+    "send no Origin, and browser pages of other origins may not call /mcp";
+}
+
+/** Answers one MCP request (a JSON-RPC message or batch) for a principal. */
+export async function handleMcpRequest(
+  ctx: Context,
+  principal: Principal,
+  req: Request,
+): Promise<Response> {
+  const problem = originProblem(req);
+  if (problem) throw new HttpError(403, "OriginRefused", `POST /mcp refused: ${problem}`);
+  const server = createMcpServer(ctx, principal);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(req);
+  } finally {
+    // Stateless: the answer is complete once handleRequest resolves (JSON mode).
+    await server.close();
+  }
+}
+
+/** The `/mcp` route: any token that may read; control tools check for write themselves. */
+export const mcpRoutes: RouteDef[] = [
+  {
+    method: "POST",
+    path: "/mcp",
+    scope: "read",
+    handler: (c, ctx) => handleMcpRequest(ctx, principalOf(c), c.req.raw),
+  },
+];

@@ -1,0 +1,30 @@
+import { jobSubmission } from "../../protocol/rest.ts";
+import { submitJob } from "../../server/jobs/service.ts";
+import { defineTool } from "../_tool.ts";
+import { jobShape } from "../_shapes.ts";
+
+/** `submit_job`: `POST /api/jobs`. */
+export const submitJobTool = defineTool({
+  name: "submit_job",
+  title: "Submit a job",
+  description: "Queues a training job: a plain command run in working_dir on a GPU host with " +
+    "`gpus` exclusive GPUs (CUDA_VISIBLE_DEVICES set to exactly those). Name project and " +
+    "experiment so runs can be compared; set checkpoint_dir / tensorboard_dir to have " +
+    'checkpoints and TensorBoard scalars picked up; stop_on: ["LOSS_NAN"] cancels it on NaN. ' +
+    "Returns the job; wait on it with wait_for_run {job_id}. Needs a write token.",
+  kind: "control",
+  input: jobSubmission,
+  output: jobShape,
+  run(ctx, args) {
+    const j = submitJob(ctx, args);
+    return {
+      data: { ...j },
+      summary:
+        `Queued job ${j.name} (${j.id}) in ${j.project}${
+          j.experiment ? `/${j.experiment}` : ""
+        }: ` +
+        `${j.gpus} GPU(s), priority ${j.priority}. Next: wait_for_run {"job_id": "${j.id}"} ` +
+        "returns when it finishes or an anomaly fires.",
+    };
+  },
+});
