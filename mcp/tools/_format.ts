@@ -21,3 +21,15 @@ export function withNextActions(
   const list = actions.map((a) => `${a.tool} ${JSON.stringify(a.args)}`).join("; ");
   return `${summary} Next: ${list}.`;
 }
+
+/**
+ * The wait that follows a submission: on the job, woken by every event it raises from now on
+ * (`after_event_id` taken before the job existed, so an early NaN is not missed).
+ */
+export function waitAction(jobId: string, afterEventId: number) {
+  return {
+    tool: "wait_for_run" as const,
+    args: { job_id: jobId, after_event_id: afterEventId },
+    why: "Wait for it to finish, woken early by any anomaly (never poll or sleep)",
+  };
+}

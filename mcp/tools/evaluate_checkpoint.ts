@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { evaluationRequest } from "../../protocol/rest.ts";
 import { queueEvaluation } from "../../server/evaluations/mod.ts";
+import { lastEventId } from "../../server/events/service.ts";
 import { defineTool } from "../_tool.ts";
-import { jobShape } from "../_shapes.ts";
+import { waitAction } from "./_format.ts";
+import { jobShape, nextActions } from "../_shapes.ts";
 import { idField } from "./_fields.ts";
 
 /** `evaluate_checkpoint`: `POST /api/checkpoints/{id}/evaluations`. */
@@ -18,14 +20,17 @@ export const evaluateCheckpointTool = defineTool({
   output: z.looseObject({
     evaluation: z.looseObject({ id: z.string(), status: z.string(), suite: z.string() }),
     job: jobShape,
+    next_actions: nextActions,
   }),
   run(ctx, { checkpoint_id, ...request }) {
+    const since = lastEventId(ctx);
     const answer = queueEvaluation(ctx, checkpoint_id, request);
+    const wait = waitAction(answer.job.id, since);
     return {
-      data: { ...answer },
+      data: { ...answer, next_actions: [wait] },
       summary: `Evaluation ${answer.evaluation.id} of checkpoint ${checkpoint_id} on suite ` +
         `"${request.suite}" queued as job ${answer.job.id}. Next: wait_for_run ` +
-        `{"job_id": "${answer.job.id}"}, then get_best_checkpoint.`,
+        `${JSON.stringify(wait.args)}, then get_best_checkpoint.`,
     };
   },
 });

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { retryJob } from "../../server/jobs/service.ts";
+import { lastEventId } from "../../server/events/service.ts";
 import { defineTool } from "../_tool.ts";
-import { jobShape } from "../_shapes.ts";
+import { waitAction } from "./_format.ts";
+import { jobShape, nextActions } from "../_shapes.ts";
 import { idField } from "./_fields.ts";
 
 /** `retry_job`: `POST /api/jobs/{id}/retry`. */
@@ -13,13 +15,15 @@ export const retryJobTool = defineTool({
     "again unless something changes. Needs a write token.",
   kind: "control",
   input: z.object({ job_id: idField("The job to run again") }),
-  output: jobShape,
+  output: jobShape.extend({ next_actions: nextActions }),
   run(ctx, { job_id }, call) {
+    const since = lastEventId(ctx);
     const j = retryJob(ctx, job_id, call.principal.name);
+    const wait = waitAction(j.id, since);
     return {
-      data: { ...j },
+      data: { ...j, next_actions: [wait] },
       summary: `Job ${j.name} (${j.id}) requeued as attempt ${j.attempt}. Next: ` +
-        `wait_for_run {"job_id": "${j.id}"}.`,
+        `wait_for_run ${JSON.stringify(wait.args)}.`,
     };
   },
 });

@@ -1,7 +1,9 @@
 import { jobSubmission } from "../../protocol/rest.ts";
 import { submitJob } from "../../server/jobs/service.ts";
+import { lastEventId } from "../../server/events/service.ts";
 import { defineTool } from "../_tool.ts";
-import { jobShape } from "../_shapes.ts";
+import { waitAction } from "./_format.ts";
+import { jobShape, nextActions } from "../_shapes.ts";
 
 /** `submit_job`: `POST /api/jobs`. */
 export const submitJobTool = defineTool({
@@ -14,17 +16,17 @@ export const submitJobTool = defineTool({
     "Returns the job; wait on it with wait_for_run {job_id}. Needs a write token.",
   kind: "control",
   input: jobSubmission,
-  output: jobShape,
+  output: jobShape.extend({ next_actions: nextActions }),
   run(ctx, args) {
+    const since = lastEventId(ctx);
     const j = submitJob(ctx, args);
+    const wait = waitAction(j.id, since);
+    const where = j.experiment ? `${j.project}/${j.experiment}` : j.project;
     return {
-      data: { ...j },
-      summary:
-        `Queued job ${j.name} (${j.id}) in ${j.project}${
-          j.experiment ? `/${j.experiment}` : ""
-        }: ` +
-        `${j.gpus} GPU(s), priority ${j.priority}. Next: wait_for_run {"job_id": "${j.id}"} ` +
-        "returns when it finishes or an anomaly fires.",
+      data: { ...j, next_actions: [wait] },
+      summary: `Queued job ${j.name} (${j.id}) in ${where}: ${j.gpus} GPU(s), priority ` +
+        `${j.priority}. Next: wait_for_run ${JSON.stringify(wait.args)} returns when it ` +
+        "finishes or an anomaly fires.",
     };
   },
 });
