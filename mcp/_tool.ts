@@ -4,7 +4,11 @@
  * tool errors (`isError`) whose text starts with the error's code.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  CallToolResult,
+  ServerNotification,
+  ToolAnnotations,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Principal } from "../server/auth/service.ts";
 import { requireScope } from "../server/auth/require_scope.ts";
@@ -16,6 +20,13 @@ export interface ToolCall {
   principal: Principal;
   /** Aborted when the client cancels the call or goes away. */
   signal: AbortSignal;
+  /**
+   * Tells the client the call is still going (`notifications/progress`), when it asked for
+   * progress; a client that resets its timeout on progress then waits as long as the tool does.
+   */
+  progress?: (p: { progress: number; total?: number; message?: string }) => Promise<void>;
+  /** How often a long call sends progress. @default 15000 */
+  progressEveryMs?: number;
 }
 
 /** A tool's answer: the structured result and a one-paragraph summary for the model. */
@@ -115,12 +126,20 @@ export async function callTool(
   }
 }
 
+/** What the SDK hands a tool handler besides its arguments (the part the tools use). */
+interface ToolExtra {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number };
+  sendNotification: (n: ServerNotification) => Promise<void>;
+}
+
 /** Registers each tool on an MCP server, for one principal. */
 export function registerTools(
   server: McpServer,
   ctx: Context,
   principal: Principal,
   tools: readonly ToolDef[],
+  progressEveryMs?: number,
 ): void {
   for (const def of tools) {
     server.registerTool(
@@ -132,8 +151,19 @@ export function registerTools(
         outputSchema: def.output,
         annotations: annotationsOf(def),
       },
-      (args: unknown, extra: { signal: AbortSignal }) =>
-        callTool(ctx, def, args, { principal, signal: extra.signal }),
+      (args: unknown, extra: ToolExtra) => {
+        const token = extra._meta?.progressToken;
+        return callTool(ctx, def, args, {
+          principal,
+          signal: extra.signal,
+          progressEveryMs,
+          progress: token === undefined ? undefined : (p) =>
+            extra.sendNotification({
+              method: "notifications/progress",
+              params: { progressToken: token, ...p },
+            }),
+        });
+      },
     );
   }
 }

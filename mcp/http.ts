@@ -1,6 +1,7 @@
 /**
  * `/mcp` on the gpuctl server: the streamable HTTP transport, stateless (a fresh MCP server per
- * request, acting for the request's principal), JSON answers. Authentication and the scope of
+ * request, acting for the request's principal), answering on an SSE stream so a long
+ * `wait_for_run` can send progress (and keep-alives) until its answer. Authentication and the scope of
  * the route are the REST API's (the app's guard and route table); a tool's own scope is checked
  * per call. Browsers are kept out: a request carrying an `Origin` that is not a loopback one is
  * refused, so a page whose name was rebound to this address (DNS rebinding) gets nothing.
@@ -38,18 +39,25 @@ export async function handleMcpRequest(
 ): Promise<Response> {
   const problem = originProblem(req);
   if (problem) throw new HttpError(403, "OriginRefused", `POST /mcp refused: ${problem}`);
-  const server = createMcpServer(ctx, principal);
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-  });
+  return await serveOnce(createMcpServer(ctx, principal), req);
+}
+
+/**
+ * Answers one request with a fresh transport for `server`. The SSE answer ends with the last
+ * response; a client that goes away first closes the server, which aborts its calls (a
+ * wait_for_run stops waiting).
+ */
+export async function serveOnce(
+  server: {
+    connect(t: WebStandardStreamableHTTPServerTransport): Promise<void>;
+    close(): Promise<void>;
+  },
+  req: Request,
+): Promise<Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   await server.connect(transport);
-  try {
-    return await transport.handleRequest(req);
-  } finally {
-    // Stateless: the answer is complete once handleRequest resolves (JSON mode).
-    await server.close();
-  }
+  req.signal.addEventListener("abort", () => void server.close().catch(() => {}), { once: true });
+  return await transport.handleRequest(req);
 }
 
 /** The `/mcp` route: any token that may read; control tools check for write themselves. */

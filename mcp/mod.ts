@@ -69,13 +69,23 @@ export const TOOLS: readonly ToolDef[] = [
   waitForRunTool,
 ];
 
+/** What an MCP server is told beyond the context and principal; every field optional. */
+export interface McpOptions {
+  /** How often a long call (wait_for_run) sends progress to a client that asked. @default 15000 */
+  progressEveryMs?: number;
+}
+
 /** An MCP server with every tool, acting for `principal` (its scope decides what it may do). */
-export function createMcpServer(ctx: Context, principal: Principal): McpServer {
+export function createMcpServer(
+  ctx: Context,
+  principal: Principal,
+  options: McpOptions = {},
+): McpServer {
   const server = new McpServer(MCP_SERVER_INFO, {
     capabilities: { tools: {} },
     instructions: MCP_INSTRUCTIONS,
   });
-  registerTools(server, ctx, principal, TOOLS);
+  registerTools(server, ctx, principal, TOOLS, options.progressEveryMs);
   return server;
 }
 

@@ -5,7 +5,7 @@ import { dispatchJob, markRunning } from "../server/jobs/transitions.ts";
 import { emitEvent } from "../server/events/emit.ts";
 import { scopeOf, TOOLS } from "./mod.ts";
 import { memoryClient } from "./_test_client.ts";
-import { parseUntil } from "./tools/wait_for_run.ts";
+import { parseUntil, waitFor } from "./tools/wait_for_run.ts";
 
 // deno-lint-ignore no-explicit-any -- tests read arbitrary structured answers
 type Any = any;
@@ -157,5 +157,42 @@ Deno.test("wait_for_run wakes on the step, on an anomaly, on the end, and times 
     const other = await runningJob(h);
     const timeout = (await wait({ run_id: other.run, timeout_s: 1 })).structuredContent;
     assertEquals([timeout.reason, timeout.status], ["timeout", "RUNNING"]);
+  });
+});
+
+Deno.test("waitFor() ticks while it waits and stops at once when its call is cancelled", async () => {
+  await withHarness(async (h) => {
+    const { run } = await runningJob(h);
+    const abort = new AbortController();
+    let ticks = 0;
+    const waiting = waitFor(h.ctx, { run_id: run }, { kind: "finished" }, {
+      timeoutMs: 60_000,
+      since: 0,
+      signal: abort.signal,
+      tick: {
+        everyMs: 10,
+        onTick: () => {
+          if (++ticks === 3) abort.abort();
+        },
+      },
+    });
+    const wake = await waiting;
+    assertEquals([wake.reason, wake.run_id, ticks], ["cancelled", run, 3]);
+  });
+});
+
+Deno.test("a long wait sends progress, so a client whose timeout resets on progress outwaits it", async () => {
+  await withHarness(async (h) => {
+    const { run } = await runningJob(h);
+    await using client = await memoryClient(h.ctx, h.tokens.read, { progressEveryMs: 50 });
+    const seen: Any[] = [];
+    const res: Any = await client.callTool(
+      { name: "wait_for_run", arguments: { run_id: run, timeout_s: 1 } },
+      undefined,
+      { timeout: 400, resetTimeoutOnProgress: true, onprogress: (p: Any) => seen.push(p) },
+    );
+    assertEquals(res.structuredContent.reason, "timeout");
+    assert(seen.length >= 5, `${seen.length} progress notifications`);
+    assertEquals(seen[0].total, 1);
   });
 });

@@ -15,6 +15,8 @@ import {
   type ListToolsRequest,
   ListToolsRequestSchema,
   ListToolsResultSchema,
+  type Progress,
+  type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from "./mod.ts";
 import { toolError } from "./_tool.ts";
@@ -84,7 +86,12 @@ export class UpstreamClient {
     }
   }
 
-  async callTool(params: CallToolRequest["params"], signal?: AbortSignal): Promise<CallToolResult> {
+  /** Calls a tool upstream; its progress notifications go to `onprogress`. */
+  async callTool(
+    params: CallToolRequest["params"],
+    signal?: AbortSignal,
+    onprogress?: (p: Progress) => void,
+  ): Promise<CallToolResult> {
     let client: Client;
     try {
       client = await this.#connect();
@@ -97,6 +104,8 @@ export class UpstreamClient {
       return await client.request({ method: "tools/call", params }, CallToolResultSchema, {
         timeout: CALL_TIMEOUT_MS,
         signal,
+        onprogress,
+        resetTimeoutOnProgress: onprogress !== undefined,
       }) as CallToolResult;
     } catch (err) {
       if (signal?.aborted) throw err;
@@ -112,6 +121,11 @@ export class UpstreamClient {
   }
 }
 
+interface ProxyExtra {
+  signal: AbortSignal;
+  sendNotification: (n: ServerNotification) => Promise<void>;
+}
+
 /** A local MCP server whose tools are the upstream server's. */
 export function createProxyServer(upstream: UpstreamClient): Server {
   const server = new Server(MCP_SERVER_INFO, {
@@ -124,8 +138,18 @@ export function createProxyServer(upstream: UpstreamClient): Server {
   );
   server.setRequestHandler(
     CallToolRequestSchema,
-    (req: CallToolRequest, extra: { signal: AbortSignal }) =>
-      upstream.callTool(req.params, extra.signal),
+    (req: CallToolRequest, extra: ProxyExtra) => {
+      // The caller's progress token stays here: upstream, the proxy's client uses its own.
+      const token = req.params._meta?.progressToken;
+      const onprogress = token === undefined
+        ? undefined
+        : (p: Progress) =>
+          void extra.sendNotification({
+            method: "notifications/progress",
+            params: { ...p, progressToken: token },
+          }).catch(() => {});
+      return upstream.callTool(req.params, extra.signal, onprogress);
+    },
   );
   return server;
 }

@@ -3,8 +3,7 @@
  * stateless, on a loopback address by default), forwarding to a gpuctl server's `/mcp`. A
  * caller's bearer token is passed on; a call without one uses the token `gpuctl` resolved.
  */
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { originProblem } from "./http.ts";
+import { originProblem, serveOnce } from "./http.ts";
 import { createProxyServer, type Upstream, UpstreamClient } from "./proxy.ts";
 
 export interface ServeOptions {
@@ -47,17 +46,7 @@ export async function serveHttp(upstream: Upstream, options: ServeOptions = {}):
     const problem = originProblem(req);
     if (problem) return jsonError(403, "OriginRefused", `POST /mcp refused: ${problem}`);
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "")?.[1];
-    const proxy = createProxyServer(clientFor(bearer ?? upstream.token));
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await proxy.connect(transport);
-    try {
-      return await transport.handleRequest(req);
-    } finally {
-      await proxy.close();
-    }
+    return await serveOnce(createProxyServer(clientFor(bearer ?? upstream.token)), req);
   });
   await server.finished;
   for (const c of clients.values()) await c.close();

@@ -215,7 +215,9 @@ Deno.test("/mcp refuses a page of another origin, a missing token and GET", asyn
       headers: { ...headers, origin: "http://localhost:6274" },
     });
     assertEquals(local.status, 200, local.text);
-    assertEquals(local.json.result.tools.length, 22);
+    // The answer comes as one SSE message.
+    const data = /^data: (.*)$/m.exec(local.text)![1];
+    assertEquals(JSON.parse(data).result.tools.length, 22);
     const none = await h.call("POST", "/mcp", { token: null, body, headers });
     assertEquals([none.status, none.json.error.code], [401, "Unauthorized"]);
     const get = await h.call("GET", "/mcp", { token: h.tokens.read, headers });

@@ -79,7 +79,7 @@ Deno.test("mcp serve answers a tool error that names the server it cannot reach"
         params: { name: "get_status", arguments: {} },
       }),
     });
-    const body = await res.json();
+    const body = JSON.parse(/^data: (.*)$/m.exec(await res.text())![1]);
     assertEquals(body.result.isError, true);
     assertStringIncludes(
       body.result.content[0].text,

@@ -23,6 +23,8 @@ import { idField } from "./_fields.ts";
 export const MAX_WAIT_S = 600;
 /** The wait when a call names none. */
 export const DEFAULT_WAIT_S = 300;
+/** How often a wait tells a client that asked for progress that it is still waiting. */
+export const PROGRESS_EVERY_MS = 15_000;
 
 const JOB_DONE: ReadonlySet<JobStatus> = new Set(["SUCCEEDED", "FAILED", "CANCELLED", "LOST"]);
 const ANOMALIES: ReadonlySet<string> = new Set(ANOMALY_EVENT_TYPES);
@@ -103,7 +105,13 @@ export function waitFor(
   ctx: Context,
   target: Target,
   until: Until,
-  options: { timeoutMs: number; since: number; signal: AbortSignal },
+  options: {
+    timeoutMs: number;
+    since: number;
+    signal: AbortSignal;
+    /** Called every `everyMs` while the wait goes on. */
+    tick?: { everyMs: number; onTick: () => void };
+  },
 ): Promise<Wake> {
   const cursor = { since: options.since };
   return new Promise<Wake>((resolve, reject) => {
@@ -115,6 +123,7 @@ export function waitFor(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearInterval(ticker);
       unwatchPoints();
       for (const stop of stops) stop();
       options.signal.removeEventListener("abort", onAbort);
@@ -143,6 +152,10 @@ export function waitFor(
       () => settle({ reason: "timeout", event: null, run_id: lastRun() }),
       options.timeoutMs,
     );
+    const ticker = options.tick
+      ? setInterval(options.tick.onTick, options.tick.everyMs)
+      : undefined;
+    if (options.signal.aborted) return onAbort();
     options.signal.addEventListener("abort", onAbort);
     // Subscribed before the first look, so nothing that happens in between is missed.
     stops.push(
@@ -216,10 +229,23 @@ export const waitForRunTool = defineTool({
     if (target.job_id) getJob(ctx, target.job_id);
     const started = performance.now();
     const since = args.after_event_id ?? lastEventId(ctx);
+    const timeoutS = args.timeout_s ?? DEFAULT_WAIT_S;
+    const progress = call.progress;
     const wake = await waitFor(ctx, target, until, {
-      timeoutMs: (args.timeout_s ?? DEFAULT_WAIT_S) * 1000,
+      timeoutMs: timeoutS * 1000,
       since,
       signal: call.signal,
+      tick: progress && {
+        everyMs: call.progressEveryMs ?? PROGRESS_EVERY_MS,
+        onTick: () => {
+          const waited = Math.round((performance.now() - started) / 1000);
+          void progress({
+            progress: waited,
+            total: timeoutS,
+            message: `waiting ${waited} s of at most ${timeoutS} s`,
+          }).catch(() => {});
+        },
+      },
     });
     const run = wake.run_id ? getRun(ctx, wake.run_id) : null;
     const diagnosis = run ? diagnoseRunById(ctx, run.id) : null;
