@@ -12,6 +12,7 @@ import { lttb } from "../server/metrics/lttb.ts";
 import { BlockSealer } from "../server/metrics/block_sealer.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
 import { benchCluster, benchSdkOverhead } from "./cluster.ts";
+import { benchMcp } from "./mcp.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "gpuctl-bench-" });
 const rows: [string, string, string, string][] = [];
@@ -260,6 +261,7 @@ async function bareDenoRss(): Promise<number> {
 
 await benchCluster(report);
 await benchSdkOverhead(report);
+await benchMcp(report);
 
 await Deno.remove(dir, { recursive: true });
 console.log("\n| measure | value | baseline (same run) | target |\n| --- | --- | --- | --- |");
