@@ -502,13 +502,16 @@ const idList = z.string().max(20_000).transform((s) =>
   s.split(",").map((x) => x.trim()).filter(Boolean)
 );
 
-/** `GET /api/runs/compare?runs=a,b,c&metric=`. */
 /** The runs one comparison names: 2 to 50 ids. */
-export const comparedRunIds = z.array(id).min(2, "must name at least 2 runs").max(
+export const comparedRunIds = z.array(id).min(
+  2,
+  "must name at least 2 runs (comma-separated in a query)",
+).max(
   50,
   "names more than 50 runs",
 );
 
+/** `GET /api/runs/compare?runs=a,b,c&metric=`. */
 export const compareRunsQuery = z.object({
   runs: idList.pipe(comparedRunIds),
   metric: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(),
