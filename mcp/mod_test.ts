@@ -155,8 +155,13 @@ Deno.test("wait_for_run wakes on the step, on an anomaly, on the end, and times 
     assertEquals((await wait({ run_id: run })).structuredContent.reason, "finished");
 
     const other = await runningJob(h);
-    const timeout = (await wait({ run_id: other.run, timeout_s: 1 })).structuredContent;
-    assertEquals([timeout.reason, timeout.status], ["timeout", "RUNNING"]);
+    const timeout = (await wait({ job_id: other.job, timeout_s: 1 })).structuredContent;
+    assertEquals([timeout.reason, timeout.run_id, timeout.status], [
+      "timeout",
+      other.run,
+      "RUNNING",
+    ]);
+    assert(timeout.next_actions.some((a: Any) => a.tool === "wait_for_run"));
   });
 });
 

@@ -130,7 +130,15 @@ export function waitFor(
       if (err !== undefined) reject(err);
       else resolve(wake!);
     };
-    const lastRun = () => target.run_id ?? watchedRun;
+    // The run a wait that ends without a wake is about: the job's current one.
+    const lastRun = () => {
+      if (target.run_id) return target.run_id;
+      try {
+        return getJob(ctx, target.job_id!).run_id;
+      } catch {
+        return watchedRun;
+      }
+    };
     const check = () => {
       if (settled) return;
       try {
