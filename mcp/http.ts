@@ -43,9 +43,9 @@ export async function handleMcpRequest(
 }
 
 /**
- * Answers one request with a fresh transport for `server`. The SSE answer ends with the last
- * response; a client that goes away first closes the server, which aborts its calls (a
- * wait_for_run stops waiting).
+ * Answers one request with a fresh transport for `server`. The server is closed when the answer
+ * has been read to its end, or as soon as the client stops reading it (it went away): closing
+ * aborts its calls, so a wait_for_run stops waiting.
  */
 export async function serveOnce(
   server: {
@@ -56,8 +56,35 @@ export async function serveOnce(
 ): Promise<Response> {
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   await server.connect(transport);
-  req.signal.addEventListener("abort", () => void server.close().catch(() => {}), { once: true });
-  return await transport.handleRequest(req);
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    server.close().catch(() => {});
+  };
+  const res = await transport.handleRequest(req);
+  if (!res.body) {
+    close();
+    return res;
+  }
+  // Watched through its body rather than req.signal, which also aborts after every answer.
+  const reader = res.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) {
+        controller.close();
+        close();
+      } else {
+        controller.enqueue(value);
+      }
+    },
+    cancel(reason) {
+      close();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
 }
 
 /** The `/mcp` route: any token that may read; control tools check for write themselves. */

@@ -7,6 +7,7 @@
 import { assert, assertEquals } from "./assert.ts";
 import { type Seed, seededHarness } from "./contract_test.ts";
 import { call, httpClient } from "./_mcp_client.ts";
+import { until } from "./_processes.ts";
 import { TOOLS } from "../mcp/mod.ts";
 import { TOOL_MAX_POINTS } from "../mcp/tools/get_metrics.ts";
 import { TOOL_LOG_LINES } from "../mcp/tools/get_logs.ts";
@@ -223,6 +224,43 @@ Deno.test("/mcp refuses a page of another origin, a missing token and GET", asyn
     const get = await h.call("GET", "/mcp", { token: h.tokens.read, headers });
     assertEquals(get.status, 405);
   } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a client that goes away mid-wait ends its wait_for_run: nothing keeps listening", async () => {
+  const { h, seed } = await seededHarness();
+  const abort = new AbortController();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: abort.signal, onListen: () => {} },
+    h.app.fetch,
+  );
+  try {
+    const before = h.ctx.bus.listenerCount("events");
+    const leave = new AbortController();
+    const res = await fetch(`http://127.0.0.1:${server.addr.port}/mcp`, {
+      method: "POST",
+      signal: leave.signal,
+      headers: {
+        authorization: `Bearer ${h.tokens.read}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "wait_for_run", arguments: { run_id: seed.runningRun, timeout_s: 600 } },
+      }),
+    });
+    assertEquals(res.status, 200);
+    await until(() => h.ctx.bus.listenerCount("events") > before, 5_000, "the wait listening");
+    leave.abort();
+    await res.body?.cancel().catch(() => {});
+    await until(() => h.ctx.bus.listenerCount("events") === before, 5_000, "the wait gone");
+  } finally {
+    abort.abort();
+    await server.finished;
     await h.close();
   }
 });
