@@ -35,3 +35,32 @@ export async function call(
   }
   return res.structuredContent;
 }
+
+/** A bare `tools/call` POST to an MCP endpoint, as a client without the SDK would send it. */
+export function postToolCall(
+  url: string,
+  name: string,
+  args: Record<string, unknown>,
+  opts: { token?: string; signal?: AbortSignal } = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    signal: opts.signal,
+    headers: {
+      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name, arguments: args },
+    }),
+  });
+}
+
+/** The JSON-RPC message of a one-message SSE answer. */
+export async function sseMessage(res: Response) {
+  return JSON.parse(/^data: (.*)$/m.exec(await res.text())![1]);
+}

@@ -6,7 +6,7 @@
  */
 import { assert, assertEquals } from "./assert.ts";
 import { type Seed, seededHarness } from "./contract_test.ts";
-import { call, httpClient } from "./_mcp_client.ts";
+import { call, httpClient, postToolCall } from "./_mcp_client.ts";
 import { until } from "./_processes.ts";
 import { TOOLS } from "../mcp/mod.ts";
 import { TOOL_MAX_POINTS } from "../mcp/tools/get_metrics.ts";
@@ -238,21 +238,12 @@ Deno.test("a client that goes away mid-wait ends its wait_for_run: nothing keeps
   try {
     const before = h.ctx.bus.listenerCount("events");
     const leave = new AbortController();
-    const res = await fetch(`http://127.0.0.1:${server.addr.port}/mcp`, {
-      method: "POST",
-      signal: leave.signal,
-      headers: {
-        authorization: `Bearer ${h.tokens.read}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "wait_for_run", arguments: { run_id: seed.runningRun, timeout_s: 600 } },
-      }),
-    });
+    const res = await postToolCall(
+      `http://127.0.0.1:${server.addr.port}/mcp`,
+      "wait_for_run",
+      { run_id: seed.runningRun, timeout_s: 600 },
+      { token: h.tokens.read, signal: leave.signal },
+    );
     assertEquals(res.status, 200);
     await until(() => h.ctx.bus.listenerCount("events") > before, 5_000, "the wait listening");
     leave.abort();

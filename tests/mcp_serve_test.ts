@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { assertEquals, assertStringIncludes } from "./assert.ts";
 import { withHarness } from "./_harness.ts";
-import { call, httpClient } from "./_mcp_client.ts";
+import { call, httpClient, postToolCall, sseMessage } from "./_mcp_client.ts";
 import { serveHttp } from "../mcp/serve.ts";
 import type { Upstream } from "../mcp/proxy.ts";
 
@@ -66,20 +66,8 @@ Deno.test("mcp serve forwards with its own token, or passes a caller's bearer to
 Deno.test("mcp serve answers a tool error that names the server it cannot reach", async () => {
   const upstream = { serverUrl: "http://127.0.0.1:9", token: "t" };
   await withProxy(upstream, async (base) => {
-    const res = await fetch(`${base}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "get_status", arguments: {} },
-      }),
-    });
-    const body = JSON.parse(/^data: (.*)$/m.exec(await res.text())![1]);
+    const res = await postToolCall(`${base}/mcp`, "get_status", {});
+    const body = await sseMessage(res);
     assertEquals(body.result.isError, true);
     assertStringIncludes(
       body.result.content[0].text,
