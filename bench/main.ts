@@ -11,6 +11,7 @@ import { lttb } from "../server/metrics/lttb.ts";
 import { BlockSealer } from "../server/metrics/block_sealer.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
 import { benchCluster, benchSdkOverhead } from "./cluster.ts";
+import { benchMcp } from "./mcp.ts";
 import { BenchReport } from "./report.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "gpuctl-bench-" });
@@ -296,6 +297,7 @@ async function bareDenoRss(): Promise<number> {
 
 await benchCluster(report);
 await benchSdkOverhead(report);
+await benchMcp(report);
 
 await Deno.remove(dir, { recursive: true });
 await bench.write(new URL("./results/latest.json", import.meta.url).pathname);

@@ -19,12 +19,18 @@ import {
   UsageError,
 } from "./command.ts";
 import { importRunCommand } from "./commands/import_run.ts";
+import { mcpCommand } from "./commands/mcp.ts";
 import { syncCommand } from "./commands/sync.ts";
 import { tokenCommand } from "./commands/token.ts";
 import { wantsHelp } from "./flags.ts";
 
 /** Every command, in the order `gpuctl --help` lists them. */
-export const COMMANDS: readonly Command[] = [importRunCommand, syncCommand, tokenCommand];
+export const COMMANDS: readonly Command[] = [
+  importRunCommand,
+  syncCommand,
+  tokenCommand,
+  mcpCommand,
+];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -247,7 +247,7 @@ export type SemanticTool =
   | "retry_job"
   | "cancel_job"
   | "get_logs"
-  | "watch_run";
+  | "wait_for_run";
 
 /** What to do next, so an agent need not poll or guess: a tool, its arguments, and why. */
 export interface NextAction {

@@ -89,16 +89,27 @@ export const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
 /** `POST /api/jobs`. */
 export const jobSubmission = z.strictObject({
-  name,
+  name: name.describe('A short name for the job, e.g. "lr-3e-4"'),
   command: z.union([
     z.array(text).min(1, "must name a program").max(4096),
     text.min(1, "must not be empty"),
-  ]),
-  shell: z.boolean().optional(),
-  working_dir: text.min(1, "must not be empty"),
-  gpus: z.number().int().min(0).max(64),
-  priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
-  max_attempts: z.number().int().min(1).max(20).optional(),
+  ]).describe(
+    'The program and its arguments, e.g. ["python3", "train.py", "--lr", "0.001"]; a string ' +
+      "is run with bash -lc",
+  ),
+  shell: z.boolean().optional().describe("Run an argv command through bash -lc (default false)"),
+  working_dir: text.min(1, "must not be empty").describe(
+    "The directory the command runs in, on the GPU host (an absolute path)",
+  ),
+  gpus: z.number().int().min(0).max(64).describe(
+    "How many GPUs the job gets, all on one node (0: a CPU-only job)",
+  ),
+  priority: z.number().int().min(-1_000_000).max(1_000_000).optional().describe(
+    "Higher runs first (default 0)",
+  ),
+  max_attempts: z.number().int().min(1).max(20).optional().describe(
+    "Attempts in all, counting retries of transient failures (default 3)",
+  ),
   // zod reports a bad record key as "Invalid key in record": the rule goes in the message.
   env: z.record(z.string().regex(ENV_NAME), text, {
     error: (issue) =>
@@ -106,20 +117,32 @@ export const jobSubmission = z.strictObject({
         ? "is not a valid environment variable name: names must match [A-Z_][A-Z0-9_]* " +
           "(upper-case letters, digits and _, not starting with a digit)"
         : undefined,
-  }).optional(),
-  project: name.optional(),
-  experiment: name.optional(),
-  tensorboard_dir: text.min(1).optional(),
-  checkpoint_dir: text.min(1).optional(),
-  runner: z.enum(["process", "docker"]).optional(),
-  image: text.min(1).optional(),
-  node: name.optional(),
-  after: z.array(id).max(100).optional(),
-  max_steps: z.number().int().min(1).optional(),
-  grace_s: z.number().min(0).max(3600).optional(),
+  }).optional().describe("Environment variables of the job: {NAME: value}"),
+  project: name.optional().describe('The project the run belongs to (default "default")'),
+  experiment: name.optional().describe(
+    "The experiment within the project: runs of one experiment are compared with each other",
+  ),
+  tensorboard_dir: text.min(1).optional().describe(
+    "A TensorBoard log dir (relative to working_dir) whose scalars become the run's metrics",
+  ),
+  checkpoint_dir: text.min(1).optional().describe(
+    "A directory (relative to working_dir) watched for checkpoint files",
+  ),
+  runner: z.enum(["process", "docker"]).optional().describe('"process" (default) or "docker"'),
+  image: text.min(1).optional().describe("The Docker image (runner docker)"),
+  node: name.optional().describe("Run only on this node id"),
+  after: z.array(id).max(100).optional().describe(
+    "Job ids that must succeed before this one starts",
+  ),
+  max_steps: z.number().int().min(1).optional().describe(
+    "The run's total steps, for progress and ETA",
+  ),
+  grace_s: z.number().min(0).max(3600).optional().describe(
+    "Seconds between SIGTERM and SIGKILL on cancel (default 5)",
+  ),
   /** Names in `env` whose values are never shown, besides those that look secret. */
   secret_env: z.array(z.string().regex(ENV_NAME, "env names must match [A-Z_][A-Z0-9_]*"))
-    .max(1000).optional(),
+    .max(1000).optional().describe("Names in env whose values are never shown"),
   stop_on: z.array(
     z.enum(ANOMALY_EVENT_TYPES, {
       error: (i) =>
@@ -127,13 +150,18 @@ export const jobSubmission = z.strictObject({
           ANOMALY_EVENT_TYPES.join(", ")
         }`,
     }),
-  ).max(ANOMALY_EVENT_TYPES.length * 4).optional(),
+  ).max(ANOMALY_EVENT_TYPES.length * 4).optional().describe(
+    `Anomaly events that cancel the job when raised on its run, e.g. ["LOSS_NAN"]; the ` +
+      `types: ${ANOMALY_EVENT_TYPES.join(", ")}`,
+  ),
   /**
    * When its node goes silent: "requeue" (the next attempt starts once the node's lease has
    * surely expired) or "wait" (never requeued by itself: the node's return or a manual retry).
    * @default "requeue"
    */
-  on_node_lost: z.enum(["requeue", "wait"]).optional(),
+  on_node_lost: z.enum(["requeue", "wait"]).optional().describe(
+    'When its node goes silent: "requeue" (default) or "wait"',
+  ),
 }).superRefine((s, ctx) => {
   if (s.runner === "docker" && !s.image) {
     ctx.addIssue({ code: "custom", path: ["image"], message: "is required when runner is docker" });
@@ -242,13 +270,25 @@ export const MAX_QUERY_POINTS = 1_000_000;
  * `POST /api/runs/metrics:query`. Duplicate runs and keys are removed; the work one query
  * can cause is bounded by MAX_QUERY_SERIES and MAX_QUERY_POINTS.
  */
-export const metricsQuery = z.strictObject({
-  runs: z.array(id).min(1).max(200),
-  keys: z.array(z.string().min(1).max(MAX_NAME_LENGTH)).min(1).max(200),
-  max_points: z.number().int().min(3).max(MAX_SERIES_POINTS).optional(),
-  x: z.enum(["step", "wall"]).optional(),
-  range: z.tuple([z.number(), z.number()]).optional(),
-}).transform((q) => ({ ...q, runs: [...new Set(q.runs)], keys: [...new Set(q.keys)] }))
+export const metricsQueryFields = z.strictObject({
+  runs: z.array(id).min(1).max(200).describe("Run ids"),
+  keys: z.array(z.string().min(1).max(MAX_NAME_LENGTH)).min(1).max(200).describe(
+    'Metric keys, e.g. ["train/loss", "eval/accuracy"]',
+  ),
+  max_points: z.number().int().min(3).max(MAX_SERIES_POINTS).optional().describe(
+    "Points per series at most; longer series are downsampled (LTTB) keeping each bucket's " +
+      "min and max",
+  ),
+  x: z.enum(["step", "wall"]).optional().describe(
+    'What range is in: "step" (default) or "wall" (Unix s)',
+  ),
+  range: z.tuple([z.number(), z.number()]).optional().describe("[from, to] of x, inclusive"),
+});
+export const metricsQuery = metricsQueryFields.transform((q) => ({
+  ...q,
+  runs: [...new Set(q.runs)],
+  keys: [...new Set(q.keys)],
+}))
   .superRefine((q, ctx) => {
     const series = q.runs.length * q.keys.length;
     if (series > MAX_QUERY_SERIES) {
@@ -327,16 +367,21 @@ export const metricDefinitionsPut = z.strictObject({
 
 /** Query strings of paginated lists. */
 export const pageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-  cursor: z.string().regex(/^[0-9]{1,18}$/, "must be a cursor returned by this list").optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional().describe(
+    "How many items to return (at most 1000)",
+  ),
+  cursor: z.string().regex(/^[0-9]{1,18}$/, "must be a cursor returned by this list").optional()
+    .describe("The next_cursor of the previous page, to get the page after it"),
 });
 
 /** `GET /api/jobs`: newest first. */
 export const jobListQuery = pageQuery.extend({
-  status: z.enum(JOB_STATUSES).optional(),
-  project: z.string().max(MAX_NAME_LENGTH).optional(),
-  experiment: z.string().max(MAX_NAME_LENGTH).optional(),
-  node_id: z.string().max(MAX_NAME_LENGTH).optional(),
+  status: z.enum(JOB_STATUSES).optional().describe("Only jobs in this status"),
+  project: z.string().max(MAX_NAME_LENGTH).optional().describe("Only jobs of this project"),
+  experiment: z.string().max(MAX_NAME_LENGTH).optional().describe(
+    "Only jobs of this experiment (its name within the project)",
+  ),
+  node_id: z.string().max(MAX_NAME_LENGTH).optional().describe("Only jobs placed on this node"),
 });
 export type JobListQuery = z.infer<typeof jobListQuery>;
 
@@ -344,12 +389,18 @@ const RUN_SOURCES = ["job", "sdk", "import"] as const;
 
 /** The filters of `GET /api/runs` and `GET /api/run-groups`; `q` searches run names and ids. */
 const runFilterShape = {
-  project: z.string().max(MAX_NAME_LENGTH).optional(),
-  experiment: z.string().max(MAX_NAME_LENGTH).optional(),
-  status: z.enum(RUN_STATUSES).optional(),
-  job_id: z.string().max(MAX_NAME_LENGTH).optional(),
-  source: z.enum(RUN_SOURCES).optional(),
-  q: z.string().trim().max(MAX_NAME_LENGTH).optional(),
+  project: z.string().max(MAX_NAME_LENGTH).optional().describe("Only runs of this project"),
+  experiment: z.string().max(MAX_NAME_LENGTH).optional().describe(
+    "Only runs of this experiment (its name within the project)",
+  ),
+  status: z.enum(RUN_STATUSES).optional().describe("Only runs in this status"),
+  job_id: z.string().max(MAX_NAME_LENGTH).optional().describe(
+    "Only the runs (attempts) of this job",
+  ),
+  source: z.enum(RUN_SOURCES).optional().describe('"job", "sdk" or "import"'),
+  q: z.string().trim().max(MAX_NAME_LENGTH).optional().describe(
+    "Only runs whose name or id contains this (any case)",
+  ),
 };
 
 /** `GET /api/runs`: newest first, each run with its primary metric. */
@@ -388,18 +439,26 @@ export const MAX_LOG_LINES = 2000;
  * the last `limit` lines (the tail).
  */
 export const logsQuery = z.object({
-  after_seq: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_LOG_LINES).optional(),
+  after_seq: z.coerce.number().int().min(0).optional().describe(
+    "Return the lines after this seq, oldest first (without it: the last lines, the tail)",
+  ),
+  limit: z.coerce.number().int().min(1).max(MAX_LOG_LINES).optional().describe(
+    `How many lines at most (at most ${MAX_LOG_LINES})`,
+  ),
 });
 export type LogsQuery = z.infer<typeof logsQuery>;
 
 /** The filters of `GET /api/events` and `GET /api/events/stream`; `severity`: at least this. */
 const eventFilterShape = {
-  run_id: z.string().max(MAX_NAME_LENGTH).optional(),
-  job_id: z.string().max(MAX_NAME_LENGTH).optional(),
-  node_id: z.string().max(MAX_NAME_LENGTH).optional(),
-  type: z.string().max(MAX_NAME_LENGTH).optional(),
-  severity: z.enum(SEVERITIES).optional(),
+  run_id: z.string().max(MAX_NAME_LENGTH).optional().describe("Only events of this run"),
+  job_id: z.string().max(MAX_NAME_LENGTH).optional().describe("Only events of this job"),
+  node_id: z.string().max(MAX_NAME_LENGTH).optional().describe("Only events of this node"),
+  type: z.string().max(MAX_NAME_LENGTH).optional().describe(
+    'Only events of this type, e.g. "LOSS_NAN", "OOM", "RUN_FAILED", "CHECKPOINT_CREATED"',
+  ),
+  severity: z.enum(SEVERITIES).optional().describe(
+    'Only events at least this severe: "info", "warning" or "critical"',
+  ),
 };
 
 /** `GET /api/events`: newest first. */
@@ -416,15 +475,26 @@ export type EventFilterQuery = z.infer<typeof eventStreamQuery>;
  * that no job produced.
  */
 export const evaluationRequest = z.strictObject({
-  suite: name,
+  suite: name.describe(
+    'The evaluation suite\'s name, e.g. "heldout"; results are ranked per suite',
+  ),
   command: z.union([
     z.array(text).min(1, "must name a program").max(4096),
     text.min(1, "must not be empty"),
-  ]).optional(),
-  working_dir: text.min(1, "must not be empty").optional(),
-  gpus: z.number().int().min(0).max(64).optional(),
-  node: name.optional(),
-  priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+  ]).optional().describe(
+    "The evaluation command (default: the project's eval_command). It finds the checkpoint in " +
+      '$GPUCTL_CHECKPOINT_PATH and writes {"metrics": {...}} to $GPUCTL_EVAL_OUTPUT',
+  ),
+  working_dir: text.min(1, "must not be empty").optional().describe(
+    "Where it runs (default: the training job's working_dir)",
+  ),
+  gpus: z.number().int().min(0).max(64).optional().describe(
+    "GPUs for the evaluation (default: the training job's)",
+  ),
+  node: name.optional().describe("Run it on this node (default: where the checkpoint was written)"),
+  priority: z.number().int().min(-1_000_000).max(1_000_000).optional().describe(
+    "Higher runs first (default: the training job's)",
+  ),
 });
 export type EvaluationRequest = z.infer<typeof evaluationRequest>;
 
@@ -432,14 +502,18 @@ const idList = z.string().max(20_000).transform((s) =>
   s.split(",").map((x) => x.trim()).filter(Boolean)
 );
 
+/** The runs one comparison names: 2 to 50 ids. */
+export const comparedRunIds = z.array(id).min(
+  2,
+  "must name at least 2 runs (comma-separated in a query)",
+).max(
+  50,
+  "names more than 50 runs",
+);
+
 /** `GET /api/runs/compare?runs=a,b,c&metric=`. */
 export const compareRunsQuery = z.object({
-  runs: idList.pipe(
-    z.array(id).min(2, "must name at least 2 runs, comma-separated").max(
-      50,
-      "names more than 50 runs",
-    ),
-  ),
+  runs: idList.pipe(comparedRunIds),
   metric: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(),
 });
 
@@ -461,7 +535,9 @@ export const recommendQuery = z.object({
 });
 
 /** `GET /api/experiments`: optionally one project's. */
-export const experimentsQuery = z.object({ project: z.string().max(200).optional() });
+export const experimentsQuery = z.object({
+  project: z.string().max(200).optional().describe("Only this project's experiments"),
+});
 export type ExperimentsQuery = z.infer<typeof experimentsQuery>;
 
 /**
@@ -469,9 +545,15 @@ export type ExperimentsQuery = z.infer<typeof experimentsQuery>;
  * `direction`, the key's direction in that scope (its definitions, then its name) is kept.
  */
 export const primaryMetricSet = z.strictObject({
-  scope: z.enum(["global", "project", "experiment"]),
-  scope_id: z.string().max(2 * MAX_NAME_LENGTH + 1).optional(),
-  key: name,
-  direction: z.enum(["min", "max"]).optional(),
+  scope: z.enum(["global", "project", "experiment"]).describe(
+    "Where the primary metric applies: every run, one project's, or one experiment's",
+  ),
+  scope_id: z.string().max(2 * MAX_NAME_LENGTH + 1).optional().describe(
+    'The project\'s name, or "<project>/<experiment>" (not for global)',
+  ),
+  key: name.describe('The metric key, e.g. "eval/accuracy"'),
+  direction: z.enum(["min", "max"]).optional().describe(
+    "Which way is better (default: the key's known direction, else its name)",
+  ),
 });
 export type PrimaryMetricSet = z.infer<typeof primaryMetricSet>;

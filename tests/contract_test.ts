@@ -286,6 +286,7 @@ export const NOT_A_BODY: Record<string, string> = {
   "GET /api/runs/:id/metrics/stream": "an SSE stream of points, open until the run ends",
   "GET /api/runs/:id/logs/stream": "an SSE stream of log lines, open until the run ends",
   "GET /api/agent/ws": "a WebSocket upgrade for agents, not a JSON answer",
+  "POST /mcp": "JSON-RPC for MCP clients; tests/mcp_contract_test.ts holds each tool to its route",
 };
 
 const rowName = (r: ReadContract) => r.case ? `${r.route} (${r.case})` : r.route;

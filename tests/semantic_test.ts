@@ -93,7 +93,7 @@ Deno.test("diagnose_run reports rate, ETA, trend and a LOSS_NAN event of a runni
     assertEquals(d.anomalies.map((a: { type: string }) => a.type), ["LOSS_NAN"]);
     assertStringIncludes(d.summary, "LOSS_NAN");
     assertStringIncludes(d.summary, "about 6m 40s left");
-    assertEquals(d.next_actions.map((a: { tool: string }) => a.tool), ["get_logs", "watch_run"]);
+    assertEquals(d.next_actions.map((a: { tool: string }) => a.tool), ["get_logs", "wait_for_run"]);
 
     assertEquals((await h.call("GET", "/api/runs/r-nope/diagnosis")).status, 404);
   }, { now: () => new Date(T0 + 200 * 500 + 2000) });

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { TrieRouter } from "hono/router/trie-router";
 import { requireScope } from "../auth/require_scope.ts";
@@ -12,6 +12,7 @@ import { quoted } from "../errors.ts";
 import type { AppEnv, RouteDef } from "./route.ts";
 import { apiRoutes } from "./api/mod.ts";
 import { SQLITE_FULL, sqliteErrorCode } from "../db/mod.ts";
+import { mcpRoutes } from "../../mcp/http.ts";
 
 /** The app: the request handler, and the table of routes it serves (for the scope walk). */
 export interface App {
@@ -52,7 +53,7 @@ export function createApp(
   extraRoutes: RouteDef[] = [],
   options: AppOptions = {},
 ): App {
-  const routes = [...apiRoutes, ...extraRoutes];
+  const routes = [...apiRoutes, ...mcpRoutes, ...extraRoutes];
   const con = resolveConsole(options.console);
   const scopes = new Map(routes.map((r) => [`${r.method} ${r.path}`, r.scope]));
   const allowed = allowedMethods(routes);
@@ -75,7 +76,9 @@ export function createApp(
     }
   });
 
-  app.use("/api/*", async (c, next) => {
+  // The API and the MCP endpoint (`/mcp`, which serves tools over the same services) share one
+  // guard: the route table's scopes, bearer tokens and sessions, the same-origin rule.
+  const guard: MiddlewareHandler<AppEnv> = async (c, next) => {
     // Deny by default: the matched route must be one declared in the table with a scope.
     const handlers = matchedRoutes(c).filter((r) => r.method !== "ALL");
     const declared = handlers.length > 0 &&
@@ -102,7 +105,9 @@ export function createApp(
     }
     c.set("principal", auth.principal);
     await next();
-  });
+  };
+  app.use("/api/*", guard);
+  app.use("/mcp", guard);
 
   for (const r of routes) {
     app.on(r.method, r.path, async (c) => {

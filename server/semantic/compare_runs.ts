@@ -181,7 +181,7 @@ function nextActions(
     return key
       ? [act(
         "compare_runs",
-        { run_ids: ids, metric: key },
+        { runs: ids, metric: key },
         `Compare on "${key}", a key every run has`,
       )]
       : ids.map((id) => act("diagnose_run", { run_id: id }, "See what this run recorded"));

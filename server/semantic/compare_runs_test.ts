@@ -95,7 +95,7 @@ Deno.test("compareRuns() explains runs whose primary metrics disagree and offers
   assertEquals(c.common_keys, ["eval/acc", "eval/loss"]);
   assertEquals(c.next_actions, [{
     tool: "compare_runs",
-    args: { run_ids: ["a", "b", "c"], metric: "eval/acc" },
+    args: { runs: ["a", "b", "c"], metric: "eval/acc" },
     why: 'Compare on "eval/acc", a key every run has',
   }]);
 });

@@ -295,9 +295,9 @@ function nextActions(input: RunDiagnosisInput, anomalies: RunAnomaly[]): NextAct
       out.push(act("get_logs", { run_id: run.id }, "Read the log around the anomalies"));
     }
     out.push(act(
-      "watch_run",
+      "wait_for_run",
       { run_id: run.id },
-      "Follow the run live (metrics, events, the end) instead of polling the diagnosis",
+      "Wait for the run to finish (woken early by any anomaly) instead of polling the diagnosis",
     ));
     return out;
   }
@@ -323,7 +323,7 @@ function nextActions(input: RunDiagnosisInput, anomalies: RunAnomaly[]): NextAct
   if (input.sibling_run_ids.length) {
     out.push(act(
       "compare_runs",
-      { run_ids: [run.id, ...input.sibling_run_ids.slice(0, 4)] },
+      { runs: [run.id, ...input.sibling_run_ids.slice(0, 4)] },
       "Compare it with the newest other runs of its experiment",
     ));
   }

@@ -52,7 +52,7 @@ Deno.test("diagnoseRun() gives rate, ETA and progress of a running run", () => {
   assertEquals(d.eta?.seconds, 250.5);
   assertEquals(d.primary_metric?.trend.verdict, "improving");
   assertStringIncludes(d.summary, "at step 499 of 1000 (50%), 2 steps/s, about 4m 11s left");
-  assertEquals(d.next_actions.map((a) => a.tool), ["watch_run"]);
+  assertEquals(d.next_actions.map((a) => a.tool), ["wait_for_run"]);
 });
 
 Deno.test("diagnoseRun() has no ETA without max_steps or once the run ended", () => {
@@ -77,7 +77,7 @@ Deno.test("diagnoseRun() groups anomaly events by type and suggests cancelling a
   assertEquals(d.anomalies[0].message, 'Loss "train/loss" spiked to 9 at step 480');
   assertEquals(d.recent_events.length, 4);
   assertStringIncludes(d.summary, "LOSS_NAN");
-  assertEquals(d.next_actions.map((a) => a.tool), ["cancel_job", "get_logs", "watch_run"]);
+  assertEquals(d.next_actions.map((a) => a.tool), ["cancel_job", "get_logs", "wait_for_run"]);
   assertEquals(d.next_actions[0].args, { job_id: "j-1" });
 });
 
@@ -137,7 +137,7 @@ Deno.test("diagnoseRun() of a finished run points to its checkpoints and sibling
     "compare_checkpoints",
     "compare_runs",
   ]);
-  assertEquals(d.next_actions[2].args, { run_ids: ["r-1", "r-2", "r-3"] });
+  assertEquals(d.next_actions[2].args, { runs: ["r-1", "r-2", "r-3"] });
 });
 
 Deno.test("diagnoseRun() of a run with no metrics says so", () => {

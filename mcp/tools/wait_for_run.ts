@@ -1,0 +1,302 @@
+/**
+ * `wait_for_run`: blocks until a run (or a job's current run) finishes, reaches a step, or
+ * raises an event — or any anomaly fires — then answers with the run's diagnosis. It waits on
+ * the same feeds the SSE streams serve (events, and the run's points when a step is awaited):
+ * each message makes it look again, so nothing polls.
+ */
+import { z } from "zod";
+import type { EventRecord } from "../../protocol/objects.ts";
+import { ANOMALY_EVENT_TYPES, type JobStatus } from "../../protocol/rest.ts";
+import { EVENT_TYPES } from "../../protocol/event_types.ts";
+import type { Context } from "../../server/context.ts";
+import { invalidField } from "../../server/errors.ts";
+import { eventsFeed, lastEventId } from "../../server/events/service.ts";
+import { getJob } from "../../server/jobs/service.ts";
+import { runMetricsFeed } from "../../server/runs/feeds.ts";
+import { getRun, runStreamEnd } from "../../server/runs/service.ts";
+import { diagnoseRunById } from "../../server/semantic/mod.ts";
+import { defineTool } from "../_tool.ts";
+import { eventShape, nextActions } from "../_shapes.ts";
+import { idField } from "./_fields.ts";
+
+/** The longest wait one call may ask for. */
+export const MAX_WAIT_S = 600;
+/** The wait when a call names none. */
+export const DEFAULT_WAIT_S = 300;
+/** How often a wait tells a client that asked for progress that it is still waiting. */
+export const PROGRESS_EVERY_MS = 15_000;
+
+const JOB_DONE: ReadonlySet<JobStatus> = new Set(["SUCCEEDED", "FAILED", "CANCELLED", "LOST"]);
+const ANOMALIES: ReadonlySet<string> = new Set(ANOMALY_EVENT_TYPES);
+
+/** What a call waits for, parsed from `until`. */
+export type Until = { kind: "finished" } | { kind: "step"; step: number } | {
+  kind: "event";
+  type: string;
+};
+
+/** `"finished"`, `"step>=N"` (also `step:N`, `step N`) or an event type; else a ValidationError. */
+export function parseUntil(until: string): Until {
+  const text = until.trim();
+  if (text === "finished") return { kind: "finished" };
+  const step = /^step\s*(?:>=|≥|:|=|\s)\s*(\d{1,15})$/.exec(text);
+  if (step) return { kind: "step", step: Number(step[1]) };
+  if ((EVENT_TYPES as readonly string[]).includes(text)) return { kind: "event", type: text };
+  throw invalidField(
+    "wait_for_run arguments",
+    "until",
+    `${JSON.stringify(until)} is not "finished", "step>=N" or an event type (${
+      EVENT_TYPES.join(", ")
+    })`,
+  );
+}
+
+/** Why a wait ended. */
+export type WakeReason = "finished" | "step" | "event" | "anomaly" | "timeout" | "cancelled";
+
+interface Target {
+  run_id?: string;
+  job_id?: string;
+}
+
+interface Wake {
+  reason: WakeReason;
+  event: EventRecord | null;
+  run_id: string | null;
+}
+
+/**
+ * Looks at the stored facts once: the events after `since` (anomalies and the awaited type),
+ * then the end of the run or job, then the step. Null while nothing holds yet.
+ */
+function look(ctx: Context, target: Target, until: Until, cursor: { since: number }): Wake | null {
+  const runId = target.run_id ?? getJob(ctx, target.job_id!).run_id;
+  const feed = eventsFeed(
+    ctx,
+    target.run_id ? { run_id: target.run_id } : { job_id: target.job_id },
+  );
+  for (
+    let page = feed.backlog(cursor.since, 200);
+    page.length;
+    page = feed.backlog(cursor.since, 200)
+  ) {
+    for (const { id, data } of page) {
+      cursor.since = id;
+      const e = data as EventRecord;
+      if (until.kind === "event" && e.type === until.type) {
+        return { reason: "event", event: e, run_id: runId };
+      }
+      if (ANOMALIES.has(e.type)) return { reason: "anomaly", event: e, run_id: runId };
+    }
+  }
+  const finished = target.run_id
+    ? runStreamEnd(ctx, target.run_id) !== null
+    : JOB_DONE.has(getJob(ctx, target.job_id!).status);
+  if (finished) return { reason: "finished", event: null, run_id: runId };
+  if (until.kind === "step" && runId) {
+    const step = getRun(ctx, runId).step;
+    if (step !== null && step >= until.step) return { reason: "step", event: null, run_id: runId };
+  }
+  return null;
+}
+
+/** Waits until `look` finds something, the time is up, or the call is cancelled. */
+export function waitFor(
+  ctx: Context,
+  target: Target,
+  until: Until,
+  options: {
+    timeoutMs: number;
+    since: number;
+    signal: AbortSignal;
+    /** Called every `everyMs` while the wait goes on. */
+    tick?: { everyMs: number; onTick: () => void };
+  },
+): Promise<Wake> {
+  const cursor = { since: options.since };
+  return new Promise<Wake>((resolve, reject) => {
+    let settled = false;
+    let watchedRun: string | null = null;
+    let unwatchPoints = () => {};
+    const stops: (() => void)[] = [];
+    const settle = (wake: Wake | null, err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearInterval(ticker);
+      unwatchPoints();
+      for (const stop of stops) stop();
+      options.signal.removeEventListener("abort", onAbort);
+      if (err !== undefined) reject(err);
+      else resolve(wake!);
+    };
+    // The run a wait that ends without a wake is about: the job's current one.
+    const lastRun = () => {
+      if (target.run_id) return target.run_id;
+      try {
+        return getJob(ctx, target.job_id!).run_id;
+      } catch {
+        return watchedRun;
+      }
+    };
+    const check = () => {
+      if (settled) return;
+      try {
+        const wake = look(ctx, target, until, cursor);
+        if (wake) return settle(wake);
+        // A job's run appears at dispatch and changes on retry: follow its points for a step.
+        const runId = target.run_id ?? getJob(ctx, target.job_id!).run_id;
+        if (until.kind === "step" && runId && runId !== watchedRun) {
+          unwatchPoints();
+          watchedRun = runId;
+          unwatchPoints = runMetricsFeed(ctx, runId).subscribe(check);
+        }
+      } catch (err) {
+        settle(null, err);
+      }
+    };
+    const onAbort = () => settle({ reason: "cancelled", event: null, run_id: lastRun() });
+    const timer = setTimeout(
+      () => settle({ reason: "timeout", event: null, run_id: lastRun() }),
+      options.timeoutMs,
+    );
+    const ticker = options.tick
+      ? setInterval(options.tick.onTick, options.tick.everyMs)
+      : undefined;
+    if (options.signal.aborted) return onAbort();
+    options.signal.addEventListener("abort", onAbort);
+    // Subscribed before the first look, so nothing that happens in between is missed.
+    stops.push(
+      eventsFeed(ctx, target.run_id ? { run_id: target.run_id } : { job_id: target.job_id })
+        .subscribe(check),
+    );
+    check();
+  });
+}
+
+const SENTENCE: Record<WakeReason, string> = {
+  finished: "finished",
+  step: "reached the step",
+  event: "raised the awaited event",
+  anomaly: "raised an anomaly",
+  timeout: "was still going when the wait timed out",
+  cancelled: "was still going when the wait was cancelled",
+};
+
+/** `wait_for_run`. */
+export const waitForRunTool = defineTool({
+  name: "wait_for_run",
+  title: "Wait for a run",
+  description: "Waits (without polling) until a run — or a job's current run — finishes, " +
+    'reaches a step (until "step>=N"), or raises an event type (until "CHECKPOINT_CREATED"), ' +
+    "and wakes early on any anomaly (OOM, LOSS_NAN, LOSS_SPIKE, OVERFITTING_SUSPECTED, STALLED, " +
+    `…). Returns why it woke, the event, and the run's diagnosis with next_actions. timeout_s ≤ ${MAX_WAIT_S}; ` +
+    "call again with after_event_id = last_event_id to keep waiting past an anomaly.",
+  kind: "wait",
+  input: z.object({
+    run_id: idField("The run to wait for").optional(),
+    job_id: idField("Or the job: its current attempt's run, following retries").optional(),
+    until: z.string().max(64).optional().describe(
+      '"finished" (default), "step>=N", or an event type such as "CHECKPOINT_CREATED" or "LOSS_NAN"',
+    ),
+    timeout_s: z.number().min(1).max(MAX_WAIT_S).optional().describe(
+      `Seconds to wait at most (default ${DEFAULT_WAIT_S}, at most ${MAX_WAIT_S})`,
+    ),
+    after_event_id: z.number().int().min(0).optional().describe(
+      "Only events after this id wake the wait (default: those raised after the call)",
+    ),
+  }),
+  output: z.looseObject({
+    reason: z.enum(["finished", "step", "event", "anomaly", "timeout", "cancelled"]).describe(
+      "Why the wait ended",
+    ),
+    run_id: z.string().nullable(),
+    job_id: z.string().nullable(),
+    status: z.string().nullable().describe("The run's status now"),
+    step: z.number().nullable(),
+    event: eventShape.nullable().describe("The event that woke it"),
+    last_event_id: z.number().describe("Pass as after_event_id to wait on from here"),
+    waited_s: z.number(),
+    diagnosis: z.looseObject({ summary: z.string() }).nullable().describe(
+      "The run's diagnosis (see diagnose_run)",
+    ),
+    next_actions: nextActions,
+  }),
+  async run(ctx, args, call) {
+    if ((args.run_id === undefined) === (args.job_id === undefined)) {
+      throw invalidField(
+        "wait_for_run arguments",
+        "run_id",
+        "name exactly one of run_id or job_id",
+      );
+    }
+    const until = parseUntil(args.until ?? "finished");
+    const target = { run_id: args.run_id, job_id: args.job_id };
+    // Fail fast on an unknown id, before waiting.
+    const jobId = target.job_id ?? getRun(ctx, target.run_id!).job_id;
+    if (target.job_id) getJob(ctx, target.job_id);
+    const started = performance.now();
+    const since = args.after_event_id ?? lastEventId(ctx);
+    const timeoutS = args.timeout_s ?? DEFAULT_WAIT_S;
+    const progress = call.progress;
+    const wake = await waitFor(ctx, target, until, {
+      timeoutMs: timeoutS * 1000,
+      since,
+      signal: call.signal,
+      tick: progress && {
+        everyMs: call.progressEveryMs ?? PROGRESS_EVERY_MS,
+        onTick: () => {
+          const waited = Math.round((performance.now() - started) / 1000);
+          void progress({
+            progress: waited,
+            total: timeoutS,
+            message: `waiting ${waited} s of at most ${timeoutS} s`,
+          }).catch(() => {});
+        },
+      },
+    });
+    const run = wake.run_id ? getRun(ctx, wake.run_id) : null;
+    const diagnosis = run ? diagnoseRunById(ctx, run.id) : null;
+    const lastId = Math.max(wake.event?.id ?? 0, since);
+    const again = {
+      tool: "wait_for_run",
+      args: {
+        ...(target.run_id ? { run_id: target.run_id } : { job_id: jobId }),
+        until: args.until ?? "finished",
+        after_event_id: lastId,
+      },
+      why: "Keep waiting from here",
+    };
+    const stillGoing = run && (run.status === "RUNNING" || run.status === "QUEUED");
+    const actions = [
+      ...(diagnosis?.next_actions.filter((a) => a.tool !== "wait_for_run") ?? []),
+      ...(stillGoing || (!run && wake.reason === "timeout") ? [again] : []),
+    ];
+    const waited = Math.round((performance.now() - started) / 100) / 10;
+    const who = run ? `Run ${run.name} (${run.id})` : `Job ${jobId}`;
+    const what = wake.event ? ` ${wake.event.type}: ${wake.event.message}.` : "";
+    return {
+      data: {
+        reason: wake.reason,
+        until: args.until ?? "finished",
+        run_id: run?.id ?? null,
+        job_id: jobId,
+        status: run?.status ?? null,
+        step: run?.step ?? null,
+        event: wake.event,
+        last_event_id: lastId,
+        waited_s: waited,
+        diagnosis,
+        next_actions: actions,
+      },
+      summary:
+        `${who} ${SENTENCE[wake.reason]} after ${waited} s${
+          run ? ` (status ${run.status}, step ${run.step ?? "?"})` : ""
+        }.` +
+        what + (diagnosis ? ` ${diagnosis.summary}` : "") +
+        (actions.length
+          ? ` Next: ${actions.map((a) => `${a.tool} ${JSON.stringify(a.args)}`).join("; ")}.`
+          : ""),
+    };
+  },
+});
