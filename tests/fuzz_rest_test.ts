@@ -245,6 +245,8 @@ function pathOf(route: RouteDef, a: Attempt): string {
 async function send(h: Harness, route: RouteDef, a: Attempt) {
   const headers: Record<string, string> = {};
   if (a.scope !== "none") headers.authorization = `Bearer ${h.tokens[a.scope]}`;
+  // MCP's transport wants both; without them every call stops at a 406.
+  if (route.path === "/mcp") headers.accept = "application/json, text/event-stream";
   let reqBody: BodyInit | undefined;
   if (route.method !== "GET" && a.body !== null) {
     headers["content-type"] = "application/json";
@@ -281,7 +283,13 @@ async function check(h: Harness, route: RouteDef, a: Attempt, secrets: string[])
   if (res.status >= 400) {
     assertEquals(after, before, `${what} changed the store`);
     const err = JSON.parse(res.text);
-    assert(typeof err?.error?.code === "string" && typeof err.error.message === "string", what);
+    // REST answers {error: {code, message}}; MCP's transport a JSON-RPC error (numeric code).
+    const code = typeof err?.error?.code;
+    assert(
+      (code === "string" || (route.path === "/mcp" && code === "number")) &&
+        typeof err.error.message === "string",
+      what,
+    );
   } else if (res.type.startsWith("application/json")) {
     JSON.parse(res.text);
   }
