@@ -1,5 +1,5 @@
 /**
- * The MCP face of gpuctl: 22 tools over the same service functions the REST routes call —
+ * The MCP face of gpuctl: 24 tools over the same service functions the REST routes call —
  * observe, control, semantic, and `wait_for_run` — served at `/mcp` (streamable HTTP, stateless)
  * and, through `gpuctl mcp stdio` / `gpuctl mcp serve`, by a process of its own.
  *
@@ -31,6 +31,8 @@ import { compareCheckpointsTool } from "./tools/compare_checkpoints.ts";
 import { getBestCheckpointTool } from "./tools/get_best_checkpoint.ts";
 import { explainFailureTool } from "./tools/explain_failure.ts";
 import { waitForRunTool } from "./tools/wait_for_run.ts";
+import { createSweepTool } from "./tools/create_sweep.ts";
+import { getSweepTool } from "./tools/get_sweep.ts";
 
 /** The server's name and version in the MCP handshake. */
 export const MCP_SERVER_INFO = { name: "gpuctl", version: "0.1.0" } as const;
@@ -67,6 +69,8 @@ export const TOOLS: readonly ToolDef[] = [
   getBestCheckpointTool,
   explainFailureTool,
   waitForRunTool,
+  createSweepTool,
+  getSweepTool,
 ];
 
 /** What an MCP server is told beyond the context and principal; every field optional. */

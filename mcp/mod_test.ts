@@ -6,6 +6,8 @@ import { emitEvent } from "../server/events/emit.ts";
 import { scopeOf, TOOLS } from "./mod.ts";
 import { memoryClient } from "./_test_client.ts";
 import { parseUntil, waitFor } from "./tools/wait_for_run.ts";
+import { advanceSweeps, cancelSweep } from "../server/sweeps/service.ts";
+import { lastEventId } from "../server/events/service.ts";
 
 // deno-lint-ignore no-explicit-any -- tests read arbitrary structured answers
 type Any = any;
@@ -29,12 +31,12 @@ async function runningJob(h: Harness): Promise<{ job: string; run: string }> {
   return { job, run };
 }
 
-Deno.test("tools/list gives the 22 tools, each with annotations, an output schema and every input field described", async () => {
+Deno.test("tools/list gives the 24 tools, each with annotations, an output schema and every input field described", async () => {
   await withHarness(async (h) => {
     await using client = await memoryClient(h.ctx, h.tokens.read);
     const { tools }: { tools: Any[] } = await client.listTools();
     assertEquals(tools.map((t) => t.name), TOOLS.map((t) => t.name));
-    assertEquals(tools.length, 22);
+    assertEquals(tools.length, 24);
     for (const t of tools) {
       assert(t.description && t.description.length > 40, t.name);
       assert(t.outputSchema, `${t.name} has no output schema`);
@@ -63,6 +65,12 @@ Deno.test("a read token's control tools answer WriteScopeError and change nothin
       retry_job: { job_id: job },
       evaluate_checkpoint: { checkpoint_id: "ck-1", suite: "s" },
       set_primary_metric: { scope: "global", key: "loss" },
+      create_sweep: {
+        name: "s",
+        base: { name: "x", command: ["true"], working_dir: "/tmp", gpus: 0 },
+        parameters: { lr: { values: [1] } },
+        metric: "loss",
+      },
     };
     const control = TOOLS.filter((t) => t.kind === "control").map((t) => t.name);
     assertEquals(control.sort(), Object.keys(calls).sort());
@@ -199,5 +207,62 @@ Deno.test("a long wait sends progress, so a client whose timeout resets on progr
     assertEquals(res.structuredContent.reason, "timeout");
     assert(seen.length >= 5, `${seen.length} progress notifications`);
     assertEquals(seen[0].total, 1);
+  });
+});
+
+Deno.test("create_sweep and get_sweep answer the sweep; wait_for_run {sweep_id} wakes when a trial stops and when it ends", async () => {
+  await withHarness(async (h) => {
+    await using client = await memoryClient(h.ctx, h.tokens.write);
+    const call = (name: string, args: Record<string, unknown>) =>
+      client.callTool({ name, arguments: args }) as Promise<Any>;
+    const created = (await call("create_sweep", {
+      name: "lr",
+      project: "p",
+      base: { name: "t", command: ["python", "t.py"], working_dir: "/tmp", gpus: 0 },
+      parameters: { lr: { values: [0.1, 0.01] } },
+      metric: "eval/loss",
+      early_stop: { min_steps: 10, every: 10, keep_fraction: 0.5 },
+    })).structuredContent;
+    assertEquals([created.status, created.trials.length], ["RUNNING", 2]);
+    const got = (await call("get_sweep", { sweep_id: created.id })).structuredContent;
+    assertEquals(got.id, created.id);
+
+    // Both trials run and reach rung 10; the worse one is stopped, which wakes the wait.
+    const runs = created.trials.map((t: Any) =>
+      h.ctx.db.tx(() => {
+        const { run_id } = dispatchJob(h.ctx, jobsDb.getJob(h.ctx.db, t.job_id)!, "n", []);
+        markRunning(h.ctx, jobsDb.getJob(h.ctx.db, t.job_id)!, 1, h.ctx.now());
+        return run_id;
+      })
+    );
+    // after_event_id: the events before the call, so the stop counts even if it is stored first.
+    const before = lastEventId(h.ctx);
+    const byStop = call("wait_for_run", {
+      sweep_id: created.id,
+      after_event_id: before,
+      timeout_s: 60,
+    });
+    for (const [i, v] of [[0, 0.3], [1, 0.9]]) {
+      await h.call("POST", `/api/sdk/runs/${runs[i]}/log`, {
+        body: { points: [{ key: "eval/loss", step: 10, value: v }], step: 10 },
+      });
+    }
+    advanceSweeps(h.ctx);
+    const stop = (await byStop).structuredContent;
+    assertEquals([stop.reason, stop.event.type, stop.run_id], [
+      "event",
+      "SWEEP_TRIAL_STOPPED",
+      runs[1],
+    ]);
+    assertEquals(stop.sweep.trials[1].status, "STOPPED");
+
+    // Cancelling the sweep ends it, which wakes the next wait.
+    const byEnd = call("wait_for_run", {
+      sweep_id: created.id,
+      after_event_id: stop.last_event_id,
+    });
+    cancelSweep(h.ctx, created.id, "ana");
+    const end = (await byEnd).structuredContent;
+    assertEquals([end.reason, end.status], ["finished", "CANCELLED"]);
   });
 });

@@ -17,6 +17,9 @@ export const EVENT_TYPES = [
   "RUN_LOST",
   "OOM",
   "POINTS_DROPPED",
+  // sweeps
+  "SWEEP_TRIAL_STOPPED",
+  "SWEEP_FINISHED",
   // checkpoints and evaluations
   "CHECKPOINT_CREATED",
   "CHECKPOINT_OVERWRITTEN",

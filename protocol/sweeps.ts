@@ -57,26 +57,47 @@ export type EarlyStop = z.infer<typeof earlyStop>;
 
 /** `POST /api/sweeps`. */
 export const sweepCreate = z.strictObject({
-  name: z.string().trim().min(1, "must not be empty").max(MAX_NAME_LENGTH),
-  project: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(),
-  experiment: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(),
+  name: z.string().trim().min(1, "must not be empty").max(MAX_NAME_LENGTH)
+    .describe("The sweep's name; trials are named after it (`NAME #3 lr=0.01`)"),
+  project: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional()
+    .describe("Project of every trial (default: the base's, else `default`)"),
+  experiment: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional()
+    .describe("Experiment of every trial (default: the base's)"),
   /** The job every trial is made from (its project and experiment are the sweep's). */
-  base: jobSubmission,
+  base: jobSubmission.describe(
+    "The job submission every trial is made from (as submit_job takes it); each trial " +
+      "appends its parameters to the command",
+  ),
   parameters: z.record(
     z.string().regex(PARAM_NAME, "parameter names must match [A-Za-z_][A-Za-z0-9_.-]*"),
     sweepParameter,
-  ).refine((p) => Object.keys(p).length > 0, "must name at least one parameter"),
-  method: z.enum(["grid", "random"]).optional(),
+  ).refine((p) => Object.keys(p).length > 0, "must name at least one parameter").describe(
+    'Per parameter: {values: [..]}, {min, max, scale: "linear"|"log", count} (a grid ' +
+      'takes count points, ends included) or {distribution: "uniform"|"log_uniform"|"int", ' +
+      "min, max} (random only, except int)",
+  ),
+  method: z.enum(["grid", "random"]).optional()
+    .describe('"grid" (every combination, the default) or "random" (`runs` seeded samples)'),
   /** Trials of a random sweep. @default 10 */
-  runs: z.number().int().min(1).max(MAX_TRIALS).optional(),
-  seed: z.number().int().min(0).max(2 ** 31).optional(),
+  runs: z.number().int().min(1).max(MAX_TRIALS).optional()
+    .describe("Trials of a random sweep (default 10); caps a grid"),
+  seed: z.number().int().min(0).max(2 ** 31).optional()
+    .describe("Seed of a random sweep's sampling (default 0): the same seed, the same trials"),
   /** Trials queued or running at once. @default every trial */
-  max_parallel: z.number().int().min(1).max(MAX_TRIALS).optional(),
+  max_parallel: z.number().int().min(1).max(MAX_TRIALS).optional()
+    .describe("Trials queued or running at once (default: all)"),
   /** The key trials are compared on. @default the project's primary metric */
-  metric: metricKey.optional(),
-  early_stop: earlyStop.optional(),
+  metric: metricKey.optional()
+    .describe("The metric key trials are compared on (default: the project's primary metric)"),
+  early_stop: earlyStop.optional().describe(
+    "Successive halving: at step min_steps and every `every` steps after, running trials " +
+      "not among the best keep_fraction are cancelled",
+  ),
   /** How a trial gets its parameters. @default "args" (`--NAME VALUE` appended) */
-  pass_as: z.enum(["args", "env", "both"]).optional(),
+  pass_as: z.enum(["args", "env", "both"]).optional().describe(
+    '"args": --NAME VALUE appended to the command (default); "env": GPUCTL_PARAM_NAME ' +
+      'variables; "both"',
+  ),
 });
 export type SweepCreate = z.infer<typeof sweepCreate>;
 

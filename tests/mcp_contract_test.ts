@@ -144,6 +144,11 @@ const TOOL_ROWS: ToolContract[] = [
     rest: () => "/api/checkpoints:recommend?experiment=nlp/base",
   },
   {
+    tool: "get_sweep",
+    args: (s) => ({ sweep_id: s.sweep }),
+    rest: (s) => `/api/sweeps/${s.sweep}`,
+  },
+  {
     tool: "explain_failure",
     args: (s) => ({ run_id: s.failedRun }),
     rest: (s) => `/api/runs/${s.failedRun}/failure`,
@@ -175,7 +180,7 @@ Deno.test("every read tool but wait_for_run has a contract row", () => {
   );
   const covered = new Set(TOOL_ROWS.map((r) => r.tool));
   assertEquals(reads.filter((t) => !covered.has(t)), []);
-  assertEquals(reads.length, 16);
+  assertEquals(reads.length, 17);
 });
 
 Deno.test("every next_action in the answers names a tool whose input takes its args", async () => {
@@ -218,7 +223,7 @@ Deno.test("/mcp refuses a page of another origin, a missing token and GET", asyn
     assertEquals(local.status, 200, local.text);
     // The answer comes as one SSE message.
     const data = /^data: (.*)$/m.exec(local.text)![1];
-    assertEquals(JSON.parse(data).result.tools.length, 22);
+    assertEquals(JSON.parse(data).result.tools.length, 24);
     const none = await h.call("POST", "/mcp", { token: null, body, headers });
     assertEquals([none.status, none.json.error.code], [401, "Unauthorized"]);
     const get = await h.call("GET", "/mcp", { token: h.tokens.read, headers });

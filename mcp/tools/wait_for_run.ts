@@ -15,6 +15,7 @@ import { getJob } from "../../server/jobs/service.ts";
 import { runMetricsFeed } from "../../server/runs/feeds.ts";
 import { getRun, runStreamEnd } from "../../server/runs/service.ts";
 import { diagnoseRunById } from "../../server/semantic/mod.ts";
+import { getSweep } from "../../server/sweeps/service.ts";
 import { defineTool } from "../_tool.ts";
 import { eventShape, nextActions } from "../_shapes.ts";
 import { idField } from "./_fields.ts";
@@ -174,6 +175,73 @@ export function waitFor(
   });
 }
 
+/**
+ * Waits until a sweep ends (SWEEP_FINISHED) or a rung stops one of its trials
+ * (SWEEP_TRIAL_STOPPED), on the events feed like `waitFor`; the time out and a cancel as there.
+ */
+export function waitForSweep(
+  ctx: Context,
+  sweepId: string,
+  options: {
+    timeoutMs: number;
+    since: number;
+    signal: AbortSignal;
+    tick?: { everyMs: number; onTick: () => void };
+  },
+): Promise<Wake> {
+  const feed = eventsFeed(ctx, {});
+  let since = options.since;
+  const look = (): Wake | null => {
+    for (let page = feed.backlog(since, 200); page.length; page = feed.backlog(since, 200)) {
+      for (const { id, data } of page) {
+        since = id;
+        const e = data as EventRecord;
+        if ((e.data as { sweep_id?: string } | null)?.sweep_id !== sweepId) continue;
+        if (e.type === "SWEEP_FINISHED") return { reason: "finished", event: e, run_id: null };
+        if (e.type === "SWEEP_TRIAL_STOPPED") {
+          return { reason: "event", event: e, run_id: e.run_id };
+        }
+      }
+    }
+    return getSweep(ctx, sweepId).status !== "RUNNING"
+      ? { reason: "finished", event: null, run_id: null }
+      : null;
+  };
+  return new Promise<Wake>((resolve, reject) => {
+    let settled = false;
+    const settle = (wake: Wake | null, err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearInterval(ticker);
+      unsubscribe();
+      options.signal.removeEventListener("abort", onAbort);
+      if (err !== undefined) reject(err);
+      else resolve(wake!);
+    };
+    const check = () => {
+      try {
+        const wake = look();
+        if (wake) settle(wake);
+      } catch (err) {
+        settle(null, err);
+      }
+    };
+    const onAbort = () => settle({ reason: "cancelled", event: null, run_id: null });
+    const timer = setTimeout(
+      () => settle({ reason: "timeout", event: null, run_id: null }),
+      options.timeoutMs,
+    );
+    const ticker = options.tick
+      ? setInterval(options.tick.onTick, options.tick.everyMs)
+      : undefined;
+    const unsubscribe = feed.subscribe(check);
+    if (options.signal.aborted) return onAbort();
+    options.signal.addEventListener("abort", onAbort);
+    check();
+  });
+}
+
 const SENTENCE: Record<WakeReason, string> = {
   finished: "finished",
   step: "reached the step",
@@ -196,6 +264,9 @@ export const waitForRunTool = defineTool({
   input: z.object({
     run_id: idField("The run to wait for").optional(),
     job_id: idField("Or the job: its current attempt's run, following retries").optional(),
+    sweep_id: idField(
+      "Or a sweep: wakes when it ends or a rung stops one of its trials (until is ignored)",
+    ).optional(),
     until: z.string().max(64).optional().describe(
       '"finished" (default), "step>=N", or an event type such as "CHECKPOINT_CREATED" or "LOSS_NAN"',
     ),
@@ -221,15 +292,20 @@ export const waitForRunTool = defineTool({
       "The run's diagnosis (see diagnose_run)",
     ),
     next_actions: nextActions,
+    sweep: z.looseObject({ id: z.string(), status: z.string() }).optional().describe(
+      "With sweep_id: the sweep now (see get_sweep)",
+    ),
   }),
   async run(ctx, args, call) {
-    if ((args.run_id === undefined) === (args.job_id === undefined)) {
+    const named = [args.run_id, args.job_id, args.sweep_id].filter((x) => x !== undefined);
+    if (named.length !== 1) {
       throw invalidField(
         "wait_for_run arguments",
         "run_id",
-        "name exactly one of run_id or job_id",
+        "name exactly one of run_id, job_id or sweep_id",
       );
     }
+    if (args.sweep_id) return await waitSweepAnswer(ctx, args.sweep_id, args, call);
     const until = parseUntil(args.until ?? "finished");
     const target = { run_id: args.run_id, job_id: args.job_id };
     // Fail fast on an unknown id, before waiting.
@@ -300,3 +376,54 @@ export const waitForRunTool = defineTool({
     };
   },
 });
+
+/** `wait_for_run {sweep_id}`: the sweep as it stands when the wait ends. */
+async function waitSweepAnswer(
+  ctx: Context,
+  sweepId: string,
+  args: { timeout_s?: number; after_event_id?: number },
+  call: { signal: AbortSignal },
+) {
+  getSweep(ctx, sweepId); // an unknown id fails before waiting
+  const started = performance.now();
+  const since = args.after_event_id ?? lastEventId(ctx);
+  const wake = await waitForSweep(ctx, sweepId, {
+    timeoutMs: (args.timeout_s ?? DEFAULT_WAIT_S) * 1000,
+    since,
+    signal: call.signal,
+  });
+  const sweep = getSweep(ctx, sweepId);
+  const lastId = Math.max(wake.event?.id ?? 0, since);
+  const waited = Math.round((performance.now() - started) / 100) / 10;
+  const actions = [
+    ...sweep.next_actions.filter((a) => a.tool !== "wait_for_run"),
+    ...(sweep.status === "RUNNING"
+      ? [{
+        tool: "wait_for_run",
+        args: { sweep_id: sweepId, after_event_id: lastId },
+        why: "Keep waiting from here",
+      }]
+      : []),
+  ];
+  const what = wake.event ? ` ${wake.event.type}: ${wake.event.message}.` : "";
+  return {
+    data: {
+      reason: wake.reason,
+      until: "finished",
+      run_id: wake.run_id,
+      job_id: wake.event?.job_id ?? null,
+      status: sweep.status,
+      step: null,
+      event: wake.event,
+      last_event_id: lastId,
+      waited_s: waited,
+      diagnosis: null,
+      next_actions: actions,
+      sweep,
+    },
+    summary: `Waited ${waited} s (${wake.reason}).${what} ${sweep.summary}` +
+      (actions.length
+        ? ` Next: ${actions.map((a) => `${a.tool} ${JSON.stringify(a.args)}`).join("; ")}.`
+        : ""),
+  };
+}

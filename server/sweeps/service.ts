@@ -26,6 +26,7 @@ import { conflict, invalidField, notFound, quoted } from "../errors.ts";
 import { cancelJob, DEFAULT_PROJECT, submitJob } from "../jobs/service.ts";
 import { keyDirection, resolvePrimaryKey } from "../metrics/primary_metric.ts";
 import { ensureProjectAndExperiment } from "../projects/service.ts";
+import { emitEvent } from "../events/emit.ts";
 import { expandTrials } from "./expand.ts";
 import { decideRung, rungsReached, type RungValue } from "./halving.ts";
 import { parameterImportance } from "./importance.ts";
@@ -186,18 +187,22 @@ function advanceSweep(ctx: Context, sweep: SweepRecord): SweepPass {
     const anyGood = states.some((s) =>
       s.job!.status === "SUCCEEDED" || s.trial.stopped_at !== null
     );
-    if (
-      sweepsDb.finishSweep(
-        ctx.db,
-        sweep.id,
-        anyGood ? "SUCCEEDED" : "FAILED",
-        ctx.now().toISOString(),
-      )
-    ) {
+    const status = anyGood ? "SUCCEEDED" : "FAILED";
+    if (sweepsDb.finishSweep(ctx.db, sweep.id, status, ctx.now().toISOString())) {
       finished = 1;
+      sweepFinished(ctx, sweep, status);
     }
   }
   return { launched, stopped, finished };
+}
+
+function sweepFinished(ctx: Context, sweep: SweepRecord, status: SweepStatus): void {
+  emitEvent(ctx, {
+    type: "SWEEP_FINISHED",
+    severity: "info",
+    message: `Sweep ${quoted(sweep.name)} (${sweep.id}) ended ${status}`,
+    data: { sweep_id: sweep.id, status },
+  });
 }
 
 /** Successive halving over the rungs the trials have reached; returns how many it stopped. */
@@ -229,6 +234,14 @@ function stopAtRungs(ctx: Context, sweep: SweepRecord, states: TrialState[]): nu
       sweepsDb.updateTrial(ctx.db, sweep.id, s.trial.idx, {
         stopped_at: rung,
         stop_reason: reason,
+      });
+      emitEvent(ctx, {
+        type: "SWEEP_TRIAL_STOPPED",
+        severity: "info",
+        job_id: s.job!.id,
+        run_id: s.job!.run_id,
+        message: reason,
+        data: { sweep_id: sweep.id, trial: s.trial.idx + 1, rung },
       });
       s.trial.stopped_at = rung;
       s.trial.stop_reason = reason;
@@ -288,7 +301,9 @@ export function cancelSweep(
       if (options.let_running_finish && job.status !== "QUEUED") continue;
       cancelJob(ctx, job.id, by, `Cancelled with sweep ${quoted(sweep.name)} (${id}) by ${by}`);
     }
-    sweepsDb.finishSweep(ctx.db, id, "CANCELLED", ctx.now().toISOString());
+    if (sweepsDb.finishSweep(ctx.db, id, "CANCELLED", ctx.now().toISOString())) {
+      sweepFinished(ctx, sweep, "CANCELLED");
+    }
   });
   return getSweep(ctx, id);
 }
@@ -370,7 +385,7 @@ function sweepView(ctx: Context, sweep: SweepRecord): Sweep {
   if (best?.run_id) {
     next_actions.push({
       tool: "get_best_checkpoint",
-      args: { run: best.run_id },
+      args: { run_id: best.run_id },
       why: `the best checkpoint of the best trial (${label(best.params)})`,
     });
   }
