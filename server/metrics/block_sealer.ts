@@ -54,19 +54,27 @@ export class BlockSealer {
    * series) only when it runs out, not at every step.
    */
   runOnce(): number {
-    if (this.#todo.length === 0) {
-      this.#todo = metricBlocks.seriesToSeal(this.#ctx.db, SERIES_PER_SCAN);
+    // A series whose last whole block was sealed by the previous step seals nothing now: go on
+    // to the next one rather than answer 0, which would read as "no work" and idle the loop.
+    // Each turn seals or drops a series, and the list is refilled at most once: bounded.
+    let refilled = false;
+    for (;;) {
+      if (this.#todo.length === 0) {
+        if (refilled) return 0;
+        this.#todo = metricBlocks.seriesToSeal(this.#ctx.db, SERIES_PER_SCAN);
+        refilled = true;
+        if (this.#todo.length === 0) return 0;
+      }
+      const next = this.#todo[0];
+      const sealed = metricBlocks.sealNext(
+        this.#ctx.db,
+        next.run_id,
+        next.key,
+        this.#blocksPerStep,
+      );
+      if (sealed < this.#blocksPerStep) this.#todo.shift(); // no whole block left in it
+      if (sealed > 0) return sealed;
     }
-    const next = this.#todo[0];
-    if (!next) return 0;
-    const sealed = metricBlocks.sealNext(
-      this.#ctx.db,
-      next.run_id,
-      next.key,
-      this.#blocksPerStep,
-    );
-    if (sealed < this.#blocksPerStep) this.#todo.shift(); // no whole block left in it
-    return sealed;
   }
 
   #schedule(ms: number): void {

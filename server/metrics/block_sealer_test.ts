@@ -55,6 +55,22 @@ Deno.test("the sealer seals the most unsealed series first, a few blocks a step,
   ctx.db.close();
 });
 
+Deno.test("a series sealed to its last whole block hands the next step to the next series", () => {
+  const ctx = context();
+  // Whole blocks only, a multiple of blocksPerStep: the step after the last one of "a" seals
+  // nothing of "a", and must go on to "b" instead of answering 0 ("no work").
+  write(ctx, "a", 0, 4 * BLOCK_POINTS);
+  write(ctx, "b", 0, 4 * BLOCK_POINTS);
+  const sealer = new BlockSealer(ctx, { blocksPerStep: 2 });
+  const steps = Array.from({ length: 5 }, () => sealer.runOnce());
+  assertEquals(steps, [2, 2, 2, 2, 0]);
+  assertEquals([sealedPoints(ctx, "a"), sealedPoints(ctx, "b")], [
+    4 * BLOCK_POINTS,
+    4 * BLOCK_POINTS,
+  ]);
+  ctx.db.close();
+});
+
 Deno.test("a running sealer catches up with a growing series and stops cleanly", async () => {
   const ctx = context();
   const sealer = new BlockSealer(ctx, { busyMs: 1, idleMs: 5 });
