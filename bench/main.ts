@@ -12,6 +12,7 @@ import { BlockSealer } from "../server/metrics/block_sealer.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
 import { benchCluster, benchSdkOverhead } from "./cluster.ts";
 import { benchMcp } from "./mcp.ts";
+import { benchPeers } from "./peers.ts";
 import { BenchReport } from "./report.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "gpuctl-bench-" });
@@ -296,6 +297,10 @@ async function bareDenoRss(): Promise<number> {
 }
 
 await benchCluster(report);
+await benchPeers(
+  report,
+  bench.rows.find((r) => r.name.startsWith("submit → process started"))?.value.value ?? null,
+);
 await benchSdkOverhead(report);
 await benchMcp(report);
 
