@@ -1,0 +1,196 @@
+// The log of a job or a run, printed or followed. Following a job goes from attempt to
+// attempt (each attempt is a run of its own) until the job ends, and resumes each run's
+// stream after a disconnect or a server restart from the last line printed, so no line is
+// missed or printed twice.
+
+import type { Job, LogLine, Run } from "../protocol/objects.ts";
+import { ApiError, ConnectionError, type GpuctlClient } from "./client.ts";
+import type { CommandContext } from "./command.ts";
+import { cleanLine, paint, progressBar } from "./output.ts";
+import { followSse, sleep } from "./sse.ts";
+
+/** Job statuses after which nothing more happens to it by itself. */
+export const FINAL_JOB_STATUSES: readonly string[] = ["SUCCEEDED", "FAILED", "CANCELLED", "LOST"];
+
+/** How often a queued job and a running run's step are looked at. */
+const POLL_MS = 500;
+
+/** What `gpuctl logs ID` names: a job (its current attempt's run) or a run. */
+export type LogTarget = { kind: "job"; job: Job } | { kind: "run"; run: Run };
+
+/** Finds what an id names: a job first, else a run; a NotFound naming both otherwise. */
+export async function findLogTarget(client: GpuctlClient, id: string): Promise<LogTarget> {
+  const path = (kind: string) => `/api/${kind}/${encodeURIComponent(id)}`;
+  try {
+    return { kind: "job", job: await client.get<Job>(path("jobs")) };
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 404)) throw err;
+  }
+  try {
+    return { kind: "run", run: await client.get<Run>(path("runs")) };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) {
+      throw new ApiError(
+        404,
+        "NotFound",
+        `No job or run "${id}": list them with gpuctl job list or gpuctl run list`,
+      );
+    }
+    throw err;
+  }
+}
+
+/** The exit code a finished job stands for: its process's, else 0 for success and 1. */
+export function jobExitCode(job: Job): number {
+  if (job.exit_code !== null && job.exit_code >= 0 && job.exit_code <= 255) return job.exit_code;
+  return job.status === "SUCCEEDED" ? 0 : 1;
+}
+
+/** How lines are printed. */
+export interface PrintOptions {
+  /** Each line as the API's JSON object, one per line. */
+  json?: boolean;
+}
+
+function printLines(ctx: CommandContext, lines: LogLine[], o: PrintOptions): void {
+  for (const l of lines) {
+    if (o.json) ctx.io.out(JSON.stringify(l));
+    else if (l.stream === "system") ctx.io.out(paint(ctx, "dim", cleanLine(l.text)));
+    else ctx.io.out(cleanLine(l.text));
+  }
+}
+
+/** Prints the last `tail` lines of a run. */
+export async function printLog(
+  client: GpuctlClient,
+  ctx: CommandContext,
+  runId: string,
+  tail: number,
+  o: PrintOptions,
+): Promise<void> {
+  const body = await client.get<{ lines: LogLine[] }>(
+    `/api/runs/${encodeURIComponent(runId)}/logs`,
+    { limit: tail },
+  );
+  if (o.json) ctx.io.out(JSON.stringify(body));
+  else printLines(ctx, body.lines, o);
+}
+
+/** Retries a read while the server cannot be reached (it may be restarting). */
+async function patiently<T>(ctx: CommandContext, read: () => Promise<T>): Promise<T> {
+  let told = false;
+  for (let wait = 250;; wait = Math.min(wait * 2, 5000)) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!(err instanceof ConnectionError) || ctx.signal?.aborted) throw err;
+      if (!told) ctx.io.err(`gpuctl: ${err.message}; trying again`);
+      told = true;
+      await sleep(wait, ctx.signal);
+    }
+  }
+}
+
+/**
+ * Streams a run's lines from the first until the run ends (true) or the user interrupts
+ * (false). With `maxSteps`, a progress bar shows the run's step on a terminal.
+ */
+export async function followRun(
+  client: GpuctlClient,
+  ctx: CommandContext,
+  runId: string,
+  o: PrintOptions & { maxSteps?: number | null },
+): Promise<boolean> {
+  // A stream opened before the run started can stall on the server when the run starts
+  // (server/http/sse.ts: a pull that enqueues nothing after RUN_STARTED): wait for the start.
+  const runPath = `/api/runs/${encodeURIComponent(runId)}`;
+  while ((await patiently(ctx, () => client.get<Run>(runPath))).status === "QUEUED") {
+    await sleep(POLL_MS, ctx.signal);
+    if (ctx.signal?.aborted) return false;
+  }
+  const progress = o.maxSteps && ctx.io.status && !o.json
+    ? showProgress(client, ctx, runId, o.maxSteps)
+    : null;
+  try {
+    const path = `/api/runs/${encodeURIComponent(runId)}/logs/stream`;
+    // Last-Event-ID 0: from the first line the server keeps, not only the new ones.
+    for await (
+      const m of followSse(client, path, {
+        lastEventId: "0",
+        signal: ctx.signal,
+        onDisconnect: (why) => ctx.io.err(`gpuctl logs: lost the stream (${why}); reconnecting`),
+        onReconnect: () => ctx.io.err("gpuctl logs: reconnected"),
+      })
+    ) {
+      if (m.event === "end") return true;
+      if (m.event === undefined) {
+        printLines(ctx, (JSON.parse(m.data) as { lines: LogLine[] }).lines, o);
+      }
+    }
+    return false;
+  } finally {
+    await progress?.stop();
+  }
+}
+
+function showProgress(client: GpuctlClient, ctx: CommandContext, runId: string, max: number) {
+  const stop = new AbortController();
+  const done = (async () => {
+    while (!stop.signal.aborted) {
+      try {
+        const run = await client.get<Run>(`/api/runs/${encodeURIComponent(runId)}`);
+        if (run.step !== null) ctx.io.status!(progressBar(run.step, max, ctx.columns));
+      } catch {
+        // The bar is a courtesy: the log stream reports outages.
+      }
+      await sleep(1000, stop.signal);
+    }
+  })();
+  return {
+    async stop() {
+      stop.abort();
+      await done;
+      ctx.io.status!("");
+    },
+  };
+}
+
+/**
+ * Follows a job's log across its attempts until it ends; resolves to its exit code (or 130
+ * when interrupted).
+ */
+export async function followJob(
+  client: GpuctlClient,
+  ctx: CommandContext,
+  jobId: string,
+  o: PrintOptions,
+): Promise<number> {
+  const read = () =>
+    patiently(ctx, () => client.get<Job>(`/api/jobs/${encodeURIComponent(jobId)}`));
+  let job = await read();
+  let followed: string | null = null;
+  for (;;) {
+    while (job.run_id === null || job.run_id === followed) {
+      if (FINAL_JOB_STATUSES.includes(job.status)) {
+        if (!o.json) {
+          ctx.io.err(
+            `gpuctl: job ${job.id} ${job.status}` +
+              (job.exit_code !== null ? ` with exit code ${job.exit_code}` : "") +
+              (job.reason ? `: ${cleanLine(job.reason)}` : ""),
+          );
+        }
+        return jobExitCode(job);
+      }
+      await sleep(POLL_MS, ctx.signal);
+      if (ctx.signal?.aborted) return 130;
+      job = await read();
+    }
+    const runId: string = job.run_id;
+    if (followed !== null && !o.json) {
+      ctx.io.out(paint(ctx, "dim", `--- attempt ${job.attempt} (run ${runId}) ---`));
+    }
+    followed = runId;
+    if (!await followRun(client, ctx, runId, { ...o, maxSteps: job.max_steps })) return 130;
+    job = await read();
+  }
+}
