@@ -63,3 +63,23 @@ export const PAGE_FLAGS = {
     help: "the next page: the cursor the previous page printed",
   },
 } satisfies Record<string, FlagSpec>;
+
+/** `--project` and `--experiment` of the list commands. */
+export const SCOPE_FILTER_FLAGS = {
+  project: { arg: "P", schema: optionalText(), help: "only this project's" },
+  experiment: { arg: "E", schema: optionalText(), help: "only this experiment's" },
+} satisfies Record<string, FlagSpec>;
+
+/** What every command that prints data takes: `--json` and the connection. */
+export const DATA_FLAGS = { ...JSON_FLAG, ...CONNECTION_FLAGS } satisfies Record<string, FlagSpec>;
+
+/** What every list command takes: paging, `--json` and the connection. */
+export const LIST_FLAGS = { ...PAGE_FLAGS, ...DATA_FLAGS } satisfies Record<string, FlagSpec>;
+
+/** Items a list shows when `--limit` is not given. */
+export const DEFAULT_LIMIT = 50;
+
+/** The `limit` and `cursor` query of a list command's flags. */
+export function pageQuery(flags: { limit?: number; cursor?: string }) {
+  return { limit: flags.limit ?? DEFAULT_LIMIT, cursor: flags.cursor };
+}
