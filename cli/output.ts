@@ -82,6 +82,17 @@ export interface Column<T> {
   flex?: boolean;
 }
 
+/** The first columns of a job or run list: id, name and status. */
+export function identityColumns<T extends { id: string; name: string; status: string }>(
+  ctx: Pick<CommandContext, "color">,
+): Column<T>[] {
+  return [
+    { header: "ID", cell: (x) => clean(x.id) },
+    { header: "NAME", cell: (x) => clean(x.name), flex: true },
+    { header: "STATUS", cell: (x) => paintStatus(ctx, x.status) },
+  ];
+}
+
 // Printable width, not counting colour codes (which `clean` has already removed from data).
 // deno-lint-ignore no-control-regex -- colour codes are what is skipped
 const width = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "").length;
@@ -183,7 +194,22 @@ export function progressBar(step: number, max: number, columns = 80): string {
   return `[${"#".repeat(full)}${".".repeat(inner - full)}]${label}`;
 }
 
-/** Prints a page's `next_cursor` as the flag that fetches the next page. */
-export function printNextPage(ctx: CommandContext, next: string | null, command: string): void {
-  if (next) ctx.io.out(`… more: ${command} --cursor ${next}`);
+/**
+ * Prints a list answer: with `json` the API's page unchanged, else its items as a table and,
+ * when there are more, the command line that fetches the next page.
+ */
+export function printPage<T>(
+  ctx: CommandContext,
+  json: boolean | undefined,
+  page: { items: T[]; next_cursor?: string | null },
+  columns: Column<T>[],
+  empty: string,
+  command?: string,
+): void {
+  if (json) {
+    ctx.io.out(JSON.stringify(page));
+    return;
+  }
+  printTable(ctx, page.items, columns, empty);
+  if (page.next_cursor && command) ctx.io.out(`… more: ${command} --cursor ${page.next_cursor}`);
 }

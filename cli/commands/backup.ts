@@ -6,7 +6,7 @@ import { parseYamlConfig } from "../../protocol/config_files.ts";
 import { EXIT_OK } from "../command.ts";
 import { connect, gpuctlHome } from "../config.ts";
 import { defineCommand } from "../define_command.ts";
-import { CONNECTION_FLAGS, JSON_FLAG, optionalText } from "../flags.ts";
+import { DATA_FLAGS, JSON_FLAG, optionalText } from "../flags.ts";
 import { clean } from "../output.ts";
 
 export const backupCommand = defineCommand({
@@ -15,7 +15,7 @@ export const backupCommand = defineCommand({
   description: `The copy goes to the server's backups folder (<data_dir>/backups, on the
 server's host); its path is printed. Needs an admin token.`,
   examples: ["gpuctl backup"],
-  flags: { ...JSON_FLAG, ...CONNECTION_FLAGS },
+  flags: DATA_FLAGS,
   async run({ flags }, ctx) {
     const client = await connect(flags, ctx);
     const b = await client.post<{ path: string; bytes: number; integrity: string }>(

@@ -11,8 +11,8 @@ import { evaluationRequest } from "../../protocol/rest.ts";
 import { EXIT_OK, UsageError } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
-import { CONNECTION_FLAGS, JSON_FLAG, optionalInt, optionalText, requiredText } from "../flags.ts";
-import { ago, clean, metric, printFields, printTable } from "../output.ts";
+import { DATA_FLAGS, optionalInt, optionalText, requiredText } from "../flags.ts";
+import { ago, clean, metric, printFields, printPage } from "../output.ts";
 
 function size(bytes: number | null): string {
   if (bytes === null) return "";
@@ -31,18 +31,14 @@ const list = defineCommand({
   summary: "a run's checkpoints, with the metrics at each one's step",
   args: ["RUN"],
   examples: ["gpuctl checkpoint list r-8c1d0e2f3a4b"],
-  flags: { ...JSON_FLAG, ...CONNECTION_FLAGS },
+  flags: DATA_FLAGS,
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);
     const page = await client.get<Page<Checkpoint>>(
       `/api/runs/${encodeURIComponent(args[0])}/checkpoints`,
     );
-    if (flags.json) {
-      ctx.io.out(JSON.stringify(page));
-      return EXIT_OK;
-    }
     const now = ctx.now();
-    printTable(ctx, page.items, [
+    printPage(ctx, flags.json, page, [
       { header: "ID", cell: (c) => clean(c.id) },
       { header: "STEP", cell: (c) => c.step === null ? "" : String(c.step), right: true },
       {
@@ -77,8 +73,7 @@ const recommend = defineCommand({
       schema: optionalText(401),
       help: "among an experiment's (project/experiment)",
     },
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...DATA_FLAGS,
   },
   async run({ flags }, ctx) {
     if ((flags.run === undefined) === (flags.experiment === undefined)) {
@@ -139,8 +134,7 @@ const evaluate = defineCommand({
       schema: optionalInt(-1_000_000, 1_000_000),
       help: "higher runs first",
     },
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...DATA_FLAGS,
   },
   async run({ flags, args, rest }, ctx) {
     const body = evaluationRequest.parse({

@@ -9,13 +9,13 @@ import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
 import {
   CONNECTION_FLAGS,
-  JSON_FLAG,
+  LIST_FLAGS,
   optionalInt,
   optionalText,
-  PAGE_FLAGS,
+  pageQuery,
   textList,
 } from "../flags.ts";
-import { ago, clean, paintStatus, printNextPage, printTable } from "../output.ts";
+import { ago, clean, paintStatus, printPage } from "../output.ts";
 import { followSse } from "../sse.ts";
 
 const severity = {
@@ -37,9 +37,7 @@ const list = defineCommand({
     run: { arg: "RUN", schema: optionalText(), help: "only this run's" },
     job: { arg: "JOB", schema: optionalText(), help: "only this job's" },
     node: { arg: "NODE", schema: optionalText(), help: "only this node's" },
-    ...PAGE_FLAGS,
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...LIST_FLAGS,
   },
   async run({ flags }, ctx) {
     const client = await connect(flags, ctx);
@@ -49,23 +47,24 @@ const list = defineCommand({
       run_id: flags.run,
       job_id: flags.job,
       node_id: flags.node,
-      limit: flags.limit ?? 50,
-      cursor: flags.cursor,
+      ...pageQuery(flags),
     });
-    if (flags.json) {
-      ctx.io.out(JSON.stringify(page));
-      return EXIT_OK;
-    }
     const now = ctx.now();
-    printTable(ctx, page.items, [
-      { header: "ID", cell: (e) => String(e.id), right: true },
-      { header: "WHEN", cell: (e) => ago(e.ts, now) },
-      { header: "SEVERITY", cell: (e) => paintStatus(ctx, e.severity) },
-      { header: "TYPE", cell: (e) => clean(e.type) },
-      { header: "ON", cell: (e) => clean(e.run_id ?? e.job_id ?? e.node_id ?? ""), flex: true },
-      { header: "MESSAGE", cell: (e) => clean(e.message), flex: true },
-    ], "No events.");
-    printNextPage(ctx, page.next_cursor, "gpuctl event list");
+    printPage(
+      ctx,
+      flags.json,
+      page,
+      [
+        { header: "ID", cell: (e) => String(e.id), right: true },
+        { header: "WHEN", cell: (e) => ago(e.ts, now) },
+        { header: "SEVERITY", cell: (e) => paintStatus(ctx, e.severity) },
+        { header: "TYPE", cell: (e) => clean(e.type) },
+        { header: "ON", cell: (e) => clean(e.run_id ?? e.job_id ?? e.node_id ?? ""), flex: true },
+        { header: "MESSAGE", cell: (e) => clean(e.message), flex: true },
+      ],
+      "No events.",
+      "gpuctl event list",
+    );
     return EXIT_OK;
   },
 });

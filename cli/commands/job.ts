@@ -9,15 +9,18 @@ import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
 import {
   CONNECTION_FLAGS,
+  DATA_FLAGS,
   JSON_FLAG,
+  LIST_FLAGS,
   optionalInt,
   optionalNumber,
   optionalText,
-  PAGE_FLAGS,
+  pageQuery,
+  SCOPE_FILTER_FLAGS,
   textList,
 } from "../flags.ts";
 import { followJob } from "../follow_logs.ts";
-import { ago, clean, paintStatus, printFields, printNextPage, printTable } from "../output.ts";
+import { ago, clean, identityColumns, printFields, printPage } from "../output.ts";
 
 const submitFlags = {
   name: {
@@ -189,12 +192,9 @@ const list = defineCommand({
       schema: z.enum(JOB_STATUSES).optional(),
       help: JOB_STATUSES.join(", "),
     },
-    project: { arg: "P", schema: optionalText(), help: "only this project's" },
-    experiment: { arg: "E", schema: optionalText(), help: "only this experiment's" },
+    ...SCOPE_FILTER_FLAGS,
     node: { arg: "NODE", schema: optionalText(), help: "only those placed on this node" },
-    ...PAGE_FLAGS,
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...LIST_FLAGS,
   },
   async run({ flags }, ctx) {
     const client = await connect(flags, ctx);
@@ -203,26 +203,29 @@ const list = defineCommand({
       project: flags.project,
       experiment: flags.experiment,
       node_id: flags.node,
-      limit: flags.limit ?? 50,
-      cursor: flags.cursor,
+      ...pageQuery(flags),
     });
-    if (flags.json) {
-      ctx.io.out(JSON.stringify(page));
-      return EXIT_OK;
-    }
     const now = ctx.now();
-    printTable(ctx, page.items, [
-      { header: "ID", cell: (j) => clean(j.id) },
-      { header: "NAME", cell: (j) => clean(j.name), flex: true },
-      { header: "STATUS", cell: (j) => paintStatus(ctx, j.status) },
-      { header: "TRY", cell: (j) => `${j.attempt}/${j.max_attempts}`, right: true },
-      { header: "GPUS", cell: (j) => String(j.gpus), right: true },
-      { header: "NODE", cell: (j) => clean(j.node_id ?? j.node ?? "") },
-      { header: "EXIT", cell: (j) => j.exit_code === null ? "" : String(j.exit_code), right: true },
-      { header: "CREATED", cell: (j) => ago(j.created_at, now) },
-      { header: "PROJECT", cell: (j) => clean(j.project), flex: true },
-    ], "No jobs.");
-    printNextPage(ctx, page.next_cursor, "gpuctl job list");
+    printPage(
+      ctx,
+      flags.json,
+      page,
+      [
+        ...identityColumns<Job>(ctx),
+        { header: "TRY", cell: (j) => `${j.attempt}/${j.max_attempts}`, right: true },
+        { header: "GPUS", cell: (j) => String(j.gpus), right: true },
+        { header: "NODE", cell: (j) => clean(j.node_id ?? j.node ?? "") },
+        {
+          header: "EXIT",
+          cell: (j) => j.exit_code === null ? "" : String(j.exit_code),
+          right: true,
+        },
+        { header: "CREATED", cell: (j) => ago(j.created_at, now) },
+        { header: "PROJECT", cell: (j) => clean(j.project), flex: true },
+      ],
+      "No jobs.",
+      "gpuctl job list",
+    );
     return EXIT_OK;
   },
 });
@@ -266,7 +269,7 @@ const show = defineCommand({
   summary: "one job: its command, status, attempt, node and exit code",
   args: ["JOB"],
   examples: ["gpuctl job show j-3f9a2c7d1e0b"],
-  flags: { ...JSON_FLAG, ...CONNECTION_FLAGS },
+  flags: DATA_FLAGS,
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);
     const job = await client.get<Job>(`/api/jobs/${encodeURIComponent(args[0])}`);
@@ -281,7 +284,7 @@ const cancel = defineCommand({
   summary: "cancel jobs: a queued one ends at once, a running one gets SIGTERM, then SIGKILL",
   args: ["JOB…"],
   examples: ["gpuctl job cancel j-3f9a2c7d1e0b"],
-  flags: { ...JSON_FLAG, ...CONNECTION_FLAGS },
+  flags: DATA_FLAGS,
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);
     for (const id of args) {
@@ -302,7 +305,7 @@ const retry = defineCommand({
   summary: "queue a finished job again as its next attempt",
   args: ["JOB"],
   examples: ["gpuctl job retry j-3f9a2c7d1e0b"],
-  flags: { ...JSON_FLAG, ...CONNECTION_FLAGS },
+  flags: DATA_FLAGS,
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);
     const job = await client.post<Job>(`/api/jobs/${encodeURIComponent(args[0])}/retry`);

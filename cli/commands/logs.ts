@@ -4,7 +4,7 @@ import { z } from "zod";
 import { EXIT_OK, UsageError } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand } from "../define_command.ts";
-import { CONNECTION_FLAGS, JSON_FLAG, optionalInt } from "../flags.ts";
+import { DATA_FLAGS, optionalInt } from "../flags.ts";
 import { findLogTarget, followJob, followRun, printLog } from "../follow_logs.ts";
 
 export const logsCommand = defineCommand({
@@ -18,8 +18,7 @@ reconnected to where the stream stopped: no line is missed or printed twice.`,
   flags: {
     follow: { short: "f", schema: z.boolean().optional(), help: "stream new lines until it ends" },
     tail: { arg: "N", schema: optionalInt(1, 2000), help: "the last N lines (default 200)" },
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...DATA_FLAGS,
   },
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);

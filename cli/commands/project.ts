@@ -14,8 +14,8 @@ import { EXIT_OK, UsageError } from "../command.ts";
 import { connect } from "../config.ts";
 import { type Column } from "../output.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
-import { CONNECTION_FLAGS, JSON_FLAG, optionalText, requiredText } from "../flags.ts";
-import { ago, clean, metric, printTable } from "../output.ts";
+import { DATA_FLAGS, optionalText, requiredText } from "../flags.ts";
+import { ago, clean, metric, printPage } from "../output.ts";
 
 /** The columns a project and an experiment list share: runs, best primary, activity. */
 function activityColumns<T extends ScopeActivity>(now: number): Column<T>[] {
@@ -50,8 +50,7 @@ const projectCreate = defineCommand({
       schema: optionalText(65_536),
       help: "how its checkpoints are evaluated",
     },
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...DATA_FLAGS,
   },
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);
@@ -71,15 +70,11 @@ const projectList = defineCommand({
   name: "project list",
   summary: "projects with their runs, best primary metric and last activity",
   examples: ["gpuctl project list"],
-  flags: { ...JSON_FLAG, ...CONNECTION_FLAGS },
+  flags: DATA_FLAGS,
   async run({ flags }, ctx) {
     const client = await connect(flags, ctx);
     const page = await client.get<Page<ProjectSummary>>("/api/projects");
-    if (flags.json) {
-      ctx.io.out(JSON.stringify(page));
-      return EXIT_OK;
-    }
-    printTable(ctx, page.items, [
+    printPage(ctx, flags.json, page, [
       { header: "PROJECT", cell: (p) => clean(p.name), flex: true },
       ...activityColumns<ProjectSummary>(ctx.now()),
       { header: "DESCRIPTION", cell: (p) => clean(p.description), flex: true },
@@ -105,8 +100,7 @@ const experimentCreate = defineCommand({
     project: { arg: "P", schema: requiredText(), help: "its project (required)" },
     description: describe,
     primaryMetric: primary,
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...DATA_FLAGS,
   },
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);
@@ -128,19 +122,14 @@ const experimentList = defineCommand({
   examples: ["gpuctl experiment list --project mnist"],
   flags: {
     project: { arg: "P", schema: optionalText(), help: "only this project's" },
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...DATA_FLAGS,
   },
   async run({ flags }, ctx) {
     const client = await connect(flags, ctx);
     const page = await client.get<Page<ExperimentSummary>>("/api/experiments", {
       project: flags.project,
     });
-    if (flags.json) {
-      ctx.io.out(JSON.stringify(page));
-      return EXIT_OK;
-    }
-    printTable(ctx, page.items, [
+    printPage(ctx, flags.json, page, [
       { header: "EXPERIMENT", cell: (e) => `${clean(e.project)}/${clean(e.name)}`, flex: true },
       ...activityColumns<ExperimentSummary>(ctx.now()),
       { header: "DESCRIPTION", cell: (e) => clean(e.description), flex: true },
@@ -180,8 +169,7 @@ const setPrimary = defineCommand({
       schema: z.enum(["min", "max"]).optional(),
       help: "min or max: which way is better",
     },
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...DATA_FLAGS,
   },
   async run({ flags, args }, ctx) {
     const scopes = [flags.project, flags.experiment, flags.global || undefined].filter((s) =>

@@ -17,15 +17,16 @@ import type { GpuctlClient } from "../client.ts";
 import { EXIT_OK } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
-import { CONNECTION_FLAGS, JSON_FLAG, optionalText, PAGE_FLAGS } from "../flags.ts";
+import { DATA_FLAGS, LIST_FLAGS, optionalText, pageQuery, SCOPE_FILTER_FLAGS } from "../flags.ts";
 import {
   ago,
   clean,
+  identityColumns,
   metric,
   paint,
   paintStatus,
   printFields,
-  printNextPage,
+  printPage,
   printTable,
 } from "../output.ts";
 
@@ -34,8 +35,7 @@ const list = defineCommand({
   summary: "runs, newest first, with their primary metric",
   examples: ["gpuctl run list --project mnist --status SUCCEEDED", "gpuctl run list -q lr3e-4"],
   flags: {
-    project: { arg: "P", schema: optionalText(), help: "only this project's" },
-    experiment: { arg: "E", schema: optionalText(), help: "only this experiment's" },
+    ...SCOPE_FILTER_FLAGS,
     status: {
       arg: "STATUS",
       schema: z.enum(RUN_STATUSES).optional(),
@@ -53,9 +53,7 @@ const list = defineCommand({
       schema: optionalText(),
       help: "names and ids containing TEXT",
     },
-    ...PAGE_FLAGS,
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...LIST_FLAGS,
   },
   async run({ flags }, ctx) {
     const client = await connect(flags, ctx);
@@ -66,37 +64,36 @@ const list = defineCommand({
       job_id: flags.job,
       source: flags.source,
       q: flags.search,
-      limit: flags.limit ?? 50,
-      cursor: flags.cursor,
+      ...pageQuery(flags),
     });
-    if (flags.json) {
-      ctx.io.out(JSON.stringify(page));
-      return EXIT_OK;
-    }
     const now = ctx.now();
-    printTable(ctx, page.items, [
-      { header: "ID", cell: (r) => clean(r.id) },
-      { header: "NAME", cell: (r) => clean(r.name), flex: true },
-      { header: "STATUS", cell: (r) => paintStatus(ctx, r.status) },
-      {
-        header: "PROJECT",
-        cell: (r) => clean(r.project + (r.experiment ? `/${r.experiment}` : "")),
-        flex: true,
-      },
-      { header: "STEP", cell: (r) => stepOf(r), right: true },
-      {
-        header: "PRIMARY",
-        cell: (r) =>
-          r.primary_metric
-            ? `${clean(r.primary_metric.key)} ${
-              metric(r.primary_metric.best ?? r.primary_metric.latest)
-            }`
-            : "",
-        flex: true,
-      },
-      { header: "CREATED", cell: (r) => ago(r.created_at, now) },
-    ], "No runs.");
-    printNextPage(ctx, page.next_cursor, "gpuctl run list");
+    printPage(
+      ctx,
+      flags.json,
+      page,
+      [
+        ...identityColumns<Run>(ctx),
+        {
+          header: "PROJECT",
+          cell: (r) => clean(r.project + (r.experiment ? `/${r.experiment}` : "")),
+          flex: true,
+        },
+        { header: "STEP", cell: (r) => stepOf(r), right: true },
+        {
+          header: "PRIMARY",
+          cell: (r) =>
+            r.primary_metric
+              ? `${clean(r.primary_metric.key)} ${
+                metric(r.primary_metric.best ?? r.primary_metric.latest)
+              }`
+              : "",
+          flex: true,
+        },
+        { header: "CREATED", cell: (r) => ago(r.created_at, now) },
+      ],
+      "No runs.",
+      "gpuctl run list",
+    );
     return EXIT_OK;
   },
 });
@@ -196,7 +193,7 @@ const show = defineCommand({
     "gpuctl run show r-8c1d0e2f3a4b --json | jq .metrics",
   ],
   description: `With --json: {run, diagnosis, metrics}, the first two as the API gives them.`,
-  flags: { ...JSON_FLAG, ...CONNECTION_FLAGS },
+  flags: DATA_FLAGS,
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);
     const id = encodeURIComponent(args[0]);
@@ -258,8 +255,7 @@ const compare = defineCommand({
       schema: optionalText(),
       help: "the metric (default: their primary metric)",
     },
-    ...JSON_FLAG,
-    ...CONNECTION_FLAGS,
+    ...DATA_FLAGS,
   },
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);

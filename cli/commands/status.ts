@@ -1,37 +1,17 @@
 // `gpuctl status`: nodes, GPUs busy/total, running and queued jobs, unhandled alerts.
 
-import type { EventRecord } from "../../protocol/objects.ts";
+import type { StatusOverview } from "../../server/status/service.ts";
 import { EXIT_OK } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand } from "../define_command.ts";
-import { CONNECTION_FLAGS, JSON_FLAG } from "../flags.ts";
+import { DATA_FLAGS } from "../flags.ts";
 import { ago, clean, paint, paintStatus, printTable } from "../output.ts";
-
-/** `GET /api/status`, as far as the CLI reads it. */
-export interface StatusOverview {
-  nodes: { online: number; offline: number; total: number };
-  gpus: { busy: number; total: number };
-  jobs: { queued: number; dispatched: number; running: number };
-  alerts: { window_h: number; warning: number; critical: number; recent: EventRecord[] };
-  queue: {
-    job_id: string;
-    name: string;
-    gpus: number;
-    priority: number;
-    node: string | null;
-    reason: string | null;
-    estimated_start_at: string | null;
-    estimated_node: string | null;
-    created_at: string;
-  }[];
-  generated_at: string;
-}
 
 export const statusCommand = defineCommand({
   name: "status",
   summary: "nodes, GPUs busy of total, running and queued jobs, and recent alerts",
   examples: ["gpuctl status", "gpuctl status --json | jq .gpus"],
-  flags: { ...JSON_FLAG, ...CONNECTION_FLAGS },
+  flags: DATA_FLAGS,
   async run({ flags }, ctx) {
     const client = await connect(flags, ctx);
     const s = await client.get<StatusOverview>("/api/status");

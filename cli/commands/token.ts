@@ -5,8 +5,8 @@ import type { Page, TokenInfo } from "../../protocol/objects.ts";
 import { EXIT_OK, UsageError } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand, defineGroup, type FlagValues } from "../define_command.ts";
-import { CONNECTION_FLAGS, JSON_FLAG, optionalText } from "../flags.ts";
-import { ago, clean, printTable } from "../output.ts";
+import { CONNECTION_FLAGS, DATA_FLAGS, JSON_FLAG, optionalText } from "../flags.ts";
+import { ago, clean, printPage } from "../output.ts";
 
 const createFlags = {
   agent: { schema: z.boolean().optional(), help: "an agent token (needs --node)" },
@@ -74,16 +74,12 @@ const list = defineCommand({
   name: "token list",
   summary: "the tokens (never their secrets)",
   examples: ["gpuctl token list"],
-  flags: { ...JSON_FLAG, ...CONNECTION_FLAGS },
+  flags: DATA_FLAGS,
   async run({ flags }, ctx) {
     const client = await connect(flags, ctx);
     const page = await client.get<Page<TokenInfo>>("/api/tokens");
-    if (flags.json) {
-      ctx.io.out(JSON.stringify(page));
-      return EXIT_OK;
-    }
     const now = ctx.now();
-    printTable(ctx, page.items, [
+    printPage(ctx, flags.json, page, [
       { header: "ID", cell: (t) => clean(t.id) },
       { header: "NAME", cell: (t) => clean(t.name), flex: true },
       { header: "SCOPE", cell: (t) => t.scope },
@@ -101,7 +97,7 @@ const revoke = defineCommand({
   summary: "delete tokens: they stop working at once",
   args: ["ID…"],
   examples: ["gpuctl token revoke t-4d5e6f7a8b9c"],
-  flags: { ...JSON_FLAG, ...CONNECTION_FLAGS },
+  flags: DATA_FLAGS,
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);
     for (const id of args) {
