@@ -55,7 +55,7 @@ options:
   -h, --help          this help
 
 example:
-  $ GPUCTL_AGENT_TOKEN=… gpuctl agent --server http://gpu-head:8600 --node-id gpu-2`,
+  $ gpuctl agent --server http://gpu-head:8600 --token-file ~/.gpuctl/agent.token --node-id gpu-2`,
   async run(args) {
     const { main } = await import("../../agent/main.ts");
     return await main(args);
