@@ -34,6 +34,7 @@ import { statusCommand } from "./commands/status.ts";
 import { syncCommand } from "./commands/sync.ts";
 import { tokenCommand } from "./commands/token.ts";
 import { wantsHelp } from "./define_command.ts";
+import { colourWanted } from "./output.ts";
 
 /** Every command, in the order `gpuctl --help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -177,7 +178,7 @@ if (import.meta.main) {
     io: terminalOutput(),
     now: Date.now,
     columns: tty ? Deno.consoleSize().columns : undefined,
-    color: tty && !env.NO_COLOR,
+    color: colourWanted(tty, env),
     cwd: Deno.cwd(),
     signal: interrupt.signal,
   });

@@ -24,6 +24,14 @@ export function cleanLine(text: string): string {
   return text.replace(ANSI, "").replace(CONTROL, "");
 }
 
+/** Colour is for terminals only, and never when NO_COLOR is set (https://no-color.org). */
+export function colourWanted(
+  stdoutIsTerminal: boolean,
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
+  return stdoutIsTerminal && !env.NO_COLOR;
+}
+
 const COLOURS = {
   red: 31,
   green: 32,
@@ -114,16 +122,18 @@ export function table<T>(rows: readonly T[], columns: Column<T>[], maxWidth?: nu
   );
   if (maxWidth !== undefined) {
     const total = () => widths.reduce((a, b) => a + b, 0) + 2 * (columns.length - 1);
-    const floor = 8;
-    while (total() > maxWidth) {
-      let widest = -1;
-      columns.forEach((c, i) => {
-        if (c.flex && widths[i] > floor && (widest === -1 || widths[i] > widths[widest])) {
-          widest = i;
-        }
-      });
-      if (widest === -1) break;
-      widths[widest] = Math.max(floor, widths[widest] - (total() - maxWidth));
+    // Cut the widest flexible column first, to 8 characters, then, if need be, to 3.
+    for (const floor of [8, 3]) {
+      while (total() > maxWidth) {
+        let widest = -1;
+        columns.forEach((c, i) => {
+          if (c.flex && widths[i] > floor && (widest === -1 || widths[i] > widths[widest])) {
+            widest = i;
+          }
+        });
+        if (widest === -1) break;
+        widths[widest] = Math.max(floor, widths[widest] - (total() - maxWidth));
+      }
     }
   }
   const line = (values: string[]) =>
