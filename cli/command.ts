@@ -52,6 +52,8 @@ export interface Command {
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
+/** A long-running command (logs -f, --follow) stopped by Ctrl-C, as shells report SIGINT. */
+export const EXIT_INTERRUPTED = 130;
 
 /** A command line that cannot be run as given; `gpuctl` exits 2 and points at `--help`. */
 export class UsageError extends Error {

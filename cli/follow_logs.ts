@@ -5,7 +5,7 @@
 
 import type { Job, LogLine, Run } from "../protocol/objects.ts";
 import { ApiError, ConnectionError, type GpuctlClient } from "./client.ts";
-import type { CommandContext } from "./command.ts";
+import { type CommandContext, EXIT_INTERRUPTED } from "./command.ts";
 import { cleanLine, paint, progressBar } from "./output.ts";
 import { followSse, sleep } from "./sse.ts";
 
@@ -40,9 +40,35 @@ export async function findLogTarget(client: GpuctlClient, id: string): Promise<L
   }
 }
 
-/** The exit code a finished job stands for: its process's, else 0 for success and 1. */
+// Linux signal numbers, for the 128 + n a shell reports for a process a signal ended.
+const SIGNALS: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGILL: 4,
+  SIGTRAP: 5,
+  SIGABRT: 6,
+  SIGBUS: 7,
+  SIGFPE: 8,
+  SIGKILL: 9,
+  SIGUSR1: 10,
+  SIGSEGV: 11,
+  SIGUSR2: 12,
+  SIGPIPE: 13,
+  SIGALRM: 14,
+  SIGTERM: 15,
+  SIGXCPU: 24,
+};
+
+/**
+ * The exit code a finished job stands for, as a shell would give it: its process's, else
+ * 128 + the signal that ended it, else 0 for success and 1.
+ */
 export function jobExitCode(job: Job): number {
   if (job.exit_code !== null && job.exit_code >= 0 && job.exit_code <= 255) return job.exit_code;
+  const signal = job.signal === null ? undefined : SIGNALS[job.signal.toUpperCase()] ??
+    SIGNALS[`SIG${job.signal.toUpperCase()}`];
+  if (signal !== undefined && job.status !== "CANCELLED") return 128 + signal;
   return job.status === "SUCCEEDED" ? 0 : 1;
 }
 
@@ -156,8 +182,8 @@ function showProgress(client: GpuctlClient, ctx: CommandContext, runId: string, 
 }
 
 /**
- * Follows a job's log across its attempts until it ends; resolves to its exit code (or 130
- * when interrupted).
+ * Follows a job's log across its attempts until it ends; resolves to its exit code (or
+ * EXIT_INTERRUPTED).
  */
 export async function followJob(
   client: GpuctlClient,
@@ -182,7 +208,7 @@ export async function followJob(
         return jobExitCode(job);
       }
       await sleep(POLL_MS, ctx.signal);
-      if (ctx.signal?.aborted) return 130;
+      if (ctx.signal?.aborted) return EXIT_INTERRUPTED;
       job = await read();
     }
     const runId: string = job.run_id;
@@ -190,7 +216,9 @@ export async function followJob(
       ctx.io.out(paint(ctx, "dim", `--- attempt ${job.attempt} (run ${runId}) ---`));
     }
     followed = runId;
-    if (!await followRun(client, ctx, runId, { ...o, maxSteps: job.max_steps })) return 130;
+    if (!await followRun(client, ctx, runId, { ...o, maxSteps: job.max_steps })) {
+      return EXIT_INTERRUPTED;
+    }
     job = await read();
   }
 }

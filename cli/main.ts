@@ -15,6 +15,7 @@ import {
   type Command,
   type CommandContext,
   EXIT_FAILURE,
+  EXIT_INTERRUPTED,
   EXIT_OK,
   EXIT_USAGE,
   type Output,
@@ -164,10 +165,10 @@ if (import.meta.main) {
   const env = Deno.env.toObject();
   const interrupt = new AbortController();
   const onInterrupt = () => {
-    if (interrupt.signal.aborted) Deno.exit(130);
+    if (interrupt.signal.aborted) Deno.exit(EXIT_INTERRUPTED);
     interrupt.abort();
     // A command that is not waiting on the signal (a plain request) just ends.
-    Deno.unrefTimer(setTimeout(() => Deno.exit(130), 1000));
+    Deno.unrefTimer(setTimeout(() => Deno.exit(EXIT_INTERRUPTED), 1000));
   };
   // Long commands (logs -f, event-hook) stop cleanly on the first Ctrl-C; others just end.
   const isDaemon = Deno.args[0] === "server" || Deno.args[0] === "agent";

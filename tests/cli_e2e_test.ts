@@ -67,6 +67,30 @@ Deno.test("gpuctl, installed, drives a server and an agent with fake GPUs end to
       },
     );
 
+    await t.step("job submit --follow follows the job across its attempts", async () => {
+      // An attempt killed by a signal is requeued while attempts remain.
+      const follow = await gpuctl.run([
+        "job",
+        "submit",
+        "-g",
+        "1",
+        "--max-attempts",
+        "2",
+        "--follow",
+        "--",
+        "sh",
+        "-c",
+        "echo try; kill -USR1 $$",
+      ]);
+      const [id, ...lines] = follow.stdout.trim().split("\n");
+      const job = await api(`/api/jobs/${id}`);
+      // As a shell reports it: 128 + the signal's number (SIGUSR1 is 10).
+      assertEquals([follow.code, job.signal], [138, "SIGUSR1"], follow.stderr);
+      assertEquals(job.attempt, 2);
+      assertEquals([job.status, job.failure_class], ["FAILED", "SIGNAL"]);
+      assertEquals(lines, ["try", `--- attempt 2 (run ${job.run_id}) ---`, "try"]);
+    });
+
     let okJob = "";
     await t.step("job submit prints the id; show, list and logs agree with the API", async () => {
       const submit = await gpuctl.run([

@@ -1,7 +1,7 @@
 // `gpuctl logs [-f] JOB|RUN`
 
 import { z } from "zod";
-import { EXIT_OK, UsageError } from "../command.ts";
+import { EXIT_INTERRUPTED, EXIT_OK } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand } from "../define_command.ts";
 import { DATA_FLAGS, optionalInt } from "../flags.ts";
@@ -26,12 +26,15 @@ reconnected to where the stream stopped: no line is missed or printed twice.`,
     const o = { json: flags.json };
     if (flags.follow) {
       if (target.kind === "job") return await followJob(client, ctx, target.job.id, o);
-      await followRun(client, ctx, target.run.id, { ...o, maxSteps: target.run.max_steps });
-      return EXIT_OK;
+      const ended = await followRun(client, ctx, target.run.id, {
+        ...o,
+        maxSteps: target.run.max_steps,
+      });
+      return ended ? EXIT_OK : EXIT_INTERRUPTED;
     }
     const runId = target.kind === "job" ? target.job.run_id : target.run.id;
     if (runId === null) {
-      throw new UsageError(
+      throw new Error(
         `job ${args[0]} has not started yet (it is ${
           target.kind === "job" ? target.job.status : ""
         }): ` +
