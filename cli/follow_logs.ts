@@ -3,7 +3,7 @@
 // stream after a disconnect or a server restart from the last line printed, so no line is
 // missed or printed twice.
 
-import type { Job, LogLine, Run } from "../protocol/objects.ts";
+import type { Job, LogLine, Page, Run } from "../protocol/objects.ts";
 import { ApiError, ConnectionError, type GpuctlClient } from "./client.ts";
 import { type CommandContext, EXIT_INTERRUPTED } from "./command.ts";
 import { cleanLine, paint, progressBar } from "./output.ts";
@@ -118,42 +118,44 @@ async function patiently<T>(ctx: CommandContext, read: () => Promise<T>): Promis
 }
 
 /**
- * Streams a run's lines from the first until the run ends (true) or the user interrupts
- * (false). With `maxSteps`, a progress bar shows the run's step on a terminal.
+ * Streams a run's lines after `after` (a line's seq; "0": from the first) until the run ends
+ * (`ended`) or the user interrupts; `lastId` is the last line's seq seen. With `maxSteps`, a
+ * progress bar shows the run's step on a terminal.
  */
 export async function followRun(
   client: GpuctlClient,
   ctx: CommandContext,
   runId: string,
-  o: PrintOptions & { maxSteps?: number | null },
-): Promise<boolean> {
+  o: PrintOptions & { maxSteps?: number | null; after?: string },
+): Promise<{ ended: boolean; lastId: string }> {
+  let lastId = o.after ?? "0";
   // A stream opened before the run started can stall on the server when the run starts
   // (server/http/sse.ts: a pull that enqueues nothing after RUN_STARTED): wait for the start.
   const runPath = `/api/runs/${encodeURIComponent(runId)}`;
   while ((await patiently(ctx, () => client.get<Run>(runPath))).status === "QUEUED") {
     await sleep(POLL_MS, ctx.signal);
-    if (ctx.signal?.aborted) return false;
+    if (ctx.signal?.aborted) return { ended: false, lastId };
   }
   const progress = o.maxSteps && ctx.io.status && !o.json
     ? showProgress(client, ctx, runId, o.maxSteps)
     : null;
   try {
     const path = `/api/runs/${encodeURIComponent(runId)}/logs/stream`;
-    // Last-Event-ID 0: from the first line the server keeps, not only the new ones.
     for await (
       const m of followSse(client, path, {
-        lastEventId: "0",
+        lastEventId: lastId,
         signal: ctx.signal,
         onDisconnect: (why) => ctx.io.err(`gpuctl logs: lost the stream (${why}); reconnecting`),
         onReconnect: () => ctx.io.err("gpuctl logs: reconnected"),
       })
     ) {
-      if (m.event === "end") return true;
+      if (m.event === "end") return { ended: true, lastId };
       if (m.event === undefined) {
         printLines(ctx, (JSON.parse(m.data) as { lines: LogLine[] }).lines, o);
+        lastId = m.id ?? lastId;
       }
     }
-    return false;
+    return { ended: false, lastId };
   } finally {
     await progress?.stop();
   }
@@ -182,43 +184,56 @@ function showProgress(client: GpuctlClient, ctx: CommandContext, runId: string, 
 }
 
 /**
- * Follows a job's log across its attempts until it ends; resolves to its exit code (or
- * EXIT_INTERRUPTED).
+ * Follows a job's log across its attempts, from attempt `fromAttempt` on, until the job ends;
+ * resolves to its exit code (or EXIT_INTERRUPTED). Each attempt is a run of its own, taken
+ * in attempt order, so a short attempt that ended between two looks is still printed.
  */
 export async function followJob(
   client: GpuctlClient,
   ctx: CommandContext,
   jobId: string,
-  o: PrintOptions,
+  o: PrintOptions & { fromAttempt?: number },
 ): Promise<number> {
-  const read = () =>
-    patiently(ctx, () => client.get<Job>(`/api/jobs/${encodeURIComponent(jobId)}`));
-  let job = await read();
-  let followed: string | null = null;
+  const jobPath = `/api/jobs/${encodeURIComponent(jobId)}`;
+  const readJob = () => patiently(ctx, () => client.get<Job>(jobPath));
+  const readRuns = () =>
+    patiently(ctx, () => client.get<Page<Run>>("/api/runs", { job_id: jobId, limit: 1000 }));
+  let followed: Run | null = null;
+  let after = "0";
+  let attempt = (o.fromAttempt ?? 1) - 1;
   for (;;) {
-    while (job.run_id === null || job.run_id === followed) {
-      if (FINAL_JOB_STATUSES.includes(job.status)) {
-        if (!o.json) {
-          ctx.io.err(
-            `gpuctl: job ${job.id} ${job.status}` +
-              (job.exit_code !== null ? ` with exit code ${job.exit_code}` : "") +
-              (job.reason ? `: ${cleanLine(job.reason)}` : ""),
-          );
-        }
-        return jobExitCode(job);
+    // The job first, then its runs: a job that has ended has all its runs by then.
+    const job = await readJob();
+    const next = (await readRuns()).items.filter((r) => r.attempt > attempt)
+      .sort((a, b) => a.attempt - b.attempt)[0];
+    let run: Run | null = null;
+    if (next) {
+      if (followed !== null && !o.json) {
+        ctx.io.out(paint(ctx, "dim", `--- attempt ${next.attempt} (run ${next.id}) ---`));
       }
+      run = followed = next;
+      attempt = next.attempt;
+      after = "0";
+    } else if (followed && job.run_id === followed.id && job.status === "RUNNING") {
+      run = followed; // the same attempt runs again: reattached after its node came back
+    } else if (FINAL_JOB_STATUSES.includes(job.status)) {
+      if (!o.json) {
+        ctx.io.err(
+          `gpuctl: job ${job.id} ${job.status}` +
+            (job.exit_code !== null ? ` with exit code ${job.exit_code}` : "") +
+            (job.reason ? `: ${cleanLine(job.reason)}` : ""),
+        );
+      }
+      return jobExitCode(job);
+    }
+    if (run) {
+      const r = await followRun(client, ctx, run.id, { ...o, maxSteps: job.max_steps, after });
+      if (!r.ended) return EXIT_INTERRUPTED;
+      after = r.lastId;
+      if (!next) await sleep(POLL_MS, ctx.signal);
+    } else {
       await sleep(POLL_MS, ctx.signal);
-      if (ctx.signal?.aborted) return EXIT_INTERRUPTED;
-      job = await read();
     }
-    const runId: string = job.run_id;
-    if (followed !== null && !o.json) {
-      ctx.io.out(paint(ctx, "dim", `--- attempt ${job.attempt} (run ${runId}) ---`));
-    }
-    followed = runId;
-    if (!await followRun(client, ctx, runId, { ...o, maxSteps: job.max_steps })) {
-      return EXIT_INTERRUPTED;
-    }
-    job = await read();
+    if (ctx.signal?.aborted) return EXIT_INTERRUPTED;
   }
 }

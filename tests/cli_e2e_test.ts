@@ -134,6 +134,102 @@ Deno.test("gpuctl, installed, drives a server and an agent with fake GPUs end to
       assertEquals(logsJson.json(), await api(`/api/runs/${run}/logs?limit=5`));
     });
 
+    await t.step(
+      "job submit sends every flag as the API's field; the queue shows in status",
+      async () => {
+        const submit = await gpuctl.run([
+          "job",
+          "submit",
+          "-n",
+          "all-flags",
+          "-g",
+          "2",
+          "-d",
+          "~/not/rewritten",
+          "--watch",
+          "ckpt",
+          "--tb-dir",
+          "tb",
+          "-p",
+          "5",
+          "--project",
+          "flags",
+          "--experiment",
+          "e1",
+          "--node",
+          "elsewhere",
+          "--image",
+          "alpine:3",
+          "--max-attempts",
+          "2",
+          "--max-steps",
+          "10",
+          "--after",
+          okJob,
+          "--env",
+          "API_KEY=s3cret",
+          "--env",
+          "A=1",
+          "--secret-env",
+          "A",
+          "--grace",
+          "2.5",
+          "--stop-on",
+          "LOSS_NAN",
+          "--json",
+          "--",
+          "python",
+          "train.py",
+          "--lr",
+          "3e-4",
+        ]);
+        assertEquals(submit.code, 0, submit.stderr);
+        const job = submit.json();
+        // The scheduler writes its reason for waiting after the answer: left out.
+        const { reason: _got, ...answered } = job;
+        const { reason: _now, ...stored } = await api(`/api/jobs/${job.id}`);
+        assertEquals(answered, stored);
+        assertEquals(
+          [
+            job.name,
+            job.gpus,
+            job.working_dir,
+            job.checkpoint_dir,
+            job.tensorboard_dir,
+            job.priority,
+          ],
+          ["all-flags", 2, "~/not/rewritten", "ckpt", "tb", 5],
+        );
+        assertEquals([job.project, job.experiment, job.node, job.runner, job.image], [
+          "flags",
+          "e1",
+          "elsewhere",
+          "docker",
+          "alpine:3",
+        ]);
+        assertEquals([job.max_attempts, job.max_steps, job.after, job.grace_s, job.stop_on], [
+          2,
+          10,
+          [okJob],
+          2.5,
+          ["LOSS_NAN"],
+        ]);
+        assertEquals(job.command, ["python", "train.py", "--lr", "3e-4"]);
+        assertEquals(job.secret_env, ["A"]);
+        assertEquals(job.env.A === "1" || job.env.API_KEY === "s3cret", false); // never shown
+        const status = await gpuctl.run(["status"]);
+        assertStringIncludes(status.stdout, "QUEUED");
+        assertStringIncludes(status.stdout, job.id);
+        await gpuctl.run(["job", "cancel", job.id]);
+        const bad = await gpuctl.run(["job", "submit", "--env", "lower=1", "--", "true"]);
+        assertEquals(bad.code, 2);
+        assertStringIncludes(bad.stderr, "--env must be NAME=VALUE");
+        const noCommand = await gpuctl.run(["job", "submit", "-g", "1"]);
+        assertEquals(noCommand.code, 2);
+        assertStringIncludes(noCommand.stderr, "the command is required");
+      },
+    );
+
     await t.step("job cancel ends a running job; job retry queues it again", async () => {
       const submit = await gpuctl.run(["job", "submit", "-g", "1", "--", "sleep", "60"]);
       const id = submit.stdout.trim();

@@ -25,8 +25,14 @@ reconnected to where the stream stopped: no line is missed or printed twice.`,
     const target = await findLogTarget(client, args[0]);
     const o = { json: flags.json };
     if (flags.follow) {
-      if (target.kind === "job") return await followJob(client, ctx, target.job.id, o);
-      const ended = await followRun(client, ctx, target.run.id, {
+      if (target.kind === "job") {
+        // From the current attempt on: earlier attempts are done, `gpuctl logs RUN` shows them.
+        return await followJob(client, ctx, target.job.id, {
+          ...o,
+          fromAttempt: target.job.attempt,
+        });
+      }
+      const { ended } = await followRun(client, ctx, target.run.id, {
         ...o,
         maxSteps: target.run.max_steps,
       });
