@@ -29,6 +29,7 @@ import { eventCommand, eventHookCommand } from "./commands/event.ts";
 import { importRunCommand } from "./commands/import_run.ts";
 import { jobCommand } from "./commands/job.ts";
 import { logsCommand } from "./commands/logs.ts";
+import { nodeCommand } from "./commands/node.ts";
 import { experimentCommand, metricCommand, projectCommand } from "./commands/project.ts";
 import { runCommand } from "./commands/run.ts";
 import { statusCommand } from "./commands/status.ts";
@@ -40,6 +41,7 @@ import { colourWanted } from "./output.ts";
 /** Every command, in the order `gpuctl --help` lists them. */
 export const COMMANDS: readonly Command[] = [
   statusCommand,
+  nodeCommand,
   jobCommand,
   logsCommand,
   runCommand,

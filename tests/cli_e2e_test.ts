@@ -32,6 +32,11 @@ Deno.test("gpuctl, installed, drives a server and an agent with fake GPUs end to
       const { generated_at: _a, ...got } = json.json();
       const { generated_at: _b, ...want } = await api("/api/status");
       assertEquals(got, want);
+      const nodes = await gpuctl.run(["node", "list", "--json"]);
+      assertEquals(nodes.json().items.map((n: { id: string }) => n.id), ["e2e-node"]);
+      const nodeTable = await gpuctl.run(["node", "list"]);
+      assertStringIncludes(nodeTable.stdout, "e2e-node");
+      assertStringIncludes(nodeTable.stdout, "(fake)");
     });
 
     await t.step(
