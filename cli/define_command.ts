@@ -6,6 +6,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { z } from "zod";
 import { type Command, type CommandContext, EXIT_OK, UsageError } from "./command.ts";
+import { wrap } from "./output.ts";
 
 /** One flag: its schema (which also says its kind), a line of help, a short name, a value name. */
 export interface FlagSpec<S extends z.ZodType = z.ZodType> {
@@ -114,19 +115,6 @@ function positionals(names: string[]): Positionals {
 
 /** The width help text is wrapped to. */
 const HELP_WIDTH = 92;
-
-// Words into lines of at most `width` characters (a longer word gets a line of its own).
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = "";
-  for (const word of text.split(" ")) {
-    if (line && line.length + 1 + word.length > Math.max(width, 20)) {
-      lines.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  return [...lines, line];
-}
 
 /** The `--help` text of a declaration. */
 export function helpText<F extends FlagSpecs>(spec: CommandSpec<F>): string {

@@ -159,11 +159,30 @@ export function printTable<T>(
   for (const l of table(rows, columns, ctx.columns)) ctx.io.out(l);
 }
 
-/** Prints `key: value` lines, keys aligned; empty values are left out. */
+/** Words into lines of at most `width` characters (a longer word gets a line of its own). */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > Math.max(width, 20)) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line];
+}
+
+/**
+ * Prints `key: value` lines, keys aligned, long values wrapped to the terminal's width under
+ * their first line; empty values are left out.
+ */
 export function printFields(ctx: CommandContext, fields: [string, string][]): void {
   const shown = fields.filter(([, v]) => v !== "");
   const w = Math.max(...shown.map(([k]) => k.length));
-  for (const [k, v] of shown) ctx.io.out(`${`${k}:`.padEnd(w + 1)} ${v}`);
+  for (const [k, v] of shown) {
+    const lines = ctx.columns ? wrap(v, ctx.columns - w - 3) : [v];
+    lines.forEach((line, i) => ctx.io.out(`${(i === 0 ? `${k}:` : "").padEnd(w + 1)} ${line}`));
+  }
 }
 
 /** How long ago an ISO time was: `12s`, `5m`, `3h`, `2d` (empty for null). */
