@@ -470,7 +470,17 @@ COMP_WORDS=(gpuctl job submit --wor); COMP_CWORD=3; _gpuctl; echo "\${COMPREPLY[
         .output();
       assertEquals(new TextDecoder().decode(ran.stdout), "submit\n--working-dir\n");
       for (const shell of ["zsh", "fish"]) {
-        assertEquals((await gpuctl.run(["completions", shell])).code, 0);
+        const script = await gpuctl.run(["completions", shell]);
+        assertEquals(script.code, 0);
+        const file = `${c.home}/completion.${shell}`;
+        await Deno.writeTextFile(file, script.stdout);
+        // Where the shell is installed, it parses the script (`-n`: read, do not run).
+        const parsed = await new Deno.Command(shell, { args: ["-n", file], stderr: "piped" })
+          .output().catch((err) => {
+            if (err instanceof Deno.errors.NotFound) return null;
+            throw err;
+          });
+        if (parsed) assertEquals(parsed.code, 0, new TextDecoder().decode(parsed.stderr));
       }
       const usage = await gpuctl.run(["job", "submit", "-g", "lots", "--", "true"]);
       assertEquals(usage.code, 2);

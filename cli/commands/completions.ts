@@ -18,17 +18,20 @@ export function bashScript(commands: readonly Command[]): string {
         `        ${s.name}) words=${quote((s.flags ?? []).join(" "))} ;;`
       ).join("\n");
       return `    ${c.name})\n      if [ "$COMP_CWORD" -eq 2 ]; then words=${quote(subs)}; else\n` +
-        `      case "\${COMP_WORDS[2]}" in\n${inner}\n      esac; fi ;;`;
+        `      case "$3" in\n${inner}\n      esac; fi ;;`;
     }
     return `    ${c.name}) words=${quote((c.flags ?? ["--help"]).join(" "))} ;;`;
   }).join("\n");
+  // Positional parameters, not COMP_WORDS[i]: zsh's bashcompinit counts array indexes from 1.
   return `# gpuctl completion for bash: eval "$(gpuctl completions bash)"
 _gpuctl() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" words=""
+  local words="" cur
+  set -- "\${COMP_WORDS[@]}"
+  eval "cur=\\"\\\${$((COMP_CWORD + 1))}\\""
   if [ "$COMP_CWORD" -eq 1 ]; then
     words=${quote(top)}
   else
-    case "\${COMP_WORDS[1]}" in
+    case "$2" in
 ${cases}
     esac
   fi
