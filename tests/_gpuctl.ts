@@ -40,6 +40,8 @@ export interface Gpuctl {
   path: string;
   run(args: string[], env?: Record<string, string>): Promise<GpuctlRun>;
   spawn(args: string[], env?: Record<string, string>): Proc;
+  /** Runs it on a pseudo-terminal (`script`), as at a user's terminal: stdout and stderr together. */
+  runOnTerminal(args: string[], env?: Record<string, string>): Promise<GpuctlRun>;
   remove(): Promise<void>;
 }
 
@@ -57,26 +59,36 @@ export async function installGpuctl(env: Record<string, string>): Promise<Gpuctl
   }
   const path = `${root}/bin/gpuctl`;
   const decoder = new TextDecoder();
+  const exec = async (program: string, args: string[], runEnv: Record<string, string>) => {
+    const out = await new Deno.Command(program, {
+      args,
+      cwd: ROOT,
+      env: runEnv,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = decoder.decode(out.stdout);
+    return {
+      code: out.code,
+      stdout,
+      stderr: decoder.decode(out.stderr),
+      json: () => JSON.parse(stdout),
+    };
+  };
   return {
     path,
-    async run(args, extra = {}) {
-      const out = await new Deno.Command(path, {
-        args,
-        cwd: ROOT,
-        env: { NO_COLOR: "1", ...env, ...extra },
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const stdout = decoder.decode(out.stdout);
-      return {
-        code: out.code,
-        stdout,
-        stderr: decoder.decode(out.stderr),
-        json: () => JSON.parse(stdout),
-      };
-    },
+    run: (args, extra = {}) => exec(path, args, { NO_COLOR: "1", ...env, ...extra }),
     spawn: (args, extra = {}) => spawnProgram(path, args, { ...env, ...extra }),
+    runOnTerminal(args, extra = {}) {
+      const line = [path, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(" ");
+      return exec("script", ["-qec", line, "/dev/null"], {
+        TERM: "xterm",
+        COLUMNS: "100",
+        ...env,
+        ...extra,
+      });
+    },
     remove: () => Deno.remove(root, { recursive: true }),
   };
 }

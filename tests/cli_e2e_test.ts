@@ -235,6 +235,40 @@ Deno.test("gpuctl, installed, drives a server and an agent with fake GPUs end to
       },
     );
 
+    await t.step(
+      "on a terminal: colour unless NO_COLOR, and a progress bar while following",
+      async () => {
+        const coloured = await gpuctl.runOnTerminal(["job", "list"], { NO_COLOR: "" });
+        assertEquals(coloured.code, 0, coloured.stdout);
+        assertStringIncludes(coloured.stdout, "\x1b[32mSUCCEEDED\x1b[0m");
+        const plain = await gpuctl.runOnTerminal(["job", "list"], { NO_COLOR: "1" });
+        assertStringIncludes(plain.stdout, "SUCCEEDED");
+        assertEquals(plain.stdout.includes("\x1b["), false);
+        const piped = await gpuctl.run(["job", "list"], { NO_COLOR: "" });
+        assertEquals(piped.stdout.includes("\x1b["), false);
+
+        const follow = await gpuctl.runOnTerminal([
+          "job",
+          "submit",
+          "-g",
+          "0",
+          "--max-steps",
+          "100",
+          "--follow",
+          "--",
+          "python3",
+          "examples/synthetic/train.py",
+          "--steps",
+          "100",
+          "--sleep",
+          "0.05",
+        ]);
+        assertEquals(follow.code, 0, follow.stdout);
+        assert(/\[#+\.*\] +\d+% \d+\/100/.test(follow.stdout), follow.stdout);
+        assertStringIncludes(follow.stdout, "done");
+      },
+    );
+
     await t.step("job cancel ends a running job; job retry queues it again", async () => {
       const submit = await gpuctl.run(["job", "submit", "-g", "1", "--", "sleep", "60"]);
       const id = submit.stdout.trim();
