@@ -26,6 +26,22 @@ export class ApiError extends Error {
   }
 }
 
+/** The server could not be reached at all (nothing answered, or not in time). */
+export class ConnectionError extends Error {
+  override name = "ConnectionError";
+}
+
+/** Query parameters; undefined values are left out. */
+export type Query = Record<string, string | number | boolean | undefined>;
+
+/** `path?query` with the defined parameters. */
+export function withQuery(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const q = params.toString();
+  return q ? `${path}?${q}` : path;
+}
+
 /** `POST /api/imports` (import_key ≤ 200 characters; the same key again: the same run). */
 export type ImportRequest = z.input<typeof importRegistration>;
 
@@ -85,29 +101,11 @@ export class GpuctlClient {
     path: string,
     body?: unknown,
   ): Promise<{ status: number; body: T }> {
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${this.#token}`,
+    const res = await this.#send(method, path, {
+      body: body === undefined ? undefined : JSON.stringify(body),
       accept: "application/json",
-    };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const url = `${this.serverUrl}${path}`;
-    let res: Response;
-    try {
-      res = await this.#fetch(url, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-    } catch (err) {
-      const reason = (err as Error).name === "TimeoutError"
-        ? `no answer within ${this.#timeoutMs / 1000} s`
-        : (err as Error).message;
-      const tried = this.#tried.length ? ` (looked at ${this.#tried.join("; ")})` : "";
-      throw new Error(`Cannot reach the gpuctl server at ${this.serverUrl}: ${reason}${tried}`, {
-        cause: err,
-      });
-    }
+      signal: AbortSignal.timeout(this.#timeoutMs),
+    });
     const text = await res.text();
     let json: unknown = undefined;
     try {
@@ -124,6 +122,84 @@ export class GpuctlClient {
       );
     }
     return { status: res.status, body: json as T };
+  }
+
+  /** `GET path?query`: the JSON body. */
+  async get<T>(path: string, query?: Query): Promise<T> {
+    return (await this.request<T>("GET", withQuery(path, query))).body;
+  }
+
+  /** `POST path` with a JSON body: the JSON answer. */
+  async post<T>(path: string, body: unknown = {}): Promise<T> {
+    return (await this.request<T>("POST", path, body)).body;
+  }
+
+  /** `PUT path` with a JSON body: the JSON answer. */
+  async put<T>(path: string, body: unknown): Promise<T> {
+    return (await this.request<T>("PUT", path, body)).body;
+  }
+
+  /** `DELETE path`: the JSON answer. */
+  async delete<T>(path: string): Promise<T> {
+    return (await this.request<T>("DELETE", path)).body;
+  }
+
+  /**
+   * Opens an SSE stream (`GET path` with Last-Event-ID when given): the response, once the
+   * server answered 200. Not answered: ConnectionError; another status: ApiError.
+   */
+  async openStream(
+    path: string,
+    options: { lastEventId?: string; signal?: AbortSignal } = {},
+  ): Promise<Response> {
+    const res = await this.#send("GET", path, {
+      accept: "text/event-stream",
+      lastEventId: options.lastEventId,
+      signal: options.signal,
+    });
+    if (res.status !== 200) {
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      throw errorOf(res.status, "GET", path, json, text);
+    }
+    return res;
+  }
+
+  async #send(
+    method: string,
+    path: string,
+    o: { body?: string; accept: string; lastEventId?: string; signal?: AbortSignal },
+  ): Promise<Response> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#token}`,
+      accept: o.accept,
+    };
+    if (o.body !== undefined) headers["content-type"] = "application/json";
+    if (o.lastEventId !== undefined) headers["last-event-id"] = o.lastEventId;
+    try {
+      return await this.#fetch(`${this.serverUrl}${path}`, {
+        method,
+        headers,
+        body: o.body,
+        signal: o.signal,
+      });
+    } catch (err) {
+      if (o.signal?.aborted && (o.signal.reason as Error)?.name !== "TimeoutError") throw err;
+      const reason = (err as Error).name === "TimeoutError"
+        ? `no answer within ${this.#timeoutMs / 1000} s`
+        : (err as Error).message;
+      const tried = this.#tried.length ? ` (looked at ${this.#tried.join("; ")})` : "";
+      throw new ConnectionError(
+        `Cannot reach the gpuctl server at ${this.serverUrl}: ${reason}${tried}; ` +
+          "is it running? (gpuctl server start) Or pass --server URL",
+        { cause: err },
+      );
+    }
   }
 
   /** `POST /api/imports`: the run of an imported folder, created on first use of its key. */

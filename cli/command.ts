@@ -8,6 +8,11 @@ export type CliEnv = Readonly<Record<string, string | undefined>>;
 export interface Output {
   out(line: string): void;
   err(line: string): void;
+  /**
+   * Replaces the transient status line (a progress bar) on a terminal's stderr; "" clears
+   * it. Absent when stderr is not a terminal: then nothing transient is shown.
+   */
+  status?(text: string): void;
 }
 
 /** What a command runs with; every effect on the world outside files goes through here. */
@@ -18,6 +23,14 @@ export interface CommandContext {
   now: () => number;
   /** HTTP; tests may route it to an in-process server. @default globalThis.fetch */
   fetch?: typeof fetch;
+  /** The width of the terminal stdout is; absent when stdout is not a terminal. */
+  columns?: number;
+  /** Whether to colour output (stdout is a terminal and NO_COLOR is unset). @default false */
+  color?: boolean;
+  /** The folder the command runs in. @default Deno.cwd() */
+  cwd?: string;
+  /** Aborted when the user interrupts (Ctrl-C): long-running commands stop and return. */
+  signal?: AbortSignal;
 }
 
 /** One `gpuctl <name>` command. */
@@ -29,12 +42,18 @@ export interface Command {
   help: string;
   /** Runs with the arguments after the command name; resolves to the exit code. */
   run(args: string[], ctx: CommandContext): Promise<number>;
+  /** Its subcommands (`job submit`, `job list`), for help and shell completions. */
+  subcommands?: readonly Command[];
+  /** Its flags as typed (`--name`, `-n`), for shell completions. */
+  flags?: readonly string[];
 }
 
 /** Exit codes: 0 done, 1 the operation failed, 2 the command line was wrong. */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
+/** A long-running command (logs -f, --follow) stopped by Ctrl-C, as shells report SIGINT. */
+export const EXIT_INTERRUPTED = 130;
 
 /** A command line that cannot be run as given; `gpuctl` exits 2 and points at `--help`. */
 export class UsageError extends Error {

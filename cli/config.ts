@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { gpuctlHome as sharedHome, parseYamlConfig } from "../protocol/config_files.ts";
 import { SERVER_JSON, serverJson } from "../protocol/server_json.ts";
 import { z } from "zod";
-import type { CliEnv } from "./command.ts";
+import { GpuctlClient } from "./client.ts";
+import type { CliEnv, CommandContext } from "./command.ts";
 
 /** The port of a server whose server.yaml names none (the server's own default). */
 export const DEFAULT_SERVER_PORT = 8600;
@@ -244,4 +245,12 @@ async function readYaml<S extends z.ZodType>(
     throw new Error(`Cannot read "${path}": ${(err as Error).message}`, { cause: err });
   }
   return parseYamlConfig(text, path, schema);
+}
+
+/** A client for the server and token that flags, environment and files name. */
+export async function connect(
+  flags: { server?: string; token?: string },
+  ctx: Pick<CommandContext, "env" | "fetch">,
+): Promise<GpuctlClient> {
+  return new GpuctlClient({ ...await resolveConnection(flags, ctx.env), fetch: ctx.fetch });
 }

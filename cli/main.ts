@@ -2,7 +2,8 @@
 /**
  * `gpuctl`: the command line of the gpuctl control plane.
  *
- * `deno run --allow-net --allow-read --allow-write --allow-env --allow-run cli/main.ts <command> …`
+ * `deno task cli <command> …`, or installed: `deno install -g -n gpuctl <CLI_PERMISSIONS>
+ * cli/main.ts`, or compiled into one file: `deno task compile`.
  *
  * The only CLI file that reads the environment or prints: `runCli` takes both as values,
  * so tests run commands in-process with a map for an environment and a list for output.
@@ -14,22 +15,70 @@ import {
   type Command,
   type CommandContext,
   EXIT_FAILURE,
+  EXIT_INTERRUPTED,
   EXIT_OK,
   EXIT_USAGE,
+  type Output,
   UsageError,
 } from "./command.ts";
+import { backupAgentCommand, backupCommand } from "./commands/backup.ts";
+import { checkpointCommand } from "./commands/checkpoint.ts";
+import { completionsCommand } from "./commands/completions.ts";
+import { agentCommand, serverCommand } from "./commands/daemons.ts";
+import { eventCommand, eventHookCommand } from "./commands/event.ts";
 import { importRunCommand } from "./commands/import_run.ts";
+import { jobCommand } from "./commands/job.ts";
+import { logsCommand } from "./commands/logs.ts";
+import { nodeCommand } from "./commands/node.ts";
+import { experimentCommand, metricCommand, projectCommand } from "./commands/project.ts";
+import { runCommand } from "./commands/run.ts";
+import { statusCommand } from "./commands/status.ts";
+import { sweepCommand } from "./commands/sweep.ts";
 import { mcpCommand } from "./commands/mcp.ts";
 import { syncCommand } from "./commands/sync.ts";
 import { tokenCommand } from "./commands/token.ts";
-import { wantsHelp } from "./flags.ts";
+import { wantsHelp } from "./define_command.ts";
+import { colourWanted } from "./output.ts";
 
 /** Every command, in the order `gpuctl --help` lists them. */
 export const COMMANDS: readonly Command[] = [
+  statusCommand,
+  nodeCommand,
+  jobCommand,
+  sweepCommand,
+  logsCommand,
+  runCommand,
+  checkpointCommand,
+  eventCommand,
+  eventHookCommand,
+  projectCommand,
+  experimentCommand,
+  metricCommand,
   importRunCommand,
   syncCommand,
   tokenCommand,
   mcpCommand,
+  backupCommand,
+  backupAgentCommand,
+  serverCommand,
+  agentCommand,
+  completionsCommand(() => COMMANDS),
+];
+
+/**
+ * The permissions `gpuctl` runs with, as `deno install` and `deno compile` are given them:
+ * the CLI needs net, read, write, env and run (event-hook commands, tar, a server's pid);
+ * `gpuctl server` and `gpuctl agent` add sys and ffi (NVML). deno.json's `cli` and
+ * `compile` tasks and the README's install line use exactly these; a test keeps them so.
+ */
+export const CLI_PERMISSIONS: readonly string[] = [
+  "--allow-net",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-run",
+  "--allow-sys",
+  "--allow-ffi",
 ];
 
 function usage(): string {
@@ -40,11 +89,11 @@ function usage(): string {
     "commands:",
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
-    "Run gpuctl <command> --help for a command's options.",
+    "Run gpuctl <command> --help for a command's options and an example.",
     "The server and token come from --server/--token, else GPUCTL_SERVER_URL/GPUCTL_TOKEN,",
     "else $GPUCTL_HOME/cli.yaml (server_url:, token:), else, on the server's host,",
     "$GPUCTL_HOME/server.json (the running server's URL) and $GPUCTL_HOME/server.yaml.",
-    "GPUCTL_HOME defaults to ~/.gpuctl.",
+    "GPUCTL_HOME defaults to ~/.gpuctl. Exit codes: 0 done, 1 failed, 2 wrong usage.",
   ].join("\n");
 }
 
@@ -60,19 +109,23 @@ export async function runCli(argv: string[], ctx: CommandContext): Promise<numbe
     ctx.io.err(`gpuctl: unknown command "${name}"\n\n${usage()}`);
     return EXIT_USAGE;
   }
-  if (wantsHelp(args)) {
+  // A group answers --help itself: `gpuctl job submit --help` is submit's help.
+  if (!command.subcommands && wantsHelp(args)) {
     ctx.io.out(command.help);
     return EXIT_OK;
   }
+  const sub = command.subcommands?.find((c) => c.name === args[0]);
+  const full = sub ? `${name} ${sub.name}` : name;
   try {
     return await command.run(args, ctx);
   } catch (err) {
+    ctx.io.status?.("");
     if (err instanceof UsageError) {
-      ctx.io.err(`gpuctl ${name}: ${err.message}`);
-      ctx.io.err(`Run "gpuctl ${name} --help" for usage.`);
+      ctx.io.err(`gpuctl ${full}: ${err.message}`);
+      ctx.io.err(`Run "gpuctl ${full} --help" for usage.`);
       return EXIT_USAGE;
     }
-    ctx.io.err(`gpuctl ${name}: ${describeError(err)}`);
+    ctx.io.err(`gpuctl ${full}: ${describeError(err)}`);
     return EXIT_FAILURE;
   }
 }
@@ -87,11 +140,54 @@ function describeError(err: unknown): string {
   return parts.join(": ");
 }
 
+/**
+ * Lines to stdout and stderr, and on a terminal's stderr one transient status line (a
+ * progress bar) that is cleared before each line printed and drawn again after it.
+ */
+function terminalOutput(): Output {
+  const encoder = new TextEncoder();
+  const write = (stream: typeof Deno.stdout, text: string) =>
+    stream.writeSync(encoder.encode(text));
+  if (!Deno.stderr.isTerminal()) {
+    return { out: (line) => console.log(line), err: (line) => console.error(line) };
+  }
+  let status = "";
+  const around = (print: () => void) => {
+    if (status) write(Deno.stderr, "\r\x1b[K");
+    print();
+    if (status) write(Deno.stderr, status);
+  };
+  return {
+    out: (line) => around(() => console.log(line)),
+    err: (line) => around(() => console.error(line)),
+    status(text) {
+      write(Deno.stderr, `\r\x1b[K${text}`);
+      status = text;
+    },
+  };
+}
+
 if (import.meta.main) {
+  const env = Deno.env.toObject();
+  const interrupt = new AbortController();
+  const onInterrupt = () => {
+    if (interrupt.signal.aborted) Deno.exit(EXIT_INTERRUPTED);
+    interrupt.abort();
+    // A command that is not waiting on the signal (a plain request) just ends.
+    Deno.unrefTimer(setTimeout(() => Deno.exit(EXIT_INTERRUPTED), 1000));
+  };
+  // Long commands (logs -f, event-hook) stop cleanly on the first Ctrl-C; others just end.
+  const isDaemon = Deno.args[0] === "server" || Deno.args[0] === "agent";
+  if (!isDaemon) Deno.addSignalListener("SIGINT", onInterrupt);
+  const tty = Deno.stdout.isTerminal();
   const code = await runCli(Deno.args, {
-    env: Deno.env.toObject(),
-    io: { out: (line) => console.log(line), err: (line) => console.error(line) },
+    env,
+    io: terminalOutput(),
     now: Date.now,
+    columns: tty ? Deno.consoleSize().columns : undefined,
+    color: colourWanted(tty, env),
+    cwd: Deno.cwd(),
+    signal: interrupt.signal,
   });
   Deno.exit(code);
 }

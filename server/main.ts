@@ -33,7 +33,8 @@ const USAGE = `usage: server/main.ts <start|serve|backup> [--port N] [--host ADD
 environment: GPUCTL_HOME (default ~/.gpuctl), GPUCTL_PORT,
              GPUCTL_TRUST_FORWARDED_PROTO=1 (only behind a TLS proxy that is the only way in)`;
 
-async function main(argv: string[]): Promise<number> {
+/** Runs `start`, `serve` or `backup`; resolves with the process exit code. */
+export async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({

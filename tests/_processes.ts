@@ -25,7 +25,12 @@ export interface Proc {
 
 /** `deno <args>` in the repository root with `env` added, its output collected. */
 export function spawnDeno(args: string[], env: Record<string, string>): Proc {
-  const child = new Deno.Command(Deno.execPath(), {
+  return spawnProgram(Deno.execPath(), args, env);
+}
+
+/** `program <args>` in the repository root with `env` added, its output collected. */
+export function spawnProgram(program: string, args: string[], env: Record<string, string>): Proc {
+  const child = new Deno.Command(program, {
     args,
     cwd: ROOT,
     env: { NO_COLOR: "1", ...env },

@@ -1,3 +1,5 @@
+import { readSse } from "../cli/sse.ts";
+
 /** A minimal SSE reader for tests: collects `{id, data}` messages and comment lines. */
 export interface SseClient {
   // deno-lint-ignore no-explicit-any -- tests read arbitrary JSON messages
@@ -13,6 +15,7 @@ export interface SseClient {
   close(): Promise<void>;
 }
 
+/** Opens an SSE stream; messages are parsed by the CLI's reader (`eventsource-parser`). */
 export async function openSse(
   url: string,
   token: string,
@@ -45,38 +48,16 @@ export async function openSse(
     },
   };
   const done = (async () => {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    const reader = res.body!.getReader();
-    for (;;) {
-      let chunk: Uint8Array;
-      try {
-        const r = await reader.read();
-        if (r.done) {
-          client.ended = true;
-          break;
+    try {
+      for await (const m of readSse(res.body!, (c) => client.comments.push(c))) {
+        if (m.event !== undefined) client.events.push({ event: m.event, data: JSON.parse(m.data) });
+        else if (m.id !== undefined) {
+          client.messages.push({ id: Number(m.id), data: JSON.parse(m.data) });
         }
-        chunk = r.value;
-      } catch {
-        break; // aborted by close(), or the server dropped us
       }
-      buffer += decoder.decode(chunk, { stream: true });
-      let cut;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        let id: number | null = null;
-        let event: string | null = null;
-        let data = "";
-        for (const line of block.split("\n")) {
-          if (line.startsWith(":")) client.comments.push(line.slice(1).trim());
-          else if (line.startsWith("id: ")) id = Number(line.slice(4));
-          else if (line.startsWith("event: ")) event = line.slice(7);
-          else if (line.startsWith("data: ")) data += line.slice(6);
-        }
-        if (event !== null) client.events.push({ event, data: JSON.parse(data) });
-        else if (id !== null) client.messages.push({ id, data: JSON.parse(data) });
-      }
+      client.ended = true;
+    } catch {
+      // aborted by close(), or the server dropped us
     }
   })();
   return client;

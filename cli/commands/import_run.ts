@@ -1,21 +1,19 @@
 // `gpuctl import-run DIR --project P [--experiment E] [--name N] [--json]`
 
 import { z } from "zod";
-import { GpuctlClient } from "../client.ts";
-import { type Command, type CommandContext, EXIT_OK, UsageError } from "../command.ts";
-import { resolveConnection } from "../config.ts";
-import {
-  CONNECTION_OPTIONS,
-  connectionFlags,
-  optionalText,
-  parseFlags,
-  requiredText,
-} from "../flags.ts";
+import { EXIT_OK } from "../command.ts";
+import { connect } from "../config.ts";
+import { defineCommand } from "../define_command.ts";
+import { CONNECTION_FLAGS, optionalText, requiredText } from "../flags.ts";
 import { importFolder, type ImportSummary, readImportSource } from "../import_folder.ts";
 
-const HELP = `usage: gpuctl import-run DIR --project P [--experiment E] [--name N] [--json]
-
-Turns an old experiment folder into an IMPORTED run: every scalar of its TensorBoard event
+/** `gpuctl import-run`. */
+export const importRunCommand = defineCommand({
+  name: "import-run",
+  summary: "import an old experiment folder (TensorBoard scalars, checkpoints) as a run",
+  args: ["DIR"],
+  description:
+    `Turns an old experiment folder into an IMPORTED run: every scalar of its TensorBoard event
 files (subfolders become tag prefixes: train/epoch_loss) with their wall times, and every
 checkpoint under it (*.pt *.pth *.ckpt *.safetensors *.bin *.pkl, Hugging Face
 checkpoint-<step>/ folders, TensorFlow <name>.ckpt-<n>.index), with the metrics at the
@@ -26,50 +24,18 @@ add_hparams) become the run's config. Histograms, images, audio, text, graphs an
 incomplete records at the end of a file are left out, and counted by kind.
 
 Importing the same folder again reuses its run and adds only what is new (the summary
-says how many points and checkpoints were new).
-
-options:
-  --project P      the project of the run (required)
-  --experiment E   the experiment of the run
-  --name N         the run's name (default: the folder's name)
-  --json           print the summary as JSON
-  --server URL     the gpuctl server (else GPUCTL_SERVER_URL, cli.yaml, server.json, server.yaml)
-  --token TOKEN    a write-scope token (else GPUCTL_TOKEN, cli.yaml, server.yaml)
-  -h, --help       this help`;
-
-const OPTIONS = {
-  ...CONNECTION_OPTIONS,
-  project: { type: "string" },
-  experiment: { type: "string" },
-  name: { type: "string" },
-  json: { type: "boolean" },
-} as const;
-
-const flagsSchema = z.object({
-  ...connectionFlags,
-  project: requiredText(),
-  experiment: optionalText(),
-  name: optionalText(),
-  json: z.boolean().optional(),
-});
-
-/** `gpuctl import-run`. */
-export const importRunCommand: Command = {
-  name: "import-run",
-  summary: "import an old experiment folder (TensorBoard scalars, checkpoints) as a run",
-  help: HELP,
-  async run(args: string[], ctx: CommandContext): Promise<number> {
-    const { flags, positionals } = parseFlags(args, OPTIONS, flagsSchema);
-    if (positionals.length !== 1) {
-      throw new UsageError(
-        positionals.length === 0
-          ? "DIR is required: the folder to import"
-          : `expected one folder, got ${positionals.length}: ${positionals.join(" ")}`,
-      );
-    }
-    const connection = await resolveConnection(flags, ctx.env);
-    const source = await readImportSource(positionals[0]);
-    const client = new GpuctlClient({ ...connection, fetch: ctx.fetch });
+says how many points and checkpoints were new).`,
+  examples: ["gpuctl import-run ~/old/exp42 --project mnist --experiment baseline"],
+  flags: {
+    project: { arg: "P", schema: requiredText(), help: "the project of the run (required)" },
+    experiment: { arg: "E", schema: optionalText(), help: "the experiment of the run" },
+    name: { arg: "N", schema: optionalText(), help: "the run's name (default: the folder's name)" },
+    json: { schema: z.boolean().optional(), help: "print the summary as JSON" },
+    ...CONNECTION_FLAGS,
+  },
+  async run({ flags, args }, ctx) {
+    const client = await connect(flags, ctx);
+    const source = await readImportSource(args[0]);
     const summary = await importFolder(client, source, {
       project: flags.project,
       experiment: flags.experiment,
@@ -82,7 +48,7 @@ export const importRunCommand: Command = {
     }
     return EXIT_OK;
   },
-};
+});
 
 function describe(s: ImportSummary): string[] {
   const where = `project "${s.project}"` + (s.experiment ? `, experiment "${s.experiment}"` : "");

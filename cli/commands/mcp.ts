@@ -2,79 +2,72 @@
 // forwarding to its /mcp with the server URL and token resolved the usual way.
 
 import { z } from "zod";
-import { type Command, type CommandContext, EXIT_OK, UsageError } from "../command.ts";
+import { type CommandContext, EXIT_OK } from "../command.ts";
 import { resolveConnection } from "../config.ts";
-import { CONNECTION_OPTIONS, connectionFlags, optionalText, parseFlags } from "../flags.ts";
+import { defineCommand, defineGroup } from "../define_command.ts";
+import { CONNECTION_FLAGS, optionalText } from "../flags.ts";
 import { serveStdio } from "../../mcp/stdio.ts";
 import { serveHttp } from "../../mcp/serve.ts";
-
-const HELP = `usage: gpuctl mcp stdio [--server URL] [--token TOKEN]
-       gpuctl mcp serve [--port N] [--host HOST] [--server URL] [--token TOKEN]
-
-The gpuctl MCP tools (submit_job, wait_for_run, compare_runs, get_best_checkpoint, …) for
-an MCP client, in a process of its own that forwards every call to the gpuctl server's
-/mcp endpoint.
-
-  stdio   speak MCP on stdin/stdout (for clients that launch their servers:
-          claude mcp add gpuctl -- gpuctl mcp stdio)
-  serve   serve MCP over streamable HTTP at http://HOST:N/mcp; a request's own bearer
-          token is passed on, one without uses the token resolved below
-
-options:
-  --port N         the port of serve (default 8700)
-  --host HOST      the address serve listens on (default 127.0.0.1)
-  --server URL     the gpuctl server (else GPUCTL_SERVER_URL, cli.yaml, server.json, server.yaml)
-  --token TOKEN    a token (else GPUCTL_TOKEN, cli.yaml, server.yaml); a read token may observe,
-                   a write token may also submit, cancel, retry and evaluate
-  -h, --help       this help`;
 
 /** The port `gpuctl mcp serve` listens on unless told. */
 export const DEFAULT_MCP_PORT = 8700;
 
-const OPTIONS = {
-  ...CONNECTION_OPTIONS,
-  port: { type: "string" },
-  host: { type: "string" },
-} as const;
+const TOKEN_NOTE = `A read token may observe; a write token may also submit, cancel, retry,
+evaluate and start sweeps.`;
 
-const flagsSchema = z.object({
-  ...connectionFlags,
-  port: z.coerce.number().int().min(0).max(65535).optional(),
-  host: optionalText(),
+async function upstream(flags: { server?: string; token?: string }, ctx: CommandContext) {
+  const c = await resolveConnection(flags, ctx.env);
+  return {
+    connection: c,
+    upstream: { serverUrl: c.serverUrl, token: c.token, tokenFrom: c.tokenFrom, fetch: ctx.fetch },
+  };
+}
+
+const stdio = defineCommand({
+  name: "mcp stdio",
+  summary: "speak MCP on stdin/stdout, for clients that launch their servers",
+  description: `Every call is forwarded to the gpuctl server's /mcp. stdout carries only MCP
+messages; what gpuctl says goes to stderr. ${TOKEN_NOTE}`,
+  examples: [
+    "claude mcp add gpuctl -- gpuctl mcp stdio",
+    "gpuctl mcp stdio --server http://gpu-1:8600",
+  ],
+  flags: CONNECTION_FLAGS,
+  async run({ flags }, ctx) {
+    const { connection: c, upstream: up } = await upstream(flags, ctx);
+    ctx.io.err(`gpuctl mcp: forwarding stdio to ${c.serverUrl}/mcp (token from ${c.tokenFrom})`);
+    await serveStdio(up);
+    return EXIT_OK;
+  },
 });
 
-/** `gpuctl mcp`. */
-export const mcpCommand: Command = {
-  name: "mcp",
-  summary: "the MCP server for LLM agents (stdio, or HTTP on its own port)",
-  help: HELP,
-  async run(args: string[], ctx: CommandContext): Promise<number> {
-    const { flags, positionals } = parseFlags(args, OPTIONS, flagsSchema);
-    const action = positionals[0];
-    if (positionals.length !== 1 || (action !== "stdio" && action !== "serve")) {
-      throw new UsageError(`mcp takes stdio or serve; got: ${positionals.join(" ") || "none"}`);
-    }
-    if (action === "stdio" && (flags.port !== undefined || flags.host !== undefined)) {
-      throw new UsageError("--port and --host are for serve");
-    }
-    const c = await resolveConnection(flags, ctx.env);
-    const upstream = {
-      serverUrl: c.serverUrl,
-      token: c.token,
-      tokenFrom: c.tokenFrom,
-      fetch: ctx.fetch,
-    };
-    // stdout belongs to the MCP messages of stdio: everything else goes to stderr.
-    if (action === "stdio") {
-      ctx.io.err(`gpuctl mcp: forwarding stdio to ${c.serverUrl}/mcp (token from ${c.tokenFrom})`);
-      await serveStdio(upstream);
-      return EXIT_OK;
-    }
+const serve = defineCommand({
+  name: "mcp serve",
+  summary: "serve MCP over streamable HTTP on a port of its own",
+  description: `Serves http://HOST:PORT/mcp and forwards each call to the gpuctl server's /mcp:
+a request's own bearer token is passed on, one without uses the token resolved as usual.
+${TOKEN_NOTE}`,
+  examples: ["gpuctl mcp serve --port 8700", "gpuctl mcp serve --host 127.0.0.1 --port 0"],
+  flags: {
+    port: {
+      arg: "N",
+      schema: z.coerce.number().int().min(0).max(65535).optional(),
+      help: `the port to listen on (default ${DEFAULT_MCP_PORT})`,
+    },
+    host: {
+      arg: "HOST",
+      schema: optionalText(),
+      help: "the address to listen on (default 127.0.0.1)",
+    },
+    ...CONNECTION_FLAGS,
+  },
+  async run({ flags }, ctx) {
+    const { connection: c, upstream: up } = await upstream(flags, ctx);
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     for (const s of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(s, onSignal);
     try {
-      await serveHttp(upstream, {
+      await serveHttp(up, {
         port: flags.port ?? DEFAULT_MCP_PORT,
         hostname: flags.host,
         signal: stop.signal,
@@ -88,4 +81,12 @@ export const mcpCommand: Command = {
     }
     return EXIT_OK;
   },
-};
+});
+
+/** `gpuctl mcp`. */
+export const mcpCommand = defineGroup(
+  "mcp",
+  "the MCP server for LLM agents (stdio, or HTTP on its own port)",
+  [stdio, serve],
+  "claude mcp add gpuctl -- gpuctl mcp stdio",
+);

@@ -2,64 +2,36 @@
 
 import { join, relative } from "node:path";
 import { z } from "zod";
-import { GpuctlClient } from "../client.ts";
-import {
-  type Command,
-  type CommandContext,
-  EXIT_FAILURE,
-  EXIT_OK,
-  UsageError,
-} from "../command.ts";
-import { gpuctlHome, resolveConnection } from "../config.ts";
-import { CONNECTION_OPTIONS, connectionFlags, parseFlags } from "../flags.ts";
+import { EXIT_FAILURE, EXIT_OK } from "../command.ts";
+import { connect, gpuctlHome } from "../config.ts";
+import { defineCommand } from "../define_command.ts";
+import { CONNECTION_FLAGS } from "../flags.ts";
 import { listSpoolFiles, type SyncResult, syncSpool } from "../sync_spool.ts";
 
-const HELP = `usage: gpuctl sync [--force] [--json]
-
-Uploads the runs that the Python SDK spooled while no server was reachable:
+/** `gpuctl sync`. */
+export const syncCommand = defineCommand({
+  name: "sync",
+  summary: "upload runs the Python SDK spooled while the server was away",
+  description: `Uploads the runs that the Python SDK spooled while no server was reachable:
 $GPUCTL_HOME/spool/<run id>.jsonl. Each file's run is registered and its batches are sent
 in order; a file sent whole moves to spool/synced/. A file that fails stays where it is;
 running sync again resumes it, and nothing is stored twice.
 
-A file changed in the last 5 s is skipped: its training process may still be writing it.
-
-options:
-  --force          sync recently changed files too
-  --json           print the results as JSON
-  --server URL     the gpuctl server (else GPUCTL_SERVER_URL, cli.yaml, server.json, server.yaml)
-  --token TOKEN    a write-scope token (else GPUCTL_TOKEN, cli.yaml, server.yaml)
-  -h, --help       this help`;
-
-const OPTIONS = {
-  ...CONNECTION_OPTIONS,
-  force: { type: "boolean" },
-  json: { type: "boolean" },
-} as const;
-
-const flagsSchema = z.object({
-  ...connectionFlags,
-  force: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
-
-/** `gpuctl sync`. */
-export const syncCommand: Command = {
-  name: "sync",
-  summary: "upload runs the Python SDK spooled while the server was away",
-  help: HELP,
-  async run(args: string[], ctx: CommandContext): Promise<number> {
-    const { flags, positionals } = parseFlags(args, OPTIONS, flagsSchema);
-    if (positionals.length) {
-      throw new UsageError(`sync takes no arguments, got: ${positionals.join(" ")}`);
-    }
+A file changed in the last 5 s is skipped: its training process may still be writing it.`,
+  examples: ["gpuctl sync", "gpuctl sync --force --json"],
+  flags: {
+    force: { schema: z.boolean().optional(), help: "sync recently changed files too" },
+    json: { schema: z.boolean().optional(), help: "print the results as JSON" },
+    ...CONNECTION_FLAGS,
+  },
+  async run({ flags }, ctx) {
     const spoolDir = join(gpuctlHome(ctx.env), "spool");
     if ((await listSpoolFiles(spoolDir)).length === 0) {
       if (flags.json) ctx.io.out(JSON.stringify({ spool_dir: spoolDir, results: [] }));
       else ctx.io.out(`Nothing to sync: no spool files in ${spoolDir}`);
       return EXIT_OK;
     }
-    const connection = await resolveConnection(flags, ctx.env);
-    const client = new GpuctlClient({ ...connection, fetch: ctx.fetch });
+    const client = await connect(flags, ctx);
     const results = await syncSpool(client, {
       spoolDir,
       force: flags.force,
@@ -74,13 +46,13 @@ export const syncCommand: Command = {
       const skipped = results.length - synced - failed;
       ctx.io.out(
         `Synced ${synced} of ${results.length} spool file${results.length === 1 ? "" : "s"} ` +
-          `to ${connection.serverUrl}` +
+          `to ${client.serverUrl}` +
           (skipped ? `, skipped ${skipped}` : "") + (failed ? `, ${failed} failed` : ""),
       );
     }
     return failed ? EXIT_FAILURE : EXIT_OK;
   },
-};
+});
 
 function describe(r: SyncResult, spoolDir: string): string {
   switch (r.status) {

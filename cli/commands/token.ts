@@ -1,51 +1,33 @@
-// `gpuctl token create (--agent --node ID | --scope SCOPE) [--name NAME] [--json]`
+// `gpuctl token create|list|revoke`
 
 import { z } from "zod";
-import type { TokenInfo } from "../../protocol/objects.ts";
-import { GpuctlClient } from "../client.ts";
-import { type Command, type CommandContext, EXIT_OK, UsageError } from "../command.ts";
-import { resolveConnection } from "../config.ts";
-import { CONNECTION_OPTIONS, connectionFlags, optionalText, parseFlags } from "../flags.ts";
+import type { Page, TokenInfo } from "../../protocol/objects.ts";
+import { EXIT_OK, UsageError } from "../command.ts";
+import { connect } from "../config.ts";
+import { defineCommand, defineGroup, type FlagValues } from "../define_command.ts";
+import { CONNECTION_FLAGS, DATA_FLAGS, JSON_FLAG, optionalText } from "../flags.ts";
+import { ago, clean, printPage } from "../output.ts";
 
-const HELP = `usage: gpuctl token create --agent --node ID [--name NAME] [--json]
-       gpuctl token create --scope read|write|admin [--name NAME] [--json]
-
-Creates a token and prints it (the only time it is shown). An agent token made with
---agent --node ID is that node's own: it can speak only for node ID, and from then on the
-shared agent_token of server.yaml can no longer speak for that node. Put it in the node's
-agent.yaml (token:) or pass it with --token-file.
-
-options:
-  --agent          an agent token (needs --node)
-  --node ID        the node id the agent token is bound to
-  --scope SCOPE    read, write or admin (a person's token)
-  --name NAME      the token's name (default: "<node> agent", or the scope)
-  --json           print the created token as JSON
-  --server URL     the gpuctl server (else GPUCTL_SERVER_URL, cli.yaml, server.yaml)
-  --token TOKEN    an admin token (else GPUCTL_TOKEN, cli.yaml, server.yaml)
-  -h, --help       this help`;
-
-const OPTIONS = {
-  ...CONNECTION_OPTIONS,
-  agent: { type: "boolean" },
-  node: { type: "string" },
-  scope: { type: "string" },
-  name: { type: "string" },
-  json: { type: "boolean" },
-} as const;
-
-const flagsSchema = z.object({
-  ...connectionFlags,
-  agent: z.boolean().optional(),
-  node: optionalText(),
-  scope: z.enum(["read", "write", "admin"]).optional(),
-  name: optionalText(),
-  json: z.boolean().optional(),
-});
+const createFlags = {
+  agent: { schema: z.boolean().optional(), help: "an agent token (needs --node)" },
+  node: { arg: "ID", schema: optionalText(), help: "the node id the agent token is bound to" },
+  scope: {
+    arg: "SCOPE",
+    schema: z.enum(["read", "write", "admin"]).optional(),
+    help: "read, write or admin (a person's token)",
+  },
+  name: {
+    arg: "NAME",
+    schema: optionalText(),
+    help: 'its name (default: "<node> agent", or the scope)',
+  },
+  ...JSON_FLAG,
+  ...CONNECTION_FLAGS,
+};
 
 /** The token body the flags ask for; a UsageError names what does not fit. */
 function tokenRequest(
-  flags: z.infer<typeof flagsSchema>,
+  flags: FlagValues<typeof createFlags>,
 ): { name: string; scope: string; node_id?: string } {
   if (flags.agent) {
     if (flags.scope) throw new UsageError("--agent and --scope exclude each other");
@@ -59,30 +41,80 @@ function tokenRequest(
   return { name: flags.name ?? flags.scope, scope: flags.scope };
 }
 
-/** `gpuctl token`. */
-export const tokenCommand: Command = {
-  name: "token",
-  summary: "create a token (an agent token bound to one node, or a person's)",
-  help: HELP,
-  async run(args: string[], ctx: CommandContext): Promise<number> {
-    const { flags, positionals } = parseFlags(args, OPTIONS, flagsSchema);
-    if (positionals.length !== 1 || positionals[0] !== "create") {
-      throw new UsageError(
-        `token takes one action, create; got: ${positionals.join(" ") || "none"}`,
-      );
-    }
+const create = defineCommand({
+  name: "token create",
+  summary: "create a token (an agent token bound to one node, or a person's) and print it",
+  description: `The token is shown this once. An agent token made with --agent --node ID is
+that node's own: it can speak only for node ID, and from then on the shared agent_token of
+server.yaml can no longer speak for that node. Put it in the node's agent.yaml (token:) or
+pass it with --token-file. Needs an admin token.`,
+  examples: [
+    "gpuctl token create --scope read --name dashboard",
+    "gpuctl token create --agent --node gpu-2",
+  ],
+  flags: createFlags,
+  async run({ flags }, ctx) {
     const body = tokenRequest(flags);
-    const connection = await resolveConnection(flags, ctx.env);
-    const client = new GpuctlClient({ ...connection, fetch: ctx.fetch });
-    const created =
-      (await client.request<TokenInfo & { token: string }>("POST", "/api/tokens", body)).body;
+    const client = await connect(flags, ctx);
+    const created = await client.post<TokenInfo & { token: string }>("/api/tokens", body);
     if (flags.json) {
       ctx.io.out(JSON.stringify(created));
     } else {
       const bound = created.node_id ? ` for node ${created.node_id}` : "";
-      ctx.io.out(`Created ${created.scope} token "${created.name}" (${created.id})${bound}:`);
+      ctx.io.out(
+        `Created ${created.scope} token "${clean(created.name)}" (${created.id})${bound}:`,
+      );
       ctx.io.out(created.token);
     }
     return EXIT_OK;
   },
-};
+});
+
+const list = defineCommand({
+  name: "token list",
+  summary: "the tokens (never their secrets)",
+  examples: ["gpuctl token list"],
+  flags: DATA_FLAGS,
+  async run({ flags }, ctx) {
+    const client = await connect(flags, ctx);
+    const page = await client.get<Page<TokenInfo>>("/api/tokens");
+    const now = ctx.now();
+    printPage(ctx, flags.json, page, [
+      { header: "ID", cell: (t) => clean(t.id) },
+      { header: "NAME", cell: (t) => clean(t.name), flex: true },
+      { header: "SCOPE", cell: (t) => t.scope },
+      { header: "NODE", cell: (t) => clean(t.node_id ?? "") },
+      { header: "CREATED", cell: (t) => ago(t.created_at, now) },
+      { header: "LAST USED", cell: (t) => t.last_used_at ? ago(t.last_used_at, now) : "never" },
+      { header: "EXPIRES", cell: (t) => clean(t.expires_at ?? "") },
+    ], "No tokens.");
+    return EXIT_OK;
+  },
+});
+
+const revoke = defineCommand({
+  name: "token revoke",
+  summary: "delete tokens: they stop working at once",
+  args: ["ID…"],
+  examples: ["gpuctl token revoke t-4d5e6f7a8b9c"],
+  flags: DATA_FLAGS,
+  async run({ flags, args }, ctx) {
+    const client = await connect(flags, ctx);
+    for (const id of args) {
+      const answer = await client.delete<{ deleted: string }>(
+        `/api/tokens/${encodeURIComponent(id)}`,
+      );
+      if (flags.json) ctx.io.out(JSON.stringify(answer));
+      else ctx.io.out(`Revoked token ${clean(answer.deleted)}`);
+    }
+    return EXIT_OK;
+  },
+});
+
+/** `gpuctl token`. */
+export const tokenCommand = defineGroup(
+  "token",
+  "create, list and revoke tokens",
+  [create, list, revoke],
+  "gpuctl token create --scope write --name laptop",
+);
