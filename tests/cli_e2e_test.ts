@@ -73,7 +73,8 @@ Deno.test("gpuctl, installed, drives a server and an agent with fake GPUs end to
     );
 
     await t.step("job submit --follow follows the job across its attempts", async () => {
-      // An attempt killed by a signal is requeued while attempts remain.
+      // An attempt stopped from outside (SIGTERM, as a preemption does) is requeued while
+      // attempts remain: its diagnosed cause is transient.
       const follow = await gpuctl.run([
         "job",
         "submit",
@@ -85,12 +86,12 @@ Deno.test("gpuctl, installed, drives a server and an agent with fake GPUs end to
         "--",
         "sh",
         "-c",
-        "echo try; kill -USR1 $$",
+        "echo try; kill -TERM $$",
       ]);
       const [id, ...lines] = follow.stdout.trim().split("\n");
       const job = await api(`/api/jobs/${id}`);
-      // As a shell reports it: 128 + the signal's number (SIGUSR1 is 10).
-      assertEquals([follow.code, job.signal], [138, "SIGUSR1"], follow.stderr);
+      // As a shell reports it: 128 + the signal's number (SIGTERM is 15).
+      assertEquals([follow.code, job.signal], [143, "SIGTERM"], follow.stderr);
       assertEquals(job.attempt, 2);
       assertEquals([job.status, job.failure_class], ["FAILED", "SIGNAL"]);
       assertEquals(lines, ["try", `--- attempt 2 (run ${job.run_id}) ---`, "try"]);

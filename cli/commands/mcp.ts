@@ -88,5 +88,5 @@ export const mcpCommand = defineGroup(
   "mcp",
   "the MCP server for LLM agents (stdio, or HTTP on its own port)",
   [stdio, serve],
-  "claude mcp add gpuctl -- gpuctl mcp stdio",
+  "gpuctl mcp stdio --server http://127.0.0.1:8600",
 );
