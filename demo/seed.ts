@@ -1,0 +1,118 @@
+/**
+ * A small lab's day, submitted through the REST API: a finished baseline, a running
+ * learning-rate sweep (one run with a loss spike), a run that fails with CUDA out of memory,
+ * and a two-GPU job that waits in the queue. Everything runs examples/synthetic/train.py.
+ */
+const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+const TRAIN = `${ROOT}/examples/synthetic/train.py`;
+
+export type Call = (method: string, path: string, body?: unknown) => Promise<
+  // deno-lint-ignore no-explicit-any -- answers are read field by field
+  { status: number; json: any }
+>;
+
+/** A client for the API with a bearer token. */
+export function apiClient(base: string, token: string): Call {
+  return async (method, path, body) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // not JSON
+    }
+    return { status: res.status, json };
+  };
+}
+
+export interface DemoJobs {
+  baseline: string;
+  sweep: string[];
+  oom: string;
+  queued: string;
+}
+
+/** Submits the day's jobs; `sweepSleep` sets how long the sweep runs (seconds per step). */
+export async function seedDemo(
+  call: Call,
+  workDir: string,
+  opts: { sweepSleep?: number } = {},
+): Promise<DemoJobs> {
+  const submit = async (body: Record<string, unknown>) => {
+    const res = await call("POST", "/api/jobs", { working_dir: workDir, gpus: 1, ...body });
+    if (res.status !== 201) {
+      throw new Error(`Cannot submit demo job ${body.name}: ${JSON.stringify(res.json)}`);
+    }
+    return res.json.id as string;
+  };
+  const sleep = String(opts.sweepSleep ?? 0.4);
+  const baseline = await submit({
+    name: "baseline lr=0.05",
+    project: "cifar-resnet",
+    experiment: "baseline",
+    command: ["python3", TRAIN, "--steps", "400", "--lr", "0.05", "--sleep", "0.01"],
+    max_steps: 400,
+  });
+  const oom = await submit({
+    name: "bs=512 no-ckpt",
+    project: "cifar-resnet",
+    experiment: "lr-sweep",
+    command: ["python3", TRAIN, "--steps", "2000", "--fail-oom-at", "40", "--sleep", "0.02"],
+    max_steps: 2000,
+  });
+  const sweep: string[] = [];
+  for (const [lr, extra] of [["0.02", []], ["0.05", []], ["0.1", ["--spike-at", "60"]]] as const) {
+    sweep.push(
+      await submit({
+        name: `sweep lr=${lr}`,
+        project: "cifar-resnet",
+        experiment: "lr-sweep",
+        command: ["python3", TRAIN, "--steps", "4000", "--lr", lr, "--sleep", sleep, ...extra],
+        max_steps: 4000,
+        priority: 10,
+      }),
+    );
+  }
+  const queued = await submit({
+    name: "ablation 2-GPU",
+    project: "cifar-resnet",
+    experiment: "ablation",
+    command: ["python3", TRAIN, "--steps", "1000"],
+    gpus: 2,
+    max_steps: 1000,
+  });
+  return { baseline, sweep, oom, queued };
+}
+
+/** Waits until every demo job reached the state the pictures show. */
+export async function demoSettled(call: Call, jobs: DemoJobs, ms = 120_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const all = (await call("GET", "/api/jobs?limit=50")).json.items as {
+      id: string;
+      status: string;
+      run_id: string | null;
+    }[];
+    const status = (id: string) => all.find((j) => j.id === id)?.status;
+    const runs = (await call("GET", "/api/runs?status=RUNNING&limit=50")).json.items as {
+      job_id: string;
+      step: number | null;
+    }[];
+    const sweepMoving = jobs.sweep.every((id) =>
+      (runs.find((r) => r.job_id === id)?.step ?? 0) >= 80
+    );
+    if (
+      status(jobs.baseline) === "SUCCEEDED" && status(jobs.oom) === "FAILED" && sweepMoving &&
+      status(jobs.queued) === "QUEUED"
+    ) return;
+    if (Date.now() > deadline) {
+      throw new Error(`The demo did not settle in ${ms} ms: ${JSON.stringify(all)}`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
