@@ -18,6 +18,10 @@ export interface ConsoleRig {
   /** The API as the admin, by bearer token. */
   call: ReturnType<typeof api>;
   browser: Browser;
+  /** Stops the server process (the agent stays and keeps trying to reconnect). */
+  stopServer(): Promise<void>;
+  /** Starts it again on the same port over the same folder. */
+  startServer(): Promise<void>;
   /** A fresh browser context (its own cookies), signed in with `token` unless null. */
   context(token: string | null): Promise<Session>;
   close(): Promise<void>;
@@ -49,7 +53,8 @@ export async function startConsoleRig(opts: { fakeGpus?: number } = {}): Promise
   if (!islands.manifest) throw new Error(`Cannot build the islands: ${islands.problem}`);
   const home = await Deno.makeTempDir({ prefix: "gpuctl-console-" });
   await Deno.mkdir(`${home}/server`);
-  const server = await startServerProcess(`${home}/server`);
+  let server = await startServerProcess(`${home}/server`);
+  let serverUp = true;
   let agent: Proc | null = null;
   let browser: Browser;
   try {
@@ -89,6 +94,15 @@ export async function startConsoleRig(opts: { fakeGpus?: number } = {}): Promise
     adminToken: server.adminToken,
     call: api(server.url, server.adminToken),
     browser,
+    async stopServer() {
+      await server.proc.kill();
+      serverUp = false;
+    },
+    async startServer() {
+      // The same folder and port: the same database, tokens and session key.
+      server = await startServerProcess(`${home}/server`, server.port);
+      serverUp = true;
+    },
     async context(token) {
       const context = await browser.newContext({
         viewport: { width: 1280, height: 720 },
@@ -108,7 +122,7 @@ export async function startConsoleRig(opts: { fakeGpus?: number } = {}): Promise
       for (const c of contexts) await c.close().catch(() => {});
       await browser.close();
       await agent?.kill();
-      await server.proc.kill();
+      if (serverUp) await server.proc.kill();
       await Deno.remove(home, { recursive: true });
     },
   };

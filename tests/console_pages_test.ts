@@ -210,6 +210,25 @@ Deno.test("the console's pages in Chromium, with a running agent", async (t) => 
         assertEquals(viewer.errors.filter((e) => !e.includes("403")), []);
       },
     );
+
+    await t.step(
+      "an open page says it is reconnecting while the server restarts, then goes on live",
+      async () => {
+        const { page } = admin;
+        await hydrated(admin, `${rig.url}/`);
+        await page.waitForSelector(".fleet[data-live=connected]");
+        await rig.stopServer();
+        await page.waitForSelector(".reconnecting", { timeout: 15_000 });
+        await screenshot(page, "reconnecting");
+        await rig.startServer();
+        await page.waitForSelector(".fleet[data-live=connected]", { timeout: 30_000 });
+        assertEquals(await page.locator(".reconnecting").count(), 0);
+        // Still signed in, and changes reach the page again without a reload.
+        const id = await submit({ name: "after the restart", command: ["true"], gpus: 8 });
+        await page.waitForSelector(`a[href="/jobs#${id}"]`, { timeout: 20_000 });
+        admin.errors.length = 0; // the stream's refused reconnects while the server was away
+      },
+    );
   } finally {
     await rig.close();
   }
