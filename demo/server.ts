@@ -44,7 +44,11 @@ export async function startDemo(
     }
   };
   const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  let call: Call | null = null;
   const stop = async () => {
+    // gpuctl leaves running jobs running when it stops (the next start reattaches them); a
+    // demo that is over takes its jobs with it.
+    if (call) await cancelAll(call).catch(() => {});
     try {
       child.kill("SIGTERM");
     } catch {
@@ -63,17 +67,29 @@ export async function startDemo(
     const url = m[1];
     const config = await Deno.readTextFile(`${opts.home}/server.yaml`);
     const adminToken = /admin_token: (\S+)/.exec(config)![1];
-    const call = apiClient(url, adminToken);
-    while (((await call("GET", "/api/nodes")).json?.items ?? []).length === 0) {
+    call = apiClient(url, adminToken);
+    while (((await call!("GET", "/api/nodes")).json?.items ?? []).length === 0) {
       if (Date.now() > deadline) throw new Error("the local agent did not connect");
       await new Promise((r) => setTimeout(r, 200));
     }
     const work = `${opts.home}/work`;
     await Deno.mkdir(work, { recursive: true });
-    const jobs = await seedDemo(call, work, { sweepSleep: opts.sweepSleep });
-    return { url, adminToken, home: opts.home, call, jobs, stop };
+    const jobs = await seedDemo(call!, work, { sweepSleep: opts.sweepSleep });
+    return { url, adminToken, home: opts.home, call: call!, jobs, stop };
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/** Cancels every active job and waits (bounded) until none runs. */
+async function cancelAll(call: Call): Promise<void> {
+  const active = async () =>
+    ((await call("GET", "/api/jobs?limit=200")).json.items as { id: string; status: string }[])
+      .filter((j) => ["QUEUED", "DISPATCHED", "RUNNING"].includes(j.status));
+  for (const j of await active()) await call("POST", `/api/jobs/${j.id}/cancel`);
+  const deadline = Date.now() + 15_000;
+  while ((await active()).length && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
   }
 }

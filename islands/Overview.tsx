@@ -144,7 +144,7 @@ export default function Overview({ status: initial, now: rendered }: OverviewPro
                               <>
                                 <RelTime at={q.estimated_start_at} now={now} />
                                 {q.estimated_node && (
-                                  <span class="muted">on {q.estimated_node}</span>
+                                  <span class="muted">{` on ${q.estimated_node}`}</span>
                                 )}
                               </>
                             )

@@ -134,7 +134,7 @@ export const runsRoutes: PageRoute[] = [{
                 </span>
               </h2>
               <div class="table-wrap">
-                <table>
+                <table class="runs-table">
                   <thead>
                     <tr>
                       <th>Status</th>
