@@ -173,7 +173,8 @@ export default function MetricChart(p: MetricChartProps) {
           {latest ? ` @ ${fmtInt(latest.x)}` : ""}
           {b && (
             <>
-              · best <strong>{fmtMetric(b.y)}</strong> @ {fmtInt(b.x)}
+              {" · best "}
+              <strong>{fmtMetric(b.y)}</strong> @ {fmtInt(b.x)}
             </>
           )}
         </span>

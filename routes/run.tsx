@@ -33,6 +33,10 @@ import {
 } from "../server/console/run_detail.ts";
 import { nowMs, pathSegment, shellPage } from "../server/console/shell.tsx";
 import { queueEvaluation } from "../server/evaluations/mod.ts";
+import { validationError } from "../server/errors.ts";
+import { setPrimaryMetric } from "../server/projects/service.ts";
+import { getRun } from "../server/runs/service.ts";
+import { primaryMetricSet } from "../protocol/rest.ts";
 
 const TAB_LABEL: Record<RunTab, string> = {
   overview: "Overview",
@@ -215,7 +219,27 @@ function FailureCard({ d }: { d: RunDetail }) {
   );
 }
 
-function MetricsTable({ d }: { d: RunDetail }) {
+/** A form that makes `key` the primary metric of the run's experiment (or project). */
+function PrimaryForm({ d, k, next }: { d: RunDetail; k: RunDetail["keys"][number]; next: string }) {
+  return (
+    <form
+      method="post"
+      action={`/runs/${encodeURIComponent(d.run.id)}/primary`}
+      class="inline-form"
+    >
+      <input type="hidden" name="next" value={next} />
+      <input type="hidden" name="key" value={k.key} />
+      <label class="sr-only" for={`dir-${k.key}`}>Better when</label>
+      <select id={`dir-${k.key}`} name="direction" class="small">
+        <option value="min" selected={k.direction !== "max"}>↓ lower is better</option>
+        <option value="max" selected={k.direction === "max"}>↑ higher is better</option>
+      </select>
+      <button type="submit" class="small" data-action="primary">Make primary</button>
+    </form>
+  );
+}
+
+function MetricsTable({ d, next }: { d: RunDetail; next?: string }) {
   const keys = d.keys.filter((k) => !k.key.startsWith("sys/"));
   if (!keys.length) {
     return (
@@ -238,6 +262,11 @@ function MetricsTable({ d }: { d: RunDetail }) {
             <th class="num">Min</th>
             <th class="num">Max</th>
             <th class="num">Points</th>
+            {next && (
+              <th>
+                <span class="sr-only">Primary metric</span>
+              </th>
+            )}
           </tr>
         </thead>
         <tbody>
@@ -261,6 +290,7 @@ function MetricsTable({ d }: { d: RunDetail }) {
                 <td class="num">{fmtMetric(k.min_value)}</td>
                 <td class="num">{fmtMetric(k.max_value)}</td>
                 <td class="num">{fmtInt(k.points)}</td>
+                {next && <td>{k.key !== pk && <PrimaryForm d={d} k={k} next={next} />}</td>}
               </tr>
             );
           })}
@@ -419,13 +449,24 @@ function RunEvents({ d, now, limit }: { d: RunDetail; now: number; limit: number
   );
 }
 
-function MetricsTab({ d }: { d: RunDetail }) {
+function MetricsTab({ d, canWrite, next }: { d: RunDetail; canWrite: boolean; next: string }) {
   const charts = d.charts ?? [];
-  if (!charts.length) return <MetricsTable d={d} />;
   return (
-    <div class="charts">
-      {charts.map((s) => <Chart key={s.key} d={d} s={s} />)}
-    </div>
+    <>
+      <section class="panel">
+        <MetricsTable d={d} next={canWrite ? next : undefined} />
+        {canWrite && (
+          <p class="small muted">
+            The primary metric ranks runs and checkpoints; it is set for {d.run.experiment
+              ? `experiment ${d.run.project}/${d.run.experiment}`
+              : `project ${d.run.project}`}.
+          </p>
+        )}
+      </section>
+      <div class="charts">
+        {charts.map((s) => <Chart key={s.key} d={d} s={s} />)}
+      </div>
+    </>
   );
 }
 
@@ -614,7 +655,7 @@ async function runPage(p: PageRequest): Promise<Response> {
       <Notice url={p.url} />
       <Tabs d={d} />
       {tab === "overview" && <Overview d={d} now={now} />}
-      {tab === "metrics" && <MetricsTab d={d} />}
+      {tab === "metrics" && <MetricsTab d={d} canWrite={p.canWrite} next={next} />}
       {tab === "checkpoints" && (
         <CheckpointsTab
           d={d}
@@ -635,6 +676,34 @@ async function runPage(p: PageRequest): Promise<Response> {
 
 export const runRoutes: PageRoute[] = [
   { method: "GET", path: "/runs/:id", scope: "read", handler: runPage },
+  {
+    method: "POST",
+    path: "/runs/:id/primary",
+    scope: "read",
+    handler: (p) => {
+      const id = pathSegment(p, 1);
+      return confirmedAction(p, {
+        what: "setting a primary metric",
+        question: "",
+        yes: "",
+        fallback: runHref(id, "metrics"),
+        confirm: false,
+        run: (fields) => {
+          const run = getRun(p.ctx, id);
+          const input = primaryMetricSet.safeParse({
+            scope: run.experiment ? "experiment" : "project",
+            scope_id: run.experiment ? `${run.project}/${run.experiment}` : run.project,
+            key: fields.key ?? "",
+            direction: fields.direction,
+          });
+          if (!input.success) throw validationError("primary metric", input.error);
+          const def = setPrimaryMetric(p.ctx, input.data);
+          return `"${def.key}" (${def.direction === "min" ? "lower" : "higher"} is better) ` +
+            `is now the primary metric of ${def.scope} ${def.scope_id}`;
+        },
+      });
+    },
+  },
   {
     method: "POST",
     path: "/checkpoints/:id/evaluate",

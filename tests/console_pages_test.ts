@@ -134,6 +134,22 @@ Deno.test("the console's pages in Chromium, with a running agent", async (t) => 
       admin.errors.length = 0;
     });
 
+    await t.step("a write session sets the experiment's primary metric from a run", async () => {
+      const { page } = admin;
+      await hydrated(admin, `${rig.url}/runs/${markupRun}?tab=metrics`);
+      const row = page.locator("tr", { hasText: "eval/accuracy" });
+      await row.locator("select").selectOption("max");
+      await Promise.all([
+        page.waitForSelector(".notice"),
+        row.locator("button[data-action=primary]").click(),
+      ]);
+      assert((await page.textContent(".notice"))!.includes('"eval/accuracy"'));
+      const run = (await rig.call("GET", `/api/runs/${markupRun}`)).json;
+      assertEquals(run.primary_metric.key, "eval/accuracy");
+      assertEquals(run.primary_metric.direction, "max");
+      await screenshot(page, "primary-set");
+    });
+
     let browserJob = "";
     await t.step("a job submitted from the browser appears in Jobs and runs", async () => {
       const { page } = admin;
