@@ -12,6 +12,7 @@ import { lttb } from "../server/metrics/lttb.ts";
 import { BlockSealer } from "../server/metrics/block_sealer.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
 import { benchCluster, benchSdkOverhead } from "./cluster.ts";
+import { benchConsole } from "./console.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "gpuctl-bench-" });
 const rows: [string, string, string, string][] = [];
@@ -258,6 +259,11 @@ async function bareDenoRss(): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
+{
+  const ctx = context(`${dir}/console.db`);
+  await benchConsole(ctx, report);
+  ctx.db.close();
+}
 await benchCluster(report);
 await benchSdkOverhead(report);
 
