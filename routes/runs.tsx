@@ -2,53 +2,32 @@
  * `/runs`: runs grouped by project and experiment, each with status, progress, the best and
  * latest value of its primary metric and its source; filters and search live in the URL.
  */
-import { directionArrow, fmtMetric, fmtProgress, progressFraction } from "../islands/_format.ts";
-import { Bar, RelTime, RunDot, StatusBadge } from "../islands/_ui.tsx";
+import { Island } from "../components/island.tsx";
+import RunGroups, { type RunListRow } from "../islands/RunGroups.tsx";
 import type { Run } from "../protocol/objects.ts";
 import { RUN_STATUSES, runListQuery } from "../protocol/rest.ts";
 import type { PageRoute } from "../server/console/page.tsx";
 import { nowMs, queryFilters, shellPage } from "../server/console/shell.tsx";
-import { listRunGroups, listRuns } from "../server/runs/service.ts";
+import { listRuns } from "../server/runs/service.ts";
 
 /** Runs the page lists at most. */
 const RUNS_SHOWN = 500;
 
 const FILTERS = ["q", "status", "project", "experiment", "source"] as const;
 
-function RunRow({ r, now }: { r: Run; now: number }) {
-  const pm = r.primary_metric;
-  return (
-    <tr data-run={r.id}>
-      <td>
-        <StatusBadge status={r.status} />
-      </td>
-      <td class="run-name">
-        <RunDot id={r.id} /> <a href={`/runs/${encodeURIComponent(r.id)}`}>{r.name}</a>
-        <div class="muted small">
-          <code class="id">{r.id}</code>
-        </div>
-      </td>
-      <td class="progress-cell">
-        <Bar
-          fraction={progressFraction(r.step, r.max_steps)}
-          tone={r.status === "SUCCEEDED" ? "util" : "running"}
-        />
-        <span class="small">{fmtProgress(r.step, r.max_steps)}</span>
-      </td>
-      <td>
-        {pm ? <code>{pm.key} {directionArrow(pm.direction)}</code> : <span class="muted">–</span>}
-      </td>
-      <td class="num">
-        <strong>{fmtMetric(pm?.best)}</strong>
-      </td>
-      <td class="num">{fmtMetric(pm?.latest)}</td>
-      <td>{r.source}</td>
-      <td>
-        <RelTime at={r.started_at ?? r.created_at} now={now} />
-      </td>
-    </tr>
-  );
-}
+const rowOf = (r: Run): RunListRow => ({
+  id: r.id,
+  name: r.name,
+  project: r.project,
+  experiment: r.experiment,
+  status: r.status,
+  source: r.source,
+  step: r.step,
+  max_steps: r.max_steps,
+  created_at: r.created_at,
+  started_at: r.started_at,
+  primary_metric: r.primary_metric,
+});
 
 export const runsRoutes: PageRoute[] = [{
   method: "GET",
@@ -60,7 +39,6 @@ export const runsRoutes: PageRoute[] = [{
     const parsed = runListQuery.safeParse(raw);
     const query = parsed.success ? parsed.data : {};
     const runs = listRuns(p.ctx, { ...query, limit: RUNS_SHOWN }).items;
-    const groups = listRunGroups(p.ctx, query).groups;
     const now = nowMs(p.ctx);
     const filtered = Object.keys(raw).length > 0;
     const v = (f: string) => (query as Record<string, string | undefined>)[f] ?? "";
@@ -119,40 +97,19 @@ export const runsRoutes: PageRoute[] = [{
               : "No runs yet. A job's attempt is a run; so is a script that calls run.init() from the SDK, and an imported TensorBoard folder (gpuctl import-run)."}
           </p>
         )}
-        {groups.map((g) => {
-          const mine = runs.filter((r) => r.project === g.project && r.experiment === g.experiment);
-          if (!mine.length) return null;
-          return (
-            <section class="panel run-group">
-              <h2>
-                {g.project} / {g.experiment ?? <span class="muted">no experiment</span>}{" "}
-                <span class="muted small">
-                  {g.runs} run{g.runs === 1 ? "" : "s"} ·{" "}
-                  {Object.entries(g.by_status).map(([s, n]) => `${n} ${s.toLowerCase()}`).join(
-                    ", ",
-                  )}
-                </span>
-              </h2>
-              <div class="table-wrap">
-                <table class="runs-table">
-                  <thead>
-                    <tr>
-                      <th>Status</th>
-                      <th>Run</th>
-                      <th>Progress</th>
-                      <th>Primary metric</th>
-                      <th class="num">Best</th>
-                      <th class="num">Latest</th>
-                      <th>Source</th>
-                      <th>Started</th>
-                    </tr>
-                  </thead>
-                  <tbody>{mine.map((r) => <RunRow key={r.id} r={r} now={now} />)}</tbody>
-                </table>
-              </div>
-            </section>
-          );
-        })}
+        <Island
+          component={RunGroups}
+          props={{
+            runs: runs.map(rowOf),
+            query: new URLSearchParams({
+              ...Object.fromEntries(
+                Object.entries(query).filter(([, x]) => typeof x === "string"),
+              ),
+              limit: String(RUNS_SHOWN),
+            }).toString(),
+            now,
+          }}
+        />
       </>,
     );
   },

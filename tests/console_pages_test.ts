@@ -227,6 +227,16 @@ Deno.test("the console's pages in Chromium, with a running agent", async (t) => 
       },
     );
 
+    await t.step("keyboard: g then j opens Jobs, / focuses the search", async () => {
+      const { page } = admin;
+      await hydrated(admin, `${rig.url}/`);
+      await page.keyboard.press("g");
+      await Promise.all([page.waitForURL(`${rig.url}/jobs`), page.keyboard.press("j")]);
+      await hydrated(admin, `${rig.url}/runs`);
+      await page.keyboard.press("/");
+      assertEquals(await page.evaluate(() => document.activeElement?.getAttribute("name")), "q");
+    });
+
     await t.step(
       "an open page says it is reconnecting while the server restarts, then goes on live",
       async () => {
