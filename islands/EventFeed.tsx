@@ -18,6 +18,8 @@ export interface EventFeedProps {
   limit: number;
   /** Leave out the run/job/node links (a run's own page). */
   compact?: boolean;
+  /** The newest event id when the page was rendered (the stream resumes after it). */
+  after: number;
   /** What to say when there is nothing. */
   empty: string;
   now: number;
@@ -31,7 +33,8 @@ export default function EventFeed(props: EventFeedProps) {
   const query = new URLSearchParams(filter).toString();
   useEffect(() => {
     if (!live) return;
-    const after = events.reduce((m, e) => Math.max(m, e.id), 0);
+    // From the newest event the page was rendered with: nothing raised since is missed.
+    const after = events.reduce((m, e) => Math.max(m, e.id), props.after);
     return subscribe(query ? `${EVENTS_URL}?${query}` : EVENTS_URL, {
       after: after || null,
       message: (d) => {

@@ -29,7 +29,8 @@ export default function LogTail({ runId, lines: initial, live, keep }: LogTailPr
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!live) return;
-    const after = initial.length ? initial[initial.length - 1].seq : null;
+    // After the last line shown, or from the first line when the page showed none.
+    const after = initial.length ? initial[initial.length - 1].seq : 0;
     return subscribe(`/api/runs/${encodeURIComponent(runId)}/logs/stream`, {
       after,
       message: (d) => {

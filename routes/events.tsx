@@ -7,7 +7,7 @@ import EventFeed from "../islands/EventFeed.tsx";
 import { eventListQuery, SEVERITIES } from "../protocol/rest.ts";
 import type { PageRoute } from "../server/console/page.tsx";
 import { nowMs, queryFilters, shellPage } from "../server/console/shell.tsx";
-import { listEvents } from "../server/events/service.ts";
+import { lastEventId, listEvents } from "../server/events/service.ts";
 
 const FILTERS = ["run_id", "job_id", "node_id", "type", "severity"] as const;
 /** Events the page lists at first. */
@@ -25,6 +25,8 @@ export const eventsRoutes: PageRoute[] = [{
         Object.entries(parsed.data).filter(([, v]) => typeof v === "string"),
       ) as Record<string, string>
       : {};
+    // Read first: an event raised while the list is read is then streamed, not lost.
+    const after = lastEventId(p.ctx);
     const events = listEvents(p.ctx, { ...filter, limit: EVENTS_SHOWN }).items;
     const live = p.url.searchParams.get("live") === "1";
     const text = (f: string) => filter[f] ?? "";
@@ -76,6 +78,7 @@ export const eventsRoutes: PageRoute[] = [{
               filter,
               live,
               showSwitch: true,
+              after,
               limit: 500,
               empty: Object.keys(filter).length
                 ? "No event matches these filters."

@@ -442,6 +442,7 @@ function RunEvents({ d, now, limit }: { d: RunDetail; now: number; limit: number
         live: d.live,
         limit,
         compact: true,
+        after: d.lastEventId,
         empty: "No events for this run yet.",
         now,
       }}

@@ -227,6 +227,21 @@ Deno.test("the console's pages in Chromium, with a running agent", async (t) => 
       },
     );
 
+    await t.step(
+      "the Events page's live switch streams new events, and says so in the URL",
+      async () => {
+        const { page } = admin;
+        await hydrated(admin, `${rig.url}/events?type=JOB_QUEUED`);
+        await page.check(".live-switch input");
+        await until(() => page.url().endsWith("live=1"), 5_000, "live=1 in the URL");
+        const id = await submit({ name: "watched live", command: ["true"], gpus: 8 });
+        await page.waitForSelector(`.event-list li:has-text("${id}")`, { timeout: 20_000 });
+        await page.uncheck(".live-switch input");
+        await screenshot(page, "events-live");
+        await rig.call("POST", `/api/jobs/${id}/cancel`);
+      },
+    );
+
     await t.step("keyboard: g then j opens Jobs, / focuses the search", async () => {
       const { page } = admin;
       await hydrated(admin, `${rig.url}/`);
@@ -234,7 +249,7 @@ Deno.test("the console's pages in Chromium, with a running agent", async (t) => 
       await Promise.all([page.waitForURL(`${rig.url}/jobs`), page.keyboard.press("j")]);
       await hydrated(admin, `${rig.url}/runs`);
       await page.keyboard.press("/");
-      assertEquals(await page.evaluate(() => document.activeElement?.getAttribute("name")), "q");
+      assertEquals(await page.evaluate("document.activeElement?.getAttribute('name')"), "q");
     });
 
     await t.step(

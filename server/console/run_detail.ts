@@ -14,7 +14,7 @@ import type {
   RunDiagnosis,
 } from "../../protocol/objects.ts";
 import type { Context } from "../context.ts";
-import { listEvents } from "../events/service.ts";
+import { lastEventId, listEvents } from "../events/service.ts";
 import { getJob } from "../jobs/service.ts";
 import { getRunMetrics, type MetricKey } from "../metrics/service.ts";
 import { keyDirection } from "../metrics/primary_metric.ts";
@@ -54,6 +54,8 @@ export interface RunDetail {
   logs?: LogLine[];
   events?: EventRecord[];
   recommendation?: CheckpointRecommendation;
+  /** The newest event id at the time of the read, for live lists to resume after. */
+  lastEventId: number;
 }
 
 const LIVE = new Set(["RUNNING", "QUEUED"]);
@@ -101,6 +103,7 @@ export async function loadRunDetail(ctx: Context, id: string, tab: RunTab): Prom
     failed: FAILED.has(run.status),
     keys,
     checkpoints: listCheckpoints(ctx, id).items,
+    lastEventId: lastEventId(ctx),
   };
   // The retry button's warning needs the diagnosis on every tab.
   if (d.failed) d.failure = explainRunFailure(ctx, id);
