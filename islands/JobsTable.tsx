@@ -109,13 +109,13 @@ export default function JobsTable(
               <td class="cmd-cell">
                 <code class="cmd">{commandText(j.command)}</code>
               </td>
-              <td>
+              <td class="nowrap">
                 {j.node_id
                   ? (
                     <>
                       <a href={`/nodes#node-${j.node_id}`}>{j.node_id}</a>
                       {j.gpu_indices.length
-                        ? <span class="muted">GPU {j.gpu_indices.join(",")}</span>
+                        ? <span class="muted">{` GPU ${j.gpu_indices.join(",")}`}</span>
                         : ""}
                     </>
                   )
