@@ -38,6 +38,7 @@ if (import.meta.main) {
       ["run-failed", `/runs/${oom}`],
       ["run-metrics", `/runs/${baseline}?tab=metrics`],
       ["run-checkpoints", `/runs/${baseline}?tab=checkpoints`],
+      ["run-evaluations", `/runs/${baseline}?tab=evaluations`],
       ["jobs", "/jobs"],
       ["nodes", "/nodes"],
       ["events", "/events"],

@@ -5,6 +5,7 @@
  */
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const TRAIN = `${ROOT}/examples/synthetic/train.py`;
+const EVALUATE = `${ROOT}/examples/synthetic/evaluate.py`;
 
 export type Call = (method: string, path: string, body?: unknown) => Promise<
   // deno-lint-ignore no-explicit-any -- answers are read field by field
@@ -51,6 +52,12 @@ export async function seedDemo(
     return res.json.id as string;
   };
   const sleep = String(opts.sweepSleep ?? 0.4);
+  // Checkpoints of this project are evaluated by a held-out script of their own.
+  await call("POST", "/api/projects", {
+    name: "cifar-resnet",
+    description: "ResNet-18 on CIFAR-10 (synthetic)",
+    eval_command: ["python3", EVALUATE].join(" "),
+  });
   const baseline = await submit({
     name: "baseline lr=0.05",
     project: "cifar-resnet",
@@ -106,13 +113,42 @@ export async function demoSettled(call: Call, jobs: DemoJobs, ms = 120_000): Pro
     const sweepMoving = jobs.sweep.every((id) =>
       (runs.find((r) => r.job_id === id)?.step ?? 0) >= 80
     );
+    const baselineRun = all.find((j) => j.id === jobs.baseline)?.run_id;
+    const evaluated = baselineRun !== undefined && baselineRun !== null &&
+      ((await call("GET", `/api/runs/${baselineRun}/checkpoints`)).json.items as {
+        evaluations: { status: string }[];
+      }[]).some((c) => c.evaluations.some((e) => e.status === "COMPLETED"));
     if (
       status(jobs.baseline) === "SUCCEEDED" && status(jobs.oom) === "FAILED" && sweepMoving &&
-      status(jobs.queued) === "QUEUED"
+      status(jobs.queued) === "QUEUED" && evaluated
     ) return;
     if (Date.now() > deadline) {
       throw new Error(`The demo did not settle in ${ms} ms: ${JSON.stringify(all)}`);
     }
     await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/**
+ * Once the baseline has finished: a held-out evaluation of its last checkpoint (on the CPU, so
+ * it does not wait behind the queued two-GPU job).
+ */
+export async function evaluateBaseline(call: Call, jobs: DemoJobs, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const job = (await call("GET", `/api/jobs/${jobs.baseline}`)).json;
+    if (job.status === "SUCCEEDED") {
+      const cps = (await call("GET", `/api/runs/${job.run_id}/checkpoints`)).json.items;
+      const last = cps[cps.length - 1];
+      if (last) {
+        await call("POST", `/api/checkpoints/${last.id}/evaluations`, {
+          suite: "heldout",
+          gpus: 0,
+        });
+      }
+      return;
+    }
+    if (Date.now() > deadline) throw new Error("the demo's baseline did not finish");
+    await new Promise((r) => setTimeout(r, 300));
   }
 }

@@ -2,7 +2,7 @@
  * gpuctl with four fake GPUs in a GPUCTL_HOME of its own (`deno task start` as a child
  * process), seeded with a small lab's day; for `deno task demo` and `deno task screenshots`.
  */
-import { apiClient, type Call, type DemoJobs, seedDemo } from "./seed.ts";
+import { apiClient, type Call, type DemoJobs, evaluateBaseline, seedDemo } from "./seed.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -75,6 +75,7 @@ export async function startDemo(
     const work = `${opts.home}/work`;
     await Deno.mkdir(work, { recursive: true });
     const jobs = await seedDemo(call!, work, { sweepSleep: opts.sweepSleep });
+    await evaluateBaseline(call!, jobs);
     return { url, adminToken, home: opts.home, call: call!, jobs, stop };
   } catch (err) {
     await stop();

@@ -36,7 +36,7 @@ import { queueEvaluation } from "../server/evaluations/mod.ts";
 import { validationError } from "../server/errors.ts";
 import { setPrimaryMetric } from "../server/projects/service.ts";
 import { getRun } from "../server/runs/service.ts";
-import { primaryMetricSet } from "../protocol/rest.ts";
+import { evaluationRequest, primaryMetricSet } from "../protocol/rest.ts";
 
 const TAB_LABEL: Record<RunTab, string> = {
   overview: "Overview",
@@ -562,6 +562,18 @@ function CheckpointsTab({ d, canWrite, now, next }: {
                           <input type="hidden" name="confirmed" value="1" />
                           <label class="sr-only" for={`suite-${c.id}`}>Suite</label>
                           <input id={`suite-${c.id}`} name="suite" value="heldout" required />
+                          {!d.evalCommand && (
+                            <>
+                              <label class="sr-only" for={`cmd-${c.id}`}>Evaluation command</label>
+                              <input
+                                id={`cmd-${c.id}`}
+                                name="command"
+                                placeholder="eval command"
+                                title="The project has no eval_command: the command that evaluates $GPUCTL_CHECKPOINT_PATH"
+                                required
+                              />
+                            </>
+                          )}
                           <button type="submit" class="small">Evaluate</button>
                         </form>
                       )}
@@ -719,7 +731,10 @@ export const runRoutes: PageRoute[] = [
         confirm: false,
         run: (fields) => {
           const suite = (fields.suite ?? "").trim() || "heldout";
-          const { job } = queueEvaluation(p.ctx, id, { suite });
+          const command = (fields.command ?? "").trim() || undefined;
+          const request = evaluationRequest.safeParse({ suite, command });
+          if (!request.success) throw validationError("evaluation request", request.error);
+          const { job } = queueEvaluation(p.ctx, id, request.data);
           return `Evaluation "${suite}" of checkpoint ${id} queued as job ${job.id}`;
         },
       });

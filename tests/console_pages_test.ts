@@ -227,6 +227,29 @@ Deno.test("the console's pages in Chromium, with a running agent", async (t) => 
       },
     );
 
+    await t.step("a checkpoint is evaluated from its row, and the result is listed", async () => {
+      const { page } = admin;
+      await hydrated(admin, `${rig.url}/runs/${markupRun}?tab=checkpoints`);
+      const form = page.locator("tr[data-checkpoint] form").first();
+      // The project has no eval_command, so the row asks for one.
+      await form.locator("input[name=command]").fill(
+        `python3 ${ROOT}/examples/synthetic/evaluate.py`,
+      );
+      await Promise.all([page.waitForSelector(".notice"), form.locator("button").click()]);
+      assert((await page.textContent(".notice"))!.includes("queued as job"));
+      await until(
+        async () => {
+          const cps = (await rig.call("GET", `/api/runs/${markupRun}/checkpoints`)).json.items;
+          return cps[0].evaluations[0]?.status === "COMPLETED";
+        },
+        60_000,
+        "the evaluation completed",
+      );
+      await hydrated(admin, `${rig.url}/runs/${markupRun}?tab=evaluations`);
+      assert((await page.textContent("tr[data-evaluation]"))!.includes("eval/loss"));
+      await screenshot(page, "evaluated");
+    });
+
     await t.step(
       "the Events page's live switch streams new events, and says so in the URL",
       async () => {

@@ -18,7 +18,7 @@ import { lastEventId, listEvents } from "../events/service.ts";
 import { getJob } from "../jobs/service.ts";
 import { getRunMetrics, type MetricKey } from "../metrics/service.ts";
 import { keyDirection } from "../metrics/primary_metric.ts";
-import { getMetricDefinitions } from "../projects/service.ts";
+import { getMetricDefinitions, listProjects } from "../projects/service.ts";
 import { getLogs, getRun, listCheckpoints, listMetricKeys } from "../runs/service.ts";
 import { diagnoseRunById, explainRunFailure, recommendCheckpoint } from "../semantic/mod.ts";
 import { NotFoundError } from "../errors.ts";
@@ -54,6 +54,8 @@ export interface RunDetail {
   logs?: LogLine[];
   events?: EventRecord[];
   recommendation?: CheckpointRecommendation;
+  /** The project's evaluation command (null: an evaluation must name one). */
+  evalCommand: string | null;
   /** The newest event id at the time of the read, for live lists to resume after. */
   lastEventId: number;
 }
@@ -104,6 +106,8 @@ export async function loadRunDetail(ctx: Context, id: string, tab: RunTab): Prom
     keys,
     checkpoints: listCheckpoints(ctx, id).items,
     lastEventId: lastEventId(ctx),
+    evalCommand: listProjects(ctx).items.find((p) => p.name === run.project)?.eval_command ??
+      null,
   };
   // The retry button's warning needs the diagnosis on every tab.
   if (d.failed) d.failure = explainRunFailure(ctx, id);
