@@ -38,11 +38,13 @@ export interface OverviewStatus {
 export interface OverviewProps {
   status: OverviewStatus;
   now: number;
+  /** Whether to offer the submit form (write sessions). */
+  canWrite: boolean;
 }
 
 const changes = (e: LiveEvent) => /^(JOB_|RUN_|NODE_)/.test(e.type) || e.severity !== "info";
 
-export default function Overview({ status: initial, now: rendered }: OverviewProps) {
+export default function Overview({ status: initial, now: rendered, canWrite }: OverviewProps) {
   const s = useJson<OverviewStatus>("/api/status", initial, {
     refreshOn: changes,
     everyMs: 15_000,
@@ -115,7 +117,14 @@ export default function Overview({ status: initial, now: rendered }: OverviewPro
             ? (
               <p class="muted empty">
                 Nothing queued: a job submitted now starts on a free GPU
-                (<a href="/jobs?submit=1#submit">+ submit job</a>).
+                {canWrite
+                  ? (
+                    <>
+                      {" ("}
+                      <a href="/jobs?submit=1#submit">+ submit job</a>).
+                    </>
+                  )
+                  : "."}
               </p>
             )
             : (

@@ -26,7 +26,7 @@ export const indexRoutes: PageRoute[] = [{
         action: <a class="button primary" href="/jobs?submit=1#submit">+ submit job</a>,
       },
       <>
-        <Island component={Overview} props={{ status: d.status, now }} />
+        <Island component={Overview} props={{ status: d.status, now, canWrite: p.canWrite }} />
         <section class="panel">
           <h2>Active runs</h2>
           <Island component={ActiveRuns} props={{ runs: d.runs, series: d.series }} />
