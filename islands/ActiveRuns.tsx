@@ -6,6 +6,7 @@
 import { directionArrow, fmtMetric, fmtProgress, progressFraction, runColor } from "./_format.ts";
 import { type LiveEvent, useJson } from "./_live.ts";
 import { Bar, RunDot, Sparkline } from "./_ui.tsx";
+import { useSteadyRows } from "./_steady.ts";
 
 export interface ActiveRun {
   id: string;
@@ -40,7 +41,7 @@ export default function ActiveRuns({ runs: initialRuns, series: initialSeries }:
     { items: initialRuns },
     { refreshOn: changes, everyMs: 5_000 },
   );
-  const runs = list.items;
+  const { rows: runs, hold } = useSteadyRows(list.items);
   const keys = [...new Set(runs.map((r) => r.primary_metric?.key).filter((k): k is string => !!k))];
   const query = runs.length && keys.length
     ? { runs: runs.map((r) => r.id), keys, max_points: SPARK_POINTS }
@@ -65,7 +66,7 @@ export default function ActiveRuns({ runs: initialRuns, series: initialSeries }:
     );
   }
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" {...hold}>
       <table class="active-runs">
         <thead>
           <tr>

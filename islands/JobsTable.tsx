@@ -6,6 +6,7 @@
 import { fmtDuration, fmtInt, secondsBetween } from "./_format.ts";
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
 import { RelTime, StatusBadge } from "./_ui.tsx";
+import { useSteadyRows } from "./_steady.ts";
 import ConfirmAction from "./ConfirmAction.tsx";
 
 export interface JobRow {
@@ -52,9 +53,11 @@ export function commandText(c: string[] | string): string {
 export default function JobsTable(
   { jobs: initial, query, canWrite, next, now: rendered }: JobsTableProps,
 ) {
-  const jobs = useJson<{ items: JobRow[] }>(`/api/jobs${query ? `?${query}` : ""}`, {
-    items: initial,
-  }, { refreshOn: changes, everyMs: 10_000 }).items;
+  const { rows: jobs, hold } = useSteadyRows(
+    useJson<{ items: JobRow[] }>(`/api/jobs${query ? `?${query}` : ""}`, {
+      items: initial,
+    }, { refreshOn: changes, everyMs: 10_000 }).items,
+  );
   const now = useNow(rendered, 5_000);
   if (jobs.length === 0) {
     return (
@@ -65,7 +68,7 @@ export default function JobsTable(
     );
   }
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" {...hold}>
       <table class="jobs-table">
         <thead>
           <tr>
