@@ -11,6 +11,7 @@ import TopBar, { type FleetSummary } from "../islands/TopBar.tsx";
 const NAV: { href: string; label: string; key: string }[] = [
   { href: "/", label: "Dashboard", key: "d" },
   { href: "/runs", label: "Runs", key: "r" },
+  { href: "/experiments", label: "Experiments", key: "x" },
   { href: "/jobs", label: "Jobs", key: "j" },
   { href: "/nodes", label: "Nodes", key: "n" },
   { href: "/events", label: "Events", key: "e" },

@@ -34,6 +34,7 @@ if (import.meta.main) {
     const pages: [string, string][] = [
       ["dashboard", "/"],
       ["runs", "/runs"],
+      ["experiments", "/experiments"],
       ["run-running", `/runs/${sweep}`],
       ["run-failed", `/runs/${oom}`],
       ["run-metrics", `/runs/${baseline}?tab=metrics`],

@@ -16,7 +16,14 @@ export interface TopBarProps {
   fleet: FleetSummary;
 }
 
-const GO: Record<string, string> = { d: "/", r: "/runs", j: "/jobs", n: "/nodes", e: "/events" };
+const GO: Record<string, string> = {
+  d: "/",
+  r: "/runs",
+  x: "/experiments",
+  j: "/jobs",
+  n: "/nodes",
+  e: "/events",
+};
 
 const changesFleet = (e: LiveEvent) => /^(JOB_|RUN_|NODE_)|^OOM$/.test(e.type);
 

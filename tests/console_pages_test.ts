@@ -58,6 +58,7 @@ Deno.test("the console's pages in Chromium, with a running agent", async (t) => 
       const pages: [string, string][] = [
         ["/", "dashboard"],
         ["/runs", "runs"],
+        ["/experiments", "experiments"],
         [`/runs/${oomRun}`, "run-failed"],
         [`/runs/${markupRun}`, "run-succeeded"],
         [`/runs/${markupRun}?tab=metrics`, "run-metrics"],

@@ -19,6 +19,7 @@ import { runsRoutes } from "../../routes/runs.tsx";
 import { runRoutes } from "../../routes/run.tsx";
 import { nodesRoutes } from "../../routes/nodes.tsx";
 import { eventsRoutes } from "../../routes/events.tsx";
+import { experimentsRoutes } from "../../routes/experiments.tsx";
 
 export { buildIslands, prepareIslands } from "./assets.ts";
 export type { IslandManifest, PageRoute };
@@ -33,6 +34,7 @@ export const pageRoutes: PageRoute[] = [
   ...runRoutes,
   ...nodesRoutes,
   ...eventsRoutes,
+  ...experimentsRoutes,
 ];
 
 /** Everything the console is told at start; every field optional. */
