@@ -4,18 +4,7 @@
  * whatever it sends, a refused submission names its fields, and an unknown run is a 404 page.
  */
 import { assert, assertEquals } from "./assert.ts";
-import { type Harness, withHarness } from "./_harness.ts";
-
-async function sessionOf(h: Harness, scope: "admin" | "read"): Promise<string> {
-  const res = await h.app.fetch(
-    new Request("http://gpuctl.test/login", {
-      method: "POST",
-      headers: { origin: "http://gpuctl.test" },
-      body: new URLSearchParams({ token: h.tokens[scope] }),
-    }),
-  );
-  return res.headers.get("set-cookie")!.split(";")[0];
-}
+import { consoleSession as sessionOf, type Harness, withHarness } from "./_harness.ts";
 
 function post(h: Harness, cookie: string, path: string, form: Record<string, string>) {
   return h.app.fetch(
