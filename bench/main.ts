@@ -11,6 +11,7 @@ import { lttb } from "../server/metrics/lttb.ts";
 import { BlockSealer } from "../server/metrics/block_sealer.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
 import { benchCluster, benchSdkOverhead } from "./cluster.ts";
+import { benchConsole } from "./console.ts";
 import { benchMcp } from "./mcp.ts";
 import { benchPeers } from "./peers.ts";
 import { BenchReport } from "./report.ts";
@@ -296,6 +297,11 @@ async function bareDenoRss(): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
+{
+  const ctx = context(`${dir}/console.db`);
+  await benchConsole(ctx, report);
+  ctx.db.close();
+}
 await benchCluster(report);
 await benchPeers(
   report,

@@ -12,7 +12,9 @@ import { ISLAND_TAG } from "../islands/_boot.ts";
 export const IslandsOnPage = createContext<{ count: number } | null>(null);
 
 /** Renders `component` (the default export of `islands/<Name>.tsx`) as an island. */
-export function Island<P>({ component, props }: { component: ComponentType<P>; props: P }) {
+export function Island<P>(
+  { component, props }: { component: ComponentType<P>; props: NoInfer<P> },
+) {
   const page = useContext(IslandsOnPage);
   const name = component.name;
   if (!page) throw new Error(`Cannot render island "${name}": it is outside renderPage()`);

@@ -1,10 +1,20 @@
-/** The page shell: the top bar (product, navigation, who is signed in, sign out) and the title line. */
+/**
+ * The page shell: the top bar (product, navigation, the live fleet summary, who is signed in,
+ * sign out) and the title line with the page's main action on the right.
+ */
 import type { ComponentChildren } from "preact";
 import type { Principal } from "../server/auth/service.ts";
+import { Island } from "./island.tsx";
+import TopBar, { type FleetSummary } from "../islands/TopBar.tsx";
 
-/** The console's pages, in the order the top bar shows them. A page joins when it exists. */
-const NAV: { href: string; label: string }[] = [
-  { href: "/", label: "Dashboard" },
+/** The console's pages, in the order the top bar shows them, with their `g` shortcut key. */
+const NAV: { href: string; label: string; key: string }[] = [
+  { href: "/", label: "Dashboard", key: "d" },
+  { href: "/runs", label: "Runs", key: "r" },
+  { href: "/experiments", label: "Experiments", key: "x" },
+  { href: "/jobs", label: "Jobs", key: "j" },
+  { href: "/nodes", label: "Nodes", key: "n" },
+  { href: "/events", label: "Events", key: "e" },
 ];
 
 export interface LayoutProps {
@@ -12,23 +22,37 @@ export interface LayoutProps {
   canWrite: boolean;
   /** The path of the page, to mark its entry in the navigation. */
   path: string;
-  title: string;
+  title: ComponentChildren;
   /** The page's main action, on the right of the title (write sessions only). */
   action?: ComponentChildren;
+  /** The fleet summary of the top bar (it then updates live). */
+  fleet?: FleetSummary;
   children: ComponentChildren;
 }
 
-export function Layout({ principal, canWrite, path, title, action, children }: LayoutProps) {
+const current = (href: string, path: string) =>
+  href === "/" ? path === "/" : path === href || path.startsWith(`${href}/`);
+
+export function Layout(
+  { principal, canWrite, path, title, action, fleet, children }: LayoutProps,
+) {
   return (
     <>
       <header class="topbar">
         <a class="brand" href="/">gpuctl</a>
         <nav aria-label="Pages">
           {NAV.map((n) => (
-            <a href={n.href} aria-current={n.href === path ? "page" : undefined}>{n.label}</a>
+            <a
+              href={n.href}
+              aria-current={current(n.href, path) ? "page" : undefined}
+              title={`g ${n.key}`}
+            >
+              {n.label}
+            </a>
           ))}
         </nav>
         <div class="who">
+          {fleet && <Island component={TopBar} props={{ fleet }} />}
           <span class="who-name" title={`token ${principal.token_id}`}>{principal.name}</span>
           <span class={`badge scope-${principal.scope}`}>{principal.scope}</span>
           {!canWrite && (
@@ -44,7 +68,7 @@ export function Layout({ principal, canWrite, path, title, action, children }: L
       <main class="page">
         <div class="title-line">
           <h1>{title}</h1>
-          {canWrite && action}
+          {canWrite && action && <div class="actions">{action}</div>}
         </div>
         {children}
       </main>

@@ -1,36 +1,44 @@
 /**
- * `/`: the console's start. Until the dashboard's service functions exist it shows who is
- * signed in and the live connection to the server's event stream, and says what comes next.
+ * `/`, the Dashboard: can another job start now, and does anything need attention? Cards and
+ * alerts, active runs, the head of the queue, and the fleet, each live.
  */
 import { Island } from "../components/island.tsx";
-import { Layout } from "../components/layout.tsx";
-import LiveStatus from "../islands/LiveStatus.tsx";
+import ActiveRuns from "../islands/ActiveRuns.tsx";
+import Fleet from "../islands/Fleet.tsx";
+import Overview from "../islands/Overview.tsx";
+import { loadDashboard } from "../server/console/dashboard.ts";
 import type { PageRoute } from "../server/console/page.tsx";
+import { nowMs, shellPage } from "../server/console/shell.tsx";
 
 export const indexRoutes: PageRoute[] = [{
   method: "GET",
   path: "/",
   scope: "read",
-  handler: ({ render, principal, canWrite }) =>
-    render(
-      "gpuctl",
-      <Layout principal={principal!} canWrite={canWrite} path="/" title="Console">
+  handler: async (p) => {
+    const d = await loadDashboard(p.ctx);
+    const now = nowMs(p.ctx);
+    return shellPage(
+      p,
+      {
+        title: "Dashboard",
+        path: "/",
+        overview: d.status,
+        action: <a class="button primary" href="/jobs?submit=1#submit">+ submit job</a>,
+      },
+      <>
+        <Island component={Overview} props={{ status: d.status, now, canWrite: p.canWrite }} />
         <section class="panel">
-          <Island component={LiveStatus} props={{ url: "/api/events/stream" }} />
+          <h2>Active runs</h2>
+          <Island component={ActiveRuns} props={{ runs: d.runs, series: d.series }} />
         </section>
-        <section class="panel prose">
-          <p>
-            Signed in as <strong>{principal!.name}</strong> with scope{" "}
-            <strong>{principal!.scope}</strong>
-            {canWrite ? "." : ": this session can look but not change anything."}
-          </p>
-          <p>
-            This is the start of the console. The dashboard, runs, jobs, nodes and events pages come
-            next; until then the REST API under <code>/api</code>{" "}
-            (with a bearer token) and the Python SDK do everything, for example:
-          </p>
-          <pre><code>curl -H "Authorization: Bearer $GPUCTL_TOKEN" {"http://<host>:8600/api/jobs"}</code></pre>
+        <section class="panel">
+          <h2>Fleet</h2>
+          <Island
+            component={Fleet}
+            props={{ nodes: d.nodes, holders: d.holders, variant: "rows", now }}
+          />
         </section>
-      </Layout>,
-    ),
+      </>,
+    );
+  },
 }];

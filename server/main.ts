@@ -10,6 +10,7 @@ import { gpuctlHome, loadServerConfig, type ResolvedServerConfig } from "./confi
 import { type Context, createContext } from "./context.ts";
 import { backupDatabase, openDatabase } from "./db/mod.ts";
 import { createApp } from "./http/app.ts";
+import { sseStreamsOf } from "./http/sse.ts";
 import { AgentGateway } from "./gateway/gateway.ts";
 import { SchedulerLoop } from "./scheduler/loop.ts";
 import { SweepLoop } from "./sweeps/loop.ts";
@@ -238,6 +239,8 @@ async function serve(
     } catch {
       // already gone
     }
+    // Open event streams (a console tab) would hold the shutdown forever.
+    sseStreamsOf(ctx).closeAll();
     server.shutdown();
   };
   Deno.addSignalListener("SIGINT", stop);

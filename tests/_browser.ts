@@ -4,18 +4,24 @@
  */
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { prepareIslands } from "../server/console/assets.ts";
-import { api, startServerProcess } from "./_processes.ts";
+import { api, nodeOnline, type Proc, startAgentProcess, startServerProcess } from "./_processes.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = new URL("../test-artifacts/console/", import.meta.url).pathname;
 
 /** A server with its island bundles, and a browser, for one test file. */
 export interface ConsoleRig {
+  /** A temporary folder of the rig's own (jobs may work in it). */
+  home: string;
   url: string;
   adminToken: string;
   /** The API as the admin, by bearer token. */
   call: ReturnType<typeof api>;
   browser: Browser;
+  /** Stops the server process (the agent stays and keeps trying to reconnect). */
+  stopServer(): Promise<void>;
+  /** Starts it again on the same port over the same folder. */
+  startServer(): Promise<void>;
   /** A fresh browser context (its own cookies), signed in with `token` unless null. */
   context(token: string | null): Promise<Session>;
   close(): Promise<void>;
@@ -40,14 +46,27 @@ function requireChromium(): void {
   }
 }
 
-export async function startConsoleRig(): Promise<ConsoleRig> {
+/** A server (and with `fakeGpus`, an agent with that many fake GPUs) and Chromium. */
+export async function startConsoleRig(opts: { fakeGpus?: number } = {}): Promise<ConsoleRig> {
   requireChromium();
   const islands = await prepareIslands({ build: true });
   if (!islands.manifest) throw new Error(`Cannot build the islands: ${islands.problem}`);
   const home = await Deno.makeTempDir({ prefix: "gpuctl-console-" });
-  const server = await startServerProcess(home);
+  await Deno.mkdir(`${home}/server`);
+  let server = await startServerProcess(`${home}/server`);
+  let serverUp = true;
+  let agent: Proc | null = null;
   let browser: Browser;
   try {
+    if (opts.fakeGpus !== undefined) {
+      agent = startAgentProcess({
+        server: server.url,
+        token: server.agentToken,
+        dataDir: `${home}/agent`,
+        fakeGpus: opts.fakeGpus,
+      });
+      await nodeOnline(api(server.url, server.adminToken));
+    }
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
@@ -63,16 +82,27 @@ export async function startConsoleRig(): Promise<ConsoleRig> {
       ],
     });
   } catch (err) {
+    await agent?.kill();
     await server.proc.kill();
     throw err;
   }
   await Deno.mkdir(ARTIFACTS, { recursive: true });
   const contexts: BrowserContext[] = [];
   return {
+    home,
     url: server.url,
     adminToken: server.adminToken,
     call: api(server.url, server.adminToken),
     browser,
+    async stopServer() {
+      await server.proc.kill();
+      serverUp = false;
+    },
+    async startServer() {
+      // The same folder and port: the same database, tokens and session key.
+      server = await startServerProcess(`${home}/server`, server.port);
+      serverUp = true;
+    },
     async context(token) {
       const context = await browser.newContext({
         viewport: { width: 1280, height: 720 },
@@ -91,7 +121,8 @@ export async function startConsoleRig(): Promise<ConsoleRig> {
     async close() {
       for (const c of contexts) await c.close().catch(() => {});
       await browser.close();
-      await server.proc.kill();
+      await agent?.kill();
+      if (serverUp) await server.proc.kill();
       await Deno.remove(home, { recursive: true });
     },
   };

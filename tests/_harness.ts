@@ -92,3 +92,15 @@ export async function withHarness(
     await h.close();
   }
 }
+
+/** A console session cookie (`name=value`) for one of the harness's tokens, signed in by form. */
+export async function consoleSession(h: Harness, scope: "admin" | "read"): Promise<string> {
+  const res = await h.app.fetch(
+    new Request("http://gpuctl.test/login", {
+      method: "POST",
+      headers: { origin: "http://gpuctl.test" },
+      body: new URLSearchParams({ token: h.tokens[scope] }),
+    }),
+  );
+  return res.headers.get("set-cookie")!.split(";")[0];
+}

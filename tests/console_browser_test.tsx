@@ -17,11 +17,11 @@ Deno.test("the console in Chromium", async (t) => {
       async () => {
         const { page, errors } = admin;
         await page.waitForSelector("html[data-islands=hydrated]");
-        await page.waitForSelector(".live[data-state=connected]");
+        await page.waitForSelector(".fleet[data-live=connected]");
         assertEquals(await page.textContent(".who-name"), "admin");
         assertEquals(await page.textContent(".who .badge"), "admin");
         assertEquals(await page.locator(".read-only").count(), 0);
-        // A change on the server reaches the open page over the event stream.
+        // A change on the server reaches the open page: the queue shows the new job.
         const job = await rig.call("POST", "/api/jobs", {
           name: "<b>not bold</b>",
           command: ["true"],
@@ -29,10 +29,11 @@ Deno.test("the console in Chromium", async (t) => {
           gpus: 1,
         });
         assertEquals(job.status, 201, job.text);
-        await page.waitForSelector(".live-last code:text('JOB_QUEUED')");
-        const last = await page.textContent(".live-last");
-        assert(last!.includes('Job "<b>not bold</b>"'), `shown as text: ${last}`);
-        assertEquals(await page.locator(".live-last b").count(), 0);
+        await page.waitForSelector(`a[href="/jobs#${job.json.id}"]`);
+        const shown = await page.textContent(`a[href="/jobs#${job.json.id}"]`);
+        assertEquals(shown, "<b>not bold</b>", "shown as text");
+        assertEquals(await page.locator("main b").count(), 0);
+        assertEquals(await page.textContent(".fleet"), "0/0 GPUs busy·1 queued");
         assertEquals(errors, []);
         await screenshot(page, "admin-home");
       },
@@ -80,7 +81,7 @@ Deno.test("the console in Chromium", async (t) => {
       async () => {
         const made = await rig.call("POST", "/api/tokens", { name: "viewer", scope: "read" });
         const { page, errors } = await rig.context(made.json.token);
-        await page.waitForSelector(".live[data-state=connected]");
+        await page.waitForSelector(".fleet[data-live=connected]");
         assertEquals(await page.textContent(".read-only"), "read-only");
         const status = await page.evaluate(async () => {
           const res = await fetch("/api/jobs", {
@@ -126,7 +127,7 @@ Deno.test("the console in Chromium", async (t) => {
           const after = (await rig.call("GET", "/api/tokens")).json.items.length;
           assertEquals(after, before, "no token was made");
           await page.goto(`${target}/`);
-          await page.waitForSelector(".live[data-state=connected]");
+          await page.waitForSelector(".fleet[data-live=connected]");
           assertEquals(await page.textContent(".who-name"), "admin", "still signed in");
         } finally {
           await evil.shutdown();
@@ -143,7 +144,7 @@ Deno.test("the console in Chromium", async (t) => {
         dialogs++;
         d.dismiss();
       });
-      await page.waitForSelector(".live[data-state=connected]");
+      await page.waitForSelector(".fleet[data-live=connected]");
       assertEquals(await page.textContent(".who-name"), name);
       assertEquals(await page.locator("img").count(), 0);
       assertEquals(dialogs, 0);

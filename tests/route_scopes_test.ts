@@ -3,7 +3,7 @@
  * deny by default, 401 without a token, 403 for a read token on anything that writes.
  */
 import { assert, assertEquals } from "./assert.ts";
-import { type Harness, withHarness } from "./_harness.ts";
+import { consoleSession as sessionOf, type Harness, withHarness } from "./_harness.ts";
 import { createApp } from "../server/http/app.ts";
 import type { RequestContext, RouteDef } from "../server/http/route.ts";
 
@@ -68,18 +68,6 @@ Deno.test("every console page that needs a session redirects to /login without o
     }
   });
 });
-
-/** A console session cookie for one of the harness's tokens. */
-async function sessionOf(h: Harness, scope: "admin" | "read"): Promise<string> {
-  const res = await h.app.fetch(
-    new Request("http://gpuctl.test/login", {
-      method: "POST",
-      headers: { origin: "http://gpuctl.test" },
-      body: new URLSearchParams({ token: h.tokens[scope] }),
-    }),
-  );
-  return res.headers.get("set-cookie")!.split(";")[0];
-}
 
 Deno.test("a read session gets 403 WriteScopeError on every write route, like a read token", async () => {
   await withHarness(async (h) => {

@@ -14,12 +14,28 @@ import type { PageRoute } from "./page.tsx";
 import { indexRoutes } from "../../routes/index.tsx";
 import { loginRoutes } from "../../routes/login.tsx";
 import { logoutRoutes } from "../../routes/logout.tsx";
+import { jobsRoutes } from "../../routes/jobs.tsx";
+import { runsRoutes } from "../../routes/runs.tsx";
+import { runRoutes } from "../../routes/run.tsx";
+import { nodesRoutes } from "../../routes/nodes.tsx";
+import { eventsRoutes } from "../../routes/events.tsx";
+import { experimentsRoutes } from "../../routes/experiments.tsx";
 
 export { buildIslands, prepareIslands } from "./assets.ts";
 export type { IslandManifest, PageRoute };
 
 /** The console's pages. */
-export const pageRoutes: PageRoute[] = [...indexRoutes, ...loginRoutes, ...logoutRoutes];
+export const pageRoutes: PageRoute[] = [
+  ...indexRoutes,
+  ...loginRoutes,
+  ...logoutRoutes,
+  ...jobsRoutes,
+  ...runsRoutes,
+  ...runRoutes,
+  ...nodesRoutes,
+  ...eventsRoutes,
+  ...experimentsRoutes,
+];
 
 /** Everything the console is told at start; every field optional. */
 export interface ConsoleOptions {

@@ -12,6 +12,7 @@ import { PAGE_HEADERS, type PageRequest, type PageRoute, renderPage } from "../c
 import type { Context } from "../context.ts";
 import type { AppEnv, RequestContext } from "./route.ts";
 import { ErrorPage } from "../../components/error_page.tsx";
+import { errorPage } from "../console/shell.tsx";
 
 /** Registers the console's pages and static files on the app. */
 export function mountConsole(app: Hono<AppEnv>, ctx: Context, con: ResolvedConsole): void {
@@ -72,7 +73,7 @@ async function servePage(
     const location = next === "/" ? "/login" : `/login?next=${encodeURIComponent(next)}`;
     return new Response(null, { status: 303, headers: { ...PAGE_HEADERS, location } });
   }
-  return await route.handler({
+  const page: PageRequest = {
     req,
     ctx,
     url,
@@ -90,5 +91,14 @@ async function servePage(
       return s ? sessionCookieHeader(s.value, { secure: tls, expires: s.expires }) : null;
     },
     endSession: () => sessionCookieHeader(null, { secure: tls }),
-  });
+  };
+  try {
+    return await route.handler(page);
+  } catch (err) {
+    // A domain error (not found, a conflict, a read session's write) becomes a page that says
+    // what happened; anything else is the app's logged 500.
+    const shown = principal ? errorPage(page, err) : null;
+    if (shown) return shown;
+    throw err;
+  }
 }

@@ -19,7 +19,7 @@ export type SseMessage = FeedMessage;
 /** What a stream serves: a feed (its `lastId` is not used; the options' `startId` is). */
 export type SseSource = Omit<Feed, "lastId">;
 
-export type SseCloseReason = "client" | "slow" | "error" | "end";
+export type SseCloseReason = "client" | "slow" | "error" | "end" | "shutdown";
 
 export interface SseOptions {
   /** Where to start when the client names no id. */
@@ -48,6 +48,7 @@ export class SseStreams {
   readonly maxPerOwner: number;
   #perOwner = new Map<string, number>();
   #total = 0;
+  #closers = new Set<() => void>();
 
   constructor(caps: { maxStreams?: number; maxStreamsPerToken?: number } = {}) {
     this.maxTotal = caps.maxStreams ?? SSE_MAX_STREAMS;
@@ -57,6 +58,21 @@ export class SseStreams {
   /** Open streams in total, or of one owner. */
   open(owner?: string): number {
     return owner === undefined ? this.#total : this.#perOwner.get(owner) ?? 0;
+  }
+
+  /**
+   * Ends every open stream (their clients reconnect with Last-Event-ID): a server that stops
+   * would otherwise wait for them forever, since `Deno.serve`'s shutdown lets open responses
+   * finish and a stream never does.
+   */
+  closeAll(): void {
+    for (const close of [...this.#closers]) close();
+  }
+
+  /** Registers how to end one open stream; the returned function forgets it. */
+  track(close: () => void): () => void {
+    this.#closers.add(close);
+    return () => this.#closers.delete(close);
   }
 
   /** Takes a slot for `owner`; the returned function gives it back (once). */
@@ -115,6 +131,15 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
   const maxBytes = opts.maxBufferedBytes ?? SSE_MAX_BUFFERED_BYTES;
   const pageSize = opts.pageSize ?? 500;
   const release = opts.streams.acquire(opts.owner);
+  const untrack = opts.streams.track(() => {
+    if (closed) return;
+    finish("shutdown");
+    try {
+      controller.close();
+    } catch {
+      // already closed by its reader
+    }
+  });
   let lastSent = resumeId(req) ?? opts.startId;
   let live = false;
   let closed = false;
@@ -133,6 +158,7 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
   const finish = (reason: SseCloseReason) => {
     if (closed) return;
     closed = true;
+    untrack();
     unsubscribe();
     unsubscribeEnd();
     clearInterval(timer);

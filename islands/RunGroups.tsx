@@ -1,0 +1,137 @@
+/**
+ * The runs list, grouped by project and experiment (the group with the newest run first),
+ * each run with status, progress, best and latest of its primary metric and source. Read
+ * again when runs start or end and every few seconds while any runs, so progress moves.
+ */
+import { directionArrow, fmtMetric, fmtProgress, progressFraction } from "./_format.ts";
+import { type LiveEvent, useJson, useNow } from "./_live.ts";
+import { Bar, RelTime, RunDot, StatusBadge } from "./_ui.tsx";
+
+export interface RunListRow {
+  id: string;
+  name: string;
+  project: string;
+  experiment: string | null;
+  status: string;
+  source: string;
+  step: number | null;
+  max_steps: number | null;
+  created_at: string;
+  started_at: string | null;
+  primary_metric:
+    | { key: string; direction: "min" | "max"; latest: number | null; best: number | null }
+    | null;
+}
+
+export interface RunGroupsProps {
+  runs: RunListRow[];
+  /** The list's filters and limit, as `GET /api/runs` takes them. */
+  query: string;
+  now: number;
+}
+
+const changes = (e: LiveEvent) => e.type.startsWith("RUN_");
+
+/** Runs by project and experiment, in the order of each group's newest run. */
+export function groupRuns(runs: RunListRow[]): { key: string; runs: RunListRow[] }[] {
+  const groups = new Map<string, RunListRow[]>();
+  for (const r of runs) {
+    const key = JSON.stringify([r.project, r.experiment]);
+    groups.set(key, [...groups.get(key) ?? [], r]);
+  }
+  return [...groups].map(([key, runs]) => ({ key, runs }));
+}
+
+export default function RunGroups({ runs: initial, query, now: rendered }: RunGroupsProps) {
+  const runs = useJson<{ items: RunListRow[] }>(`/api/runs?${query}`, { items: initial }, {
+    refreshOn: changes,
+    everyMs: initial.some((r) => r.status === "RUNNING") ? 5_000 : 30_000,
+  }).items;
+  const now = useNow(rendered);
+  return (
+    <>
+      {groupRuns(runs).map(({ key, runs: mine }) => {
+        const { project, experiment } = mine[0];
+        const counts = new Map<string, number>();
+        for (const r of mine) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+        return (
+          <section class="panel run-group" key={key}>
+            <h2>
+              <a
+                href={`/runs?project=${encodeURIComponent(project)}${
+                  experiment ? `&experiment=${encodeURIComponent(experiment)}` : ""
+                }`}
+              >
+                {project} / {experiment ?? "no experiment"}
+              </a>
+              <span class="muted small">
+                {`${mine.length} run${mine.length === 1 ? "" : "s"} · `}
+                {[...counts].map(([s, n]) => `${n} ${s.toLowerCase()}`).join(", ")}
+              </span>
+            </h2>
+            <div class="table-wrap">
+              <table class="runs-table">
+                <thead>
+                  <tr>
+                    <th>Status</th>
+                    <th>Run</th>
+                    <th>Progress</th>
+                    <th>Primary metric</th>
+                    <th class="num">Best</th>
+                    <th class="num">Latest</th>
+                    <th>Source</th>
+                    <th>Started</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {mine.map((r) => <RunRow key={r.id} r={r} now={now} />)}
+                </tbody>
+              </table>
+            </div>
+          </section>
+        );
+      })}
+    </>
+  );
+}
+
+function RunRow({ r, now }: { r: RunListRow; now: number }) {
+  const pm = r.primary_metric;
+  return (
+    <tr data-run={r.id} data-status={r.status}>
+      <td>
+        <StatusBadge status={r.status} />
+      </td>
+      <td class="run-name">
+        <RunDot id={r.id} /> <a href={`/runs/${encodeURIComponent(r.id)}`}>{r.name}</a>
+        <div class="muted small">
+          <code class="id">{r.id}</code>
+        </div>
+      </td>
+      <td class="progress-cell">
+        <Bar
+          fraction={progressFraction(r.step, r.max_steps)}
+          tone={r.status === "SUCCEEDED" ? "util" : "running"}
+        />
+        <span class="small">{fmtProgress(r.step, r.max_steps)}</span>
+      </td>
+      <td>
+        {pm
+          ? (
+            <code title={pm.direction === "min" ? "lower is better" : "higher is better"}>
+              {pm.key} {directionArrow(pm.direction)}
+            </code>
+          )
+          : <span class="muted">–</span>}
+      </td>
+      <td class="num">
+        <strong>{fmtMetric(pm?.best)}</strong>
+      </td>
+      <td class="num">{fmtMetric(pm?.latest)}</td>
+      <td>{r.source}</td>
+      <td>
+        <RelTime at={r.started_at ?? r.created_at} now={now} />
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,259 @@
+/**
+ * `/jobs`: every job with its status, and for write sessions the submit form (validated on
+ * the server, problems shown next to their fields, what was typed kept) and cancel/retry.
+ */
+import type { ComponentChildren } from "preact";
+import { Island } from "../components/island.tsx";
+import JobsTable, { type JobRow } from "../islands/JobsTable.tsx";
+import { JOB_STATUSES } from "../protocol/rest.ts";
+import type { Job } from "../protocol/objects.ts";
+import { cancelJob, listJobs, retryJob } from "../server/jobs/service.ts";
+import { confirmedAction, Notice } from "../server/console/actions.tsx";
+import { type JobFormValues, submitJobForm } from "../server/console/job_form.ts";
+import type { PageRequest, PageRoute } from "../server/console/page.tsx";
+import { nowMs, pathSegment, shellPage } from "../server/console/shell.tsx";
+import { requireScope } from "../server/auth/require_scope.ts";
+
+const jobRow = (j: Job): JobRow => ({
+  id: j.id,
+  name: j.name,
+  kind: j.kind,
+  project: j.project,
+  experiment: j.experiment,
+  status: j.status,
+  failure_class: j.failure_class,
+  reason: j.reason,
+  priority: j.priority,
+  attempt: j.attempt,
+  max_attempts: j.max_attempts,
+  command: j.command,
+  gpus: j.gpus,
+  node_id: j.node_id,
+  gpu_indices: j.gpu_indices,
+  run_id: j.run_id,
+  created_at: j.created_at,
+  started_at: j.started_at,
+  finished_at: j.finished_at,
+});
+
+function Field(
+  { name, label, hint, values, errors, wide, children, type = "text", placeholder }: {
+    name: string;
+    label: string;
+    hint?: string;
+    values: JobFormValues;
+    errors: Record<string, string>;
+    wide?: boolean;
+    type?: string;
+    placeholder?: string;
+    children?: ComponentChildren;
+  },
+) {
+  const error = errors[name];
+  const id = `f-${name}`;
+  return (
+    <div class={`field${wide ? " wide" : ""}`}>
+      <label for={id}>{label}</label>
+      {children ?? (
+        <input
+          id={id}
+          name={name}
+          type={type}
+          value={values[name as keyof JobFormValues] ?? ""}
+          placeholder={placeholder}
+          aria-invalid={error ? "true" : undefined}
+          aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined}
+          spellcheck={false}
+          autocomplete="off"
+        />
+      )}
+      {error && <p id={`${id}-error`} class="field-error" role="alert">{label} {error}</p>}
+      {!error && hint && <span id={`${id}-hint`} class="hint">{hint}</span>}
+    </div>
+  );
+}
+
+function SubmitForm(
+  { values, errors, open }: {
+    values: JobFormValues;
+    errors: Record<string, string>;
+    open: boolean;
+  },
+) {
+  const f = { values, errors };
+  return (
+    <details class="panel drawer" id="submit" data-drawer open={open}>
+      <summary>Submit a job</summary>
+      <form method="post" action="/jobs" novalidate>
+        {errors.form && <p class="field-error" role="alert">{errors.form}</p>}
+        <div class="form-grid">
+          <Field name="name" label="Name" placeholder="lr-0.01" {...f} />
+          <Field name="project" label="Project" hint="default: default" {...f} />
+          <Field name="experiment" label="Experiment" hint="optional" {...f} />
+          <Field name="command" label="Command" wide {...f}>
+            <textarea
+              id="f-command"
+              name="command"
+              rows={2}
+              spellcheck={false}
+              placeholder="python train.py --lr 0.01"
+              aria-invalid={errors.command ? "true" : undefined}
+              aria-describedby={errors.command ? "f-command-error" : "f-command-hint"}
+            >
+              {values.command ?? ""}
+            </textarea>
+          </Field>
+          <Field
+            name="working_dir"
+            label="Working dir"
+            hint="on the GPU host"
+            placeholder="/home/me/project"
+            {...f}
+          />
+          <Field name="gpus" label="GPUs" type="text" hint="0 for CPU only" {...f} />
+          <Field name="priority" label="Priority" hint="higher starts first; default 0" {...f} />
+          <Field name="max_steps" label="Max steps" hint="optional, for progress" {...f} />
+          <Field
+            name="tensorboard_dir"
+            label="TensorBoard dir"
+            hint="watched for scalars (optional)"
+            {...f}
+          />
+          <Field
+            name="checkpoint_dir"
+            label="Checkpoint dir"
+            hint="watched for checkpoints (optional)"
+            {...f}
+          />
+          <Field name="node" label="Node" hint="only on this node (optional)" {...f} />
+        </div>
+        <div class="form-actions">
+          <button type="submit" class="primary">Submit job</button>
+          <span class="muted small">
+            The command runs with <code>bash -lc</code> in the working dir.
+          </span>
+        </div>
+      </form>
+    </details>
+  );
+}
+
+function jobsPage(
+  p: PageRequest,
+  form: { values: JobFormValues; errors: Record<string, string> } = { values: {}, errors: {} },
+  status = 200,
+): Response {
+  const statusFilter = p.url.searchParams.get("status") ?? "";
+  const project = p.url.searchParams.get("project") ?? "";
+  const filter = new URLSearchParams();
+  if ((JOB_STATUSES as readonly string[]).includes(statusFilter)) {
+    filter.set("status", statusFilter);
+  }
+  if (project) filter.set("project", project.slice(0, 200));
+  const jobs = listJobs(p.ctx, {
+    status: filter.get("status") as Job["status"] | undefined ?? undefined,
+    project: filter.get("project") ?? undefined,
+  }).items;
+  const query = filter.toString();
+  const open = p.url.searchParams.has("submit") || Object.keys(form.errors).length > 0;
+  return shellPage(
+    p,
+    {
+      title: "Jobs",
+      path: "/jobs",
+      status,
+      action: <a class="button primary" href="/jobs?submit=1#submit">+ submit job</a>,
+    },
+    <>
+      <Notice url={p.url} />
+      {p.canWrite && <SubmitForm values={form.values} errors={form.errors} open={open} />}
+      <form method="get" action="/jobs" class="filters">
+        <label>
+          Status
+          <select name="status">
+            <option value="">any</option>
+            {JOB_STATUSES.map((s) => (
+              <option key={s} value={s} selected={s === statusFilter}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Project
+          <input name="project" value={project} data-search placeholder="any" />
+        </label>
+        <button type="submit">Filter</button>
+        {query && <a href="/jobs">clear</a>}
+      </form>
+      <section class="panel">
+        <Island
+          component={JobsTable}
+          props={{
+            jobs: jobs.map(jobRow),
+            query,
+            canWrite: p.canWrite,
+            next: `/jobs${query ? `?${query}` : ""}`,
+            now: nowMs(p.ctx),
+          }}
+        />
+      </section>
+    </>,
+  );
+}
+
+export const jobsRoutes: PageRoute[] = [
+  { method: "GET", path: "/jobs", scope: "read", handler: (p) => jobsPage(p) },
+  {
+    method: "POST",
+    path: "/jobs",
+    scope: "read",
+    handler: async (p) => {
+      requireScope(p.principal, "write", "submitting a job");
+      const result = await submitJobForm(p.ctx, p.req);
+      if (!result.ok) return jobsPage(p, result, 400);
+      return p.redirect(
+        `/jobs?notice=${
+          encodeURIComponent(`Job "${result.job.name}" (${result.job.id}) queued`)
+        }#${result.job.id}`,
+      );
+    },
+  },
+  {
+    method: "POST",
+    path: "/jobs/:id/cancel",
+    scope: "read",
+    handler: (p) => {
+      const id = pathSegment(p, 1);
+      return confirmedAction(p, {
+        what: `cancelling job "${id}"`,
+        question:
+          `Cancel job ${id}? A running job gets SIGTERM, then SIGKILL after its grace period.`,
+        yes: "Yes, cancel",
+        fallback: "/jobs",
+        run: () => {
+          const job = cancelJob(p.ctx, id, p.principal!.name);
+          return job.status === "CANCELLED"
+            ? `Job "${job.name}" cancelled`
+            : `Cancel of "${job.name}" sent to ${job.node_id ?? "its node"}`;
+        },
+      });
+    },
+  },
+  {
+    method: "POST",
+    path: "/jobs/:id/retry",
+    scope: "read",
+    handler: (p) => {
+      const id = pathSegment(p, 1);
+      return confirmedAction(p, {
+        what: `retrying job "${id}"`,
+        question: `Requeue job ${id} as its next attempt?`,
+        yes: "Yes, retry",
+        fallback: "/jobs",
+        run: () => {
+          const job = retryJob(p.ctx, id, p.principal!.name);
+          return `Job "${job.name}" requeued as attempt ${job.attempt}`;
+        },
+      });
+    },
+  },
+];

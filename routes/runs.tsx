@@ -1,0 +1,116 @@
+/**
+ * `/runs`: runs grouped by project and experiment, each with status, progress, the best and
+ * latest value of its primary metric and its source; filters and search live in the URL.
+ */
+import { Island } from "../components/island.tsx";
+import RunGroups, { type RunListRow } from "../islands/RunGroups.tsx";
+import type { Run } from "../protocol/objects.ts";
+import { RUN_STATUSES, runListQuery } from "../protocol/rest.ts";
+import type { PageRoute } from "../server/console/page.tsx";
+import { nowMs, queryFilters, shellPage } from "../server/console/shell.tsx";
+import { listRuns } from "../server/runs/service.ts";
+
+/** Runs the page lists at most. */
+const RUNS_SHOWN = 500;
+
+const FILTERS = ["q", "status", "project", "experiment", "source"] as const;
+
+const rowOf = (r: Run): RunListRow => ({
+  id: r.id,
+  name: r.name,
+  project: r.project,
+  experiment: r.experiment,
+  status: r.status,
+  source: r.source,
+  step: r.step,
+  max_steps: r.max_steps,
+  created_at: r.created_at,
+  started_at: r.started_at,
+  primary_metric: r.primary_metric,
+});
+
+export const runsRoutes: PageRoute[] = [{
+  method: "GET",
+  path: "/runs",
+  scope: "read",
+  handler: (p) => {
+    const raw = queryFilters(p, FILTERS);
+    // A filter the list does not know (a mistyped status) is dropped rather than refused.
+    const parsed = runListQuery.safeParse(raw);
+    const query = parsed.success ? parsed.data : {};
+    const runs = listRuns(p.ctx, { ...query, limit: RUNS_SHOWN }).items;
+    const now = nowMs(p.ctx);
+    const filtered = Object.keys(raw).length > 0;
+    const v = (f: string) => (query as Record<string, string | undefined>)[f] ?? "";
+    return shellPage(
+      p,
+      {
+        title: "Runs",
+        path: "/runs",
+        action: <a class="button primary" href="/jobs?submit=1#submit">+ submit job</a>,
+      },
+      <>
+        <form method="get" action="/runs" class="filters">
+          <label>
+            Search
+            <input
+              type="search"
+              name="q"
+              value={v("q")}
+              placeholder="name or id  ( / )"
+              data-search
+            />
+          </label>
+          <label>
+            Status
+            <select name="status">
+              <option value="">any</option>
+              {RUN_STATUSES.map((s) => (
+                <option key={s} value={s} selected={s === v("status")}>{s}</option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Project
+            <input name="project" value={v("project")} placeholder="any" />
+          </label>
+          <label>
+            Experiment
+            <input name="experiment" value={v("experiment")} placeholder="any" />
+          </label>
+          <label>
+            Source
+            <select name="source">
+              <option value="">any</option>
+              {["job", "sdk", "import"].map((s) => (
+                <option value={s} selected={s === v("source")}>{s}</option>
+              ))}
+            </select>
+          </label>
+          <button type="submit">Filter</button>
+          {filtered && <a href="/runs">clear</a>}
+        </form>
+        {runs.length === 0 && (
+          <p class="panel muted empty">
+            {filtered
+              ? "No run matches these filters."
+              : "No runs yet. A job's attempt is a run; so is a script that calls run.init() from the SDK, and an imported TensorBoard folder (gpuctl import-run)."}
+          </p>
+        )}
+        <Island
+          component={RunGroups}
+          props={{
+            runs: runs.map(rowOf),
+            query: new URLSearchParams({
+              ...Object.fromEntries(
+                Object.entries(query).filter(([, x]) => typeof x === "string"),
+              ),
+              limit: String(RUNS_SHOWN),
+            }).toString(),
+            now,
+          }}
+        />
+      </>,
+    );
+  },
+}];
