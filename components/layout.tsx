@@ -12,6 +12,7 @@ const NAV: { href: string; label: string; key: string }[] = [
   { href: "/", label: "Dashboard", key: "d" },
   { href: "/runs", label: "Runs", key: "r" },
   { href: "/experiments", label: "Experiments", key: "x" },
+  { href: "/sweeps", label: "Sweeps", key: "s" },
   { href: "/jobs", label: "Jobs", key: "j" },
   { href: "/nodes", label: "Nodes", key: "n" },
   { href: "/events", label: "Events", key: "e" },

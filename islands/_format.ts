@@ -101,6 +101,7 @@ export function statusTone(status: string): string {
     case "OFFLINE":
       return "failed";
     case "CANCELLED":
+    case "STOPPED": // a sweep trial early stopping cancelled
       return "cancelled";
     case "IMPORTED":
       return "imported";

@@ -20,6 +20,7 @@ import { runRoutes } from "../../routes/run.tsx";
 import { nodesRoutes } from "../../routes/nodes.tsx";
 import { eventsRoutes } from "../../routes/events.tsx";
 import { experimentsRoutes } from "../../routes/experiments.tsx";
+import { sweepsRoutes } from "../../routes/sweeps.tsx";
 
 export { buildIslands, prepareIslands } from "./assets.ts";
 export type { IslandManifest, PageRoute };
@@ -35,6 +36,7 @@ export const pageRoutes: PageRoute[] = [
   ...nodesRoutes,
   ...eventsRoutes,
   ...experimentsRoutes,
+  ...sweepsRoutes,
 ];
 
 /** Everything the console is told at start; every field optional. */
