@@ -5,6 +5,8 @@
 import { assert, assertEquals } from "./assert.ts";
 import { startCluster, until } from "./_processes.ts";
 import { expandTrials } from "../server/sweeps/expand.ts";
+import { runInProcess } from "../cli/_test_server.ts";
+import { call, httpClient } from "./_mcp_client.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const STEPS = 120;
@@ -90,6 +92,31 @@ Deno.test("a random lr sweep runs two trials at a time, stops losers at rungs an
     );
     assertEquals(done.best.params.lr, bestLr, done.summary);
     assertEquals(done.importance[0].parameter, "lr");
+
+    // The CLI, the MCP tools and the console give the same answer.
+    const env = { GPUCTL_SERVER_URL: c.server.url, GPUCTL_TOKEN: c.server.adminToken };
+    const shown = await runInProcess(["sweep", "show", id, "--json"], env);
+    assertEquals(shown.code, 0, shown.stderr);
+    assertEquals(JSON.parse(shown.stdout), done);
+    const table = await runInProcess(["sweep", "show", id], env);
+    assert(table.stdout.includes(`trial ${done.best.index + 1}`), table.stdout);
+    await using mcp = await httpClient(c.server.url, c.server.adminToken);
+    assertEquals(await call(mcp, "get_sweep", { sweep_id: id }), done);
+    const waited = await call(mcp, "wait_for_run", { sweep_id: id, timeout_s: 5 });
+    assertEquals([waited.reason, waited.sweep.best], ["finished", done.best]);
+    const login = await fetch(`${c.server.url}/login`, {
+      method: "POST",
+      headers: { origin: c.server.url },
+      body: new URLSearchParams({ token: c.server.adminToken }),
+      redirect: "manual",
+    });
+    await login.body?.cancel();
+    const cookie = login.headers.get("set-cookie")!.split(";")[0];
+    const html = await (await fetch(`${c.server.url}/sweeps/${id}`, { headers: { cookie } }))
+      .text();
+    // The console's table is best first: the best trial's run is the first run linked.
+    const firstRun = /href="\/runs\/(r-[a-z0-9]+)"/.exec(html)?.[1];
+    assertEquals(firstRun, done.best.run_id);
   } finally {
     await c.stop();
   }
