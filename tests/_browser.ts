@@ -109,6 +109,9 @@ export async function startConsoleRig(opts: { fakeGpus?: number } = {}): Promise
         colorScheme: "light",
       });
       contexts.push(context);
+      // Generous: on a loaded machine a page and its streams take a while; a wait ends as
+      // soon as its condition holds.
+      context.setDefaultTimeout(60_000);
       const page = await context.newPage();
       const errors: string[] = [];
       page.on("console", (m) => {

@@ -61,7 +61,11 @@ Deno.test("the console in Chromium", async (t) => {
         (r) => r.fulfill({ body: html, contentType: "text/html" }),
       );
       await page.goto(`${rig.url}/two-islands`);
-      await until(async () => await page.locator(".live[data-state=connected]").count() === 2);
+      await until(
+        async () => await page.locator(".live[data-state=connected]").count() === 2,
+        60_000,
+        "both islands live",
+      );
       await rig.call("POST", "/api/jobs", {
         name: "second",
         command: ["true"],
@@ -157,7 +161,7 @@ Deno.test("the console in Chromium", async (t) => {
       await Promise.all([page.waitForURL(`${rig.url}/login`), page.click(".who button")]);
       await screenshot(page, "login");
       await page.goto(`${rig.url}/`);
-      await until(() => page.url() === `${rig.url}/login`, 5_000, "redirect to /login");
+      await until(() => page.url() === `${rig.url}/login`, 30_000, "redirect to /login");
       assertEquals(await page.locator("script").count(), 0, "the sign-in page ships no script");
     });
   } finally {

@@ -287,7 +287,7 @@ def refused_url():
     return "http://127.0.0.1:%d" % port
 
 
-def wait_until(predicate, timeout_s=5.0, interval_s=0.01):
+def wait_until(predicate, timeout_s=30.0, interval_s=0.01):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():
