@@ -275,3 +275,30 @@ Deno.test("a run that finishes while its log stream is open ends the stream afte
     await h.close();
   }
 });
+
+Deno.test("a log stream opened before its run starts still carries the lines once it does", async () => {
+  const h = await createHarness();
+  const s = await serve(h);
+  try {
+    const { jobs: jobsDb } = await import("../server/db/mod.ts");
+    const { dispatchJob, markRunning } = await import("../server/jobs/transitions.ts");
+    const id = (await h.call("POST", "/api/jobs", { body: job("early") })).json.id;
+    const runId = h.ctx.db.tx(() =>
+      dispatchJob(h.ctx, jobsDb.getJob(h.ctx.db, id)!, "n", []).run_id
+    );
+    // Opened while the run is QUEUED: the start (a RUN_ event) wakes the stream without ending
+    // it, and a stream that then went quiet for good was the bug.
+    const stream = await openSse(`${s.base}/api/runs/${runId}/logs/stream`, h.tokens.read);
+    h.ctx.db.tx(() => markRunning(h.ctx, jobsDb.getJob(h.ctx.db, id)!, 1, h.ctx.now()));
+    // seq 0: the first line a client may number, which must not be taken for "before".
+    await h.call("POST", `/api/sdk/runs/${runId}/log`, {
+      body: { logs: [{ seq: 0, stream: "stdout", text: "after the start" }] },
+    });
+    await stream.until((c) => c.messages.length === 1);
+    assertEquals(stream.messages[0].data.lines[0].text, "after the start");
+    await stream.close();
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});

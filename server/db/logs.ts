@@ -37,6 +37,11 @@ export function appendLogs(
   return stored;
 }
 
+/** Whether the run has any stored line. */
+export function hasLogs(db: Database, runId: string): boolean {
+  return db.prepare("SELECT 1 FROM logs WHERE run_id = ? LIMIT 1").get(runId) !== undefined;
+}
+
 export function lastLogSeq(db: Database, runId: string): number {
   const row = db.prepare("SELECT MAX(seq) AS s FROM logs WHERE run_id = ?").get(runId) as {
     s: number | null;

@@ -214,35 +214,46 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
       push(encoder.encode(": connected\n\n"));
     },
     async pull() {
+      // Each call must enqueue something before it returns (or close the stream): with no
+      // queue of its own (highWaterMark 0), the stream does not call pull again for a read
+      // that was already waiting, and that reader would wait for good.
       try {
-        if (!live && !closed) {
-          const page = source.backlog(lastSent, pageSize);
-          // The backlog is paced by the client (pull runs only when it wants more), so it
-          // bypasses the bound that protects against live data piling up.
-          for (const m of page) {
-            controller.enqueue(frame(m));
-            lastSent = m.id;
+        for (;;) {
+          if (closed) return;
+          if (!live) {
+            const page = source.backlog(lastSent, pageSize);
+            // The backlog is paced by the client (pull runs only when it wants more), so it
+            // bypasses the bound that protects against live data piling up.
+            for (const m of page) {
+              controller.enqueue(frame(m));
+              lastSent = m.id;
+            }
+            // Backlog and switch happen in one synchronous turn, so no message published in
+            // between can be missed: publishing happens after a commit, never inside this code.
+            if (page.length < pageSize) {
+              live = true;
+              if (endIfEnded()) return;
+            }
+            if (page.length > 0) return;
+            continue;
           }
-          // Backlog and switch happen in one synchronous turn, so no message published in
-          // between can be missed: publishing happens after a commit, never inside this code.
-          if (page.length < pageSize) {
-            live = true;
+          while (queue.length === 0 && !recheckEnd && !closed) {
+            await new Promise<void>((r) => wake = r);
+          }
+          wake = null;
+          if (closed) return;
+          const chunks = queue;
+          queue = [];
+          queuedBytes = 0;
+          for (const chunk of chunks) controller.enqueue(chunk);
+          if (recheckEnd) {
+            // Everything committed before the end was published before it, so it is queued.
+            recheckEnd = false;
             if (endIfEnded()) return;
           }
-        }
-        while (queue.length === 0 && !recheckEnd && !closed) {
-          await new Promise<void>((r) => wake = r);
-        }
-        wake = null;
-        if (closed) return;
-        const chunks = queue;
-        queue = [];
-        queuedBytes = 0;
-        for (const chunk of chunks) controller.enqueue(chunk);
-        if (recheckEnd && live) {
-          // Everything committed before the end was published before it, so it is queued.
-          recheckEnd = false;
-          endIfEnded();
+          if (chunks.length > 0) return;
+          // Woken for an end that has not come (a RUN_STARTED, say): nothing was sent, so wait
+          // again rather than return empty-handed.
         }
       } catch (err) {
         finish("error");
