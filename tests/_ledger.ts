@@ -3,10 +3,14 @@
  * every record) next to what the server's store holds. Equal ledgers mean nothing was lost
  * and nothing was stored twice.
  *
- * Records are canonical strings: `p|run|key|step|value` (a metric point), `l|run|text` (a
- * log line), `c|run|file name|step` (a checkpoint), `e|type|message` (an event).
+ * Records are canonical strings: `p|run|key|step|value` (a metric point), `l|run|seq|text`
+ * (a log line, numbered from 1 in the order the run wrote it), `c|run|file name|step` (a
+ * checkpoint), `e|type|message` (an event). The server keeps the last `LOG_LINES_KEPT` lines
+ * of a run, so a lines ledger holds those and `n|run|count`, the number of lines the run
+ * wrote (the highest stored seq).
  */
 import { DatabaseSync } from "node:sqlite";
+import { LOG_LINES_KEPT } from "../server/db/logs.ts";
 
 /** FNV-1a over the UTF-16 code units of `s`, from `seed`. */
 function fnv1a(s: string, seed: number): number {
@@ -42,7 +46,17 @@ export class Ledger {
 
 export const pointRecord = (run: string, key: string, step: number, value: number | null) =>
   `p|${run}|${key}|${step}|${value}`;
-export const lineRecord = (run: string, text: string) => `l|${run}|${text}`;
+export const lineRecord = (run: string, seq: number, text: string) => `l|${run}|${seq}|${text}`;
+export const lineCountRecord = (run: string, count: number) => `n|${run}|${count}`;
+
+/** The lines ledger of a run that wrote `texts`, in order, as the server keeps them. */
+export function linesLedger(run: string, texts: string[], into = new Ledger()): Ledger {
+  for (let i = Math.max(0, texts.length - LOG_LINES_KEPT); i < texts.length; i++) {
+    into.add(lineRecord(run, i + 1, texts[i]));
+  }
+  into.add(lineCountRecord(run, texts.length));
+  return into;
+}
 export const checkpointRecord = (run: string, path: string, step: number | null) =>
   `c|${run}|${path.slice(path.lastIndexOf("/") + 1)}|${step}`;
 export const eventRecord = (type: string, message: string) => `e|${type}|${message}`;
@@ -59,7 +73,7 @@ export function storedLedgers(
   try {
     const out = { points: new Ledger(), lines: new Ledger(), checkpoints: new Ledger() };
     const points = db.prepare("SELECT key, step, value FROM metric_points WHERE run_id = ?");
-    const lines = db.prepare("SELECT text FROM logs WHERE run_id = ? AND stream != 'system'");
+    const lines = db.prepare("SELECT seq, text FROM logs WHERE run_id = ?");
     const ckpts = db.prepare("SELECT path, step FROM checkpoints WHERE run_id = ?");
     for (const run of runs) {
       for (const r of points.iterate(run)) {
@@ -67,7 +81,12 @@ export function storedLedgers(
         const value = r.value === null ? null : Number(r.value);
         out.points.add(pointRecord(run, String(r.key), Number(r.step), value));
       }
-      for (const r of lines.iterate(run)) out.lines.add(lineRecord(run, String(r.text)));
+      let count = 0;
+      for (const r of lines.iterate(run)) {
+        out.lines.add(lineRecord(run, Number(r.seq), String(r.text)));
+        count = Math.max(count, Number(r.seq));
+      }
+      out.lines.add(lineCountRecord(run, count));
       for (const r of ckpts.iterate(run)) {
         out.checkpoints.add(
           checkpointRecord(run, String(r.path), r.step === null ? null : Number(r.step)),
@@ -75,6 +94,21 @@ export function storedLedgers(
       }
     }
     return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** The point records of one run in the store, as a list (for subset checks). */
+export function storedRecords(dbPath: string, run: string): { points: string[] } {
+  const db = new DatabaseSync(dbPath, { readOnly: true });
+  try {
+    const rows = db.prepare("SELECT key, step, value FROM metric_points WHERE run_id = ?").all(run);
+    return {
+      points: rows.filter((r) => !String(r.key).startsWith("sys/")).map((r) =>
+        pointRecord(run, String(r.key), Number(r.step), r.value === null ? null : Number(r.value))
+      ),
+    };
   } finally {
     db.close();
   }

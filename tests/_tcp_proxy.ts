@@ -24,6 +24,8 @@ interface Pair {
   upstream: Deno.TcpConn | null;
   /** Bytes were discarded: the stream can no longer be forwarded. */
   broken: boolean;
+  /** Left as it was by a mode change that spared open connections: it forwards nothing. */
+  frozen: boolean;
   closed: boolean;
 }
 
@@ -70,10 +72,18 @@ export class TcpProxy {
     this.#target = { ...this.#target, port };
   }
 
-  /** Switches the mode; existing connections follow at once. */
-  setMode(mode: ProxyMode, delayMs = 0): void {
+  /**
+   * Switches the mode; connections open now follow at once, unless `existing` is false: then
+   * they keep what the old mode did to them (a half-open one stays silent forever, as a real
+   * one does when nothing tells its peer).
+   */
+  setMode(mode: ProxyMode, options: { delayMs?: number; existing?: boolean } = {}): void {
     this.#mode = mode;
-    this.#delayMs = delayMs;
+    this.#delayMs = options.delayMs ?? 0;
+    if (options.existing === false) {
+      for (const pair of this.#pairs) pair.frozen = true;
+      return;
+    }
     for (const pair of this.#pairs) this.#enforce(pair);
   }
 
@@ -93,7 +103,7 @@ export class TcpProxy {
         return; // closed
       }
       this.accepted++;
-      const pair: Pair = { client, upstream: null, broken: false, closed: false };
+      const pair: Pair = { client, upstream: null, broken: false, frozen: false, closed: false };
       this.#pairs.add(pair);
       this.#serve(pair).catch(() => this.#closePair(pair));
     }
@@ -134,7 +144,7 @@ export class TcpProxy {
       if (n === null) break;
       const chunk = buf.slice(0, n);
       const mode = this.#mode;
-      if (mode === "blackhole" || mode === "half-open" || pair.broken) {
+      if (mode === "blackhole" || mode === "half-open" || pair.broken || pair.frozen) {
         pair.broken = true;
         continue; // swallowed
       }
@@ -152,7 +162,7 @@ export class TcpProxy {
   }
 
   #enforce(pair: Pair): void {
-    if (pair.closed) return;
+    if (pair.closed || pair.frozen) return;
     switch (this.#mode) {
       case "drop":
         // FIN both ways first, so each side reads an orderly end of stream.

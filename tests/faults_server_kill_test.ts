@@ -16,7 +16,8 @@ import {
   startServerProcess,
   until,
 } from "./_processes.ts";
-import { integrityCheck, Ledger, pointRecord, storedLedgers } from "./_ledger.ts";
+import { integrityCheck, Ledger, pointRecord } from "./_ledger.ts";
+import { KINDS, readLedger, sdkJob, storedOnceEqual, tbJob } from "./_fault_jobs.ts";
 import {
   eventFileBytes,
   fileVersionEvent,
@@ -28,65 +29,6 @@ const KILLS = LONG ? 10 : 3;
 const GAP_S: [number, number] = LONG ? [5, 30] : [1, 2];
 const ANSWER_MS = 5_000;
 const AGENTS = 4;
-
-/**
- * A job that until `stop` exists prints a line, logs a point and every 10th step a
- * checkpoint, and appends each record to its ledger once the SDK took it.
- */
-function sdkJob(dir: string, tag: string) {
-  return `
-import os, time
-from gpuctl import run
-d, tag = ${JSON.stringify(dir)}, ${JSON.stringify(tag)}
-rid = os.environ["GPUCTL_RUN_ID"]
-open(f"{d}/{tag}.pid", "w").write(str(os.getpid()))
-ledger = open(f"{d}/{tag}.ledger", "a", buffering=1)
-step = 0
-while not os.path.exists(f"{d}/stop"):
-    step += 1
-    text = f"{tag} line {step}"
-    print(text, flush=True)
-    ledger.write(f"l|{rid}|{text}\\n")
-    run.log({"value": step * 0.25}, step=step)
-    v = step * 0.25
-    ledger.write(f"p|{rid}|value|{step}|{int(v) if v == int(v) else v}\\n")
-    if step % 10 == 0:
-        path = f"{d}/{tag}-ckpt-{step}.pt"
-        open(path, "w").write("x")
-        run.log_checkpoint(path, step=step)
-        ledger.write(f"c|{rid}|{os.path.basename(path)}|{step}\\n")
-    time.sleep(0.05)
-run.finish()
-`;
-}
-
-/** A job that prints lines until `stop` exists; the test writes its TensorBoard file. */
-function tbJob(dir: string, tag: string) {
-  return `
-import os, time
-d, tag = ${JSON.stringify(dir)}, ${JSON.stringify(tag)}
-rid = os.environ["GPUCTL_RUN_ID"]
-open(f"{d}/{tag}.pid", "w").write(str(os.getpid()))
-ledger = open(f"{d}/{tag}.ledger", "a", buffering=1)
-step = 0
-while not os.path.exists(f"{d}/stop"):
-    step += 1
-    text = f"{tag} line {step}"
-    print(text, flush=True)
-    ledger.write(f"l|{rid}|{text}\\n")
-    time.sleep(0.1)
-`;
-}
-
-function ledgerOf(lines: string[]): Record<"points" | "lines" | "checkpoints", Ledger> {
-  const out = { points: new Ledger(), lines: new Ledger(), checkpoints: new Ledger() };
-  for (const line of lines) {
-    if (line === "") continue;
-    const kind = line[0] === "p" ? "points" : line[0] === "l" ? "lines" : "checkpoints";
-    out[kind].add(line);
-  }
-  return out;
-}
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -150,7 +92,7 @@ Deno.test(`server killed with SIGKILL ${KILLS} times under 4 streaming agents: i
       const pid = await until(
         async () => {
           try {
-            return Number(await Deno.readTextFile(`${home}/${j.tag}.pid`));
+            return Number((await Deno.readTextFile(`${home}/${j.tag}.pids`)).trim());
           } catch {
             return 0;
           }
@@ -221,37 +163,18 @@ Deno.test(`server killed with SIGKILL ${KILLS} times under 4 streaming agents: i
       assertEquals(started.items.length, 1, `${j.tag} started once`);
     }
 
-    const sent = new Map<string, ReturnType<typeof ledgerOf>>();
-    for (const j of jobs) {
-      const lines = (await Deno.readTextFile(`${home}/${j.tag}.ledger`)).split("\n");
-      const l = ledgerOf(lines);
-      if (j.tb) l.points = tbLedger;
-      sent.set(j.tag, l);
-    }
-    // Everything committed is in the file; wait until the last frames are in, then compare.
     const summary: string[] = [];
     for (const j of jobs) {
-      const want = sent.get(j.tag)!;
-      const run = runOf.get(j.tag)!;
-      const read = () => storedLedgers(dbPath, [run], (key) => !key.startsWith("sys/"));
-      const same = (s: ReturnType<typeof read>) =>
-        (["points", "lines", "checkpoints"] as const).every((k) =>
-          String(s[k]) === String(want[k])
-        );
-      let stored = read();
-      for (const deadline = Date.now() + 30_000; !same(stored) && Date.now() < deadline;) {
-        await pause(200);
-        stored = read();
-      }
-      for (const kind of ["points", "lines", "checkpoints"] as const) {
+      const want = await readLedger(home, j.tag);
+      if (j.tb) want.points = tbLedger;
+      const stored = await storedOnceEqual(dbPath, runOf.get(j.tag)!, want);
+      for (const kind of KINDS) {
         assertEquals(String(stored[kind]), String(want[kind]), `${j.tag} ${kind}`);
       }
-      summary.push(
-        `${j.tag}: ${want.points.count} points, ${want.lines.count} lines, ${want.checkpoints.count} checkpoints`,
-      );
+      summary.push(`${j.tag} ${KINDS.map((k) => `${k} ${want[k]}`).join(", ")}`);
     }
     // deno-lint-ignore no-console -- the ledgers this scenario compared
-    console.log(`ledgers equal: ${summary.join("; ")}`);
+    console.log(`ledgers (records/hash) equal: ${summary.join("; ")}`);
   } finally {
     writing = false;
     await tbWriter?.catch(() => {});

@@ -99,7 +99,7 @@ Deno.test("tcp proxy: pass forwards both ways; delay holds each chunk and keeps 
     const conn = await connect(proxy);
     await conn.write(enc.encode("hello"));
     assertEquals(await readFor(conn, 5, 5000), { text: "hello", end: "data" });
-    proxy.setMode("delay", 300);
+    proxy.setMode("delay", { delayMs: 300 });
     const t0 = performance.now();
     await conn.write(enc.encode("a"));
     await conn.write(enc.encode("b"));
@@ -153,7 +153,7 @@ Deno.test("tcp proxy: blackhole keeps connections open and forwards nothing; bac
   });
 });
 
-Deno.test("tcp proxy: half-open closes the upstream side and leaves the client open and unanswered", async () => {
+Deno.test("tcp proxy: half-open closes the upstream side and leaves the client open and unanswered, also once new connections pass", async () => {
   await withProxy(async (proxy, echo) => {
     const conn = await connect(proxy);
     await conn.write(enc.encode("x"));
@@ -166,7 +166,15 @@ Deno.test("tcp proxy: half-open closes the upstream side and leaves the client o
     await conn.write(enc.encode("y"));
     assertEquals(await readFor(conn, 1, 500), { text: "", end: "timeout" });
     assertEquals(proxy.open, 1, "the client side is still open");
+    // Healed for new connections only: the half-open one stays silent, new ones pass.
+    proxy.setMode("pass", { existing: false });
+    await conn.write(enc.encode("z"));
+    assertEquals(await readFor(conn, 1, 300), { text: "", end: "timeout" });
+    const fresh = await connect(proxy);
+    await fresh.write(enc.encode("ok"));
+    assertEquals(await readFor(fresh, 2, 5000), { text: "ok", end: "data" });
     conn.close();
+    fresh.close();
   });
 });
 
