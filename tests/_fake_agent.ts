@@ -180,3 +180,16 @@ export async function eventually<T>(fn: () => T | Promise<T>, ms = 5000): Promis
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** A fake agent (node-a) that said hello and was sent one job: the agent and the attempt. */
+export async function agentWithJob(h: GatewayHarness, name = "job") {
+  const agent = await FakeAgent.connect(h.base, h.tokens.agent);
+  agent.hello();
+  await agent.until((a) => a.of("ack").length === 2);
+  const id = (await h.call("POST", "/api/jobs", {
+    body: { name, command: ["true"], working_dir: "/w", gpus: 1 },
+  })).json.id;
+  await agent.until((a) => a.of("dispatch").length === 1);
+  const ref = { job_id: id, attempt: 1, run_id: agent.of("dispatch")[0].job.run_id };
+  return { agent, id, ref };
+}

@@ -11,7 +11,7 @@
  *   replay of frames the server already has changes nothing.)
  */
 import { assert, assertEquals } from "./assert.ts";
-import { createGatewayHarness, FakeAgent } from "./_fake_agent.ts";
+import { agentWithJob, createGatewayHarness } from "./_fake_agent.ts";
 import { Spool } from "../agent/spool.ts";
 import type { NewDataFrame, WireDataFrame } from "../agent/frames.ts";
 import { memoryLogger } from "../agent/log.ts";
@@ -172,15 +172,8 @@ Deno.test("the whole spool replayed three times with new frames, then three time
   const spool = await Spool.open(dir);
   try {
     // A job dispatched to node-a, so its frames belong to a live attempt.
-    const agent = await FakeAgent.connect(h.base, h.tokens.agent);
-    agent.hello();
-    await agent.until((a) => a.of("ack").length === 2);
-    const id = (await h.call("POST", "/api/jobs", {
-      body: { name: "replay", command: ["true"], working_dir: "/w", gpus: 1 },
-    })).json.id;
-    await agent.until((a) => a.of("dispatch").length === 1);
-    const run = agent.of("dispatch")[0].job.run_id;
-    const ref = { job_id: id, attempt: 1, run_id: run };
+    const { agent, ref } = await agentWithJob(h, "replay");
+    const run = ref.run_id;
     await agent.close(); // from here on the test is the connection
     const apply = (f: WireDataFrame) => {
       const out = applyDataFrame(h.ctx, "node-a", agentFrame.parse(f) as DataFrame);

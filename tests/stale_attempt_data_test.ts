@@ -5,20 +5,12 @@
  * timeout lost every line and point the first attempt wrote meanwhile).
  */
 import { assert, assertEquals } from "./assert.ts";
-import { createGatewayHarness, FakeAgent } from "./_fake_agent.ts";
+import { agentWithJob, createGatewayHarness } from "./_fake_agent.ts";
 
 Deno.test("an earlier attempt's late lines and points are stored in its own run; its late RUNNING is still refused and killed", async () => {
   const h = await createGatewayHarness();
   try {
-    const agent = await FakeAgent.connect(h.base, h.tokens.agent);
-    agent.hello();
-    await agent.until((a) => a.of("ack").length === 2);
-    const id = (await h.call("POST", "/api/jobs", {
-      body: { name: "a", command: ["true"], working_dir: "/w", gpus: 1 },
-    })).json.id;
-    await agent.until((a) => a.of("dispatch").length === 1);
-    const first = agent.of("dispatch")[0].job;
-    const ref = { job_id: id, attempt: 1, run_id: first.run_id };
+    const { agent, id, ref } = await agentWithJob(h);
     agent.jobState(ref, "RUNNING", { pid: 1 });
     agent.jobState(ref, "EXITED", { exit_code: 1 });
     await agent.until((a) => a.of("ack").length >= 4);
