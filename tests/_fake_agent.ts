@@ -54,6 +54,22 @@ export async function createGatewayHarness(
   };
 }
 
+/** A heartbeat of a quiet node running `running` (each as pid 1). */
+export function heartbeatFrame(
+  running: { job_id: string; attempt: number; run_id: string }[] = [],
+): AgentFrame {
+  return {
+    type: "heartbeat",
+    ts: Date.now() / 1000,
+    gpus: [],
+    cpu_pct: 1,
+    mem_used_mb: 100,
+    disk_free_mb: 100_000,
+    foreign: [],
+    running: running.map((r) => ({ ...r, pid: 1, state: "RUNNING" })),
+  };
+}
+
 export class FakeAgent {
   received: ServerFrame[] = [];
   /** Resolves with the close code once the connection is closed (by either side). */
@@ -118,16 +134,7 @@ export class FakeAgent {
   }
 
   heartbeat(running: { job_id: string; attempt: number; run_id: string }[] = []): void {
-    this.send({
-      type: "heartbeat",
-      ts: Date.now() / 1000,
-      gpus: [],
-      cpu_pct: 1,
-      mem_used_mb: 100,
-      disk_free_mb: 100_000,
-      foreign: [],
-      running: running.map((r) => ({ ...r, pid: 1, state: "RUNNING" })),
-    });
+    this.send(heartbeatFrame(running));
   }
 
   /** Sends a data frame with the next seq of its stream; returns the seq. */

@@ -13,6 +13,7 @@
 import { openWebSocket } from "../protocol/websocket.ts";
 import type { ServerFrame } from "../protocol/agent.ts";
 import { api, startServerProcess } from "./_processes.ts";
+import { heartbeatFrame } from "./_fake_agent.ts";
 import { Ledger, linesLedger, pointRecord, storedLedgers } from "./_ledger.ts";
 
 export interface LoadOptions {
@@ -92,16 +93,7 @@ class SimAgent {
       fence_after_s: 60,
     });
     this.#heartbeat = setInterval(() => {
-      this.#send({
-        type: "heartbeat",
-        ts: Date.now() / 1000,
-        gpus: [],
-        cpu_pct: 1,
-        mem_used_mb: 100,
-        disk_free_mb: 100_000,
-        foreign: [],
-        running: this.ref ? [{ ...this.ref, pid: 1, state: "RUNNING" }] : [],
-      });
+      this.#send(heartbeatFrame(this.ref ? [this.ref] : []));
     }, heartbeatS * 1000);
   }
 
