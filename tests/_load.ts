@@ -39,7 +39,9 @@ export function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor(s.length * p))];
 }
 
-const TICK_MS = 100;
+/** How often an agent sends a metrics frame and a logs frame: as the SDK and the agent do. */
+const METRICS_EVERY_MS = 200;
+const LOGS_EVERY_MS = 250;
 const KEYS = ["loss", "acc", "lr", "grad_norm"];
 
 /** One simulated agent: a node with one CPU slot, which runs the one job it is sent. */
@@ -127,8 +129,8 @@ class SimAgent {
     }
   }
 
-  /** Sends one tick's points (one frame) and lines (one frame, if any are due). */
-  tick(points: number, lines: number): void {
+  /** Sends `points` points in one metrics frame. */
+  sendPoints(points: number): void {
     if (!this.ref || this.closed) return;
     const wall = Date.now() / 1000;
     if (points > 0) {
@@ -142,6 +144,11 @@ class SimAgent {
       }
       this.#data({ type: "metrics", ...this.ref, points: batch });
     }
+  }
+
+  /** Sends the lines now due (`lines` more, fractions carried) in one logs frame. */
+  sendLines(lines: number): void {
+    if (!this.ref || this.closed) return;
     this.#lineCarry += lines;
     const n = Math.floor(this.#lineCarry);
     this.#lineCarry -= n;
@@ -156,10 +163,17 @@ class SimAgent {
     }
   }
 
-  /** Latencies measured since the last call (ms). */
-  takeLatencies(): number[] {
+  /**
+   * Latencies measured since the last call (ms); with `pending`, also the age of each frame
+   * still unacked (a lower bound of its latency, so a backlog shows).
+   */
+  takeLatencies(pending = false): number[] {
     const out = this.#latencies;
     this.#latencies = [];
+    if (pending) {
+      const now = performance.now();
+      for (const at of this.#pending.values()) out.push(now - at);
+    }
     return out;
   }
 
@@ -256,6 +270,8 @@ export interface PhaseResult {
   ingestP99Ms: number;
   sseP99Ms: number;
   frames: number;
+  /** Frames still unacked when the phase was measured (a server that fell behind). */
+  unacked: number;
 }
 
 export interface LoadCluster {
@@ -381,26 +397,30 @@ export async function startLoad(opts: LoadOptions): Promise<LoadCluster> {
       const linesBefore = agents.reduce((n, a) => n + a.lines.length, 0);
       const t0 = performance.now();
       const end = t0 + seconds * 1000;
-      let ticks = 0;
-      const perTickLines = opts.linesPerS / opts.agents / (1000 / TICK_MS);
+      // Sends are paced against the clock, so a late timer is caught up, not dropped.
+      let metricsSent = 0;
+      let logsSent = 0;
       let carry = 0;
+      const linesPerLogFrame = (opts.linesPerS / opts.agents) * (LOGS_EVERY_MS / 1000);
       while (performance.now() < end) {
-        // Ticks are paced against the clock, so a slow tick is caught up, not dropped.
-        const due = Math.floor((performance.now() - t0) / TICK_MS) + 1;
-        for (; ticks < due; ticks++) {
-          carry += (pointsPerAgent * TICK_MS) / 1000;
+        const now = performance.now() - t0;
+        for (; metricsSent < Math.floor(now / METRICS_EVERY_MS) + 1; metricsSent++) {
+          carry += (pointsPerAgent * METRICS_EVERY_MS) / 1000;
           const points = Math.floor(carry);
           carry -= points;
-          for (const a of agents) a.tick(points, perTickLines);
+          for (const a of agents) a.sendPoints(points);
         }
-        await new Promise((r) => setTimeout(r, TICK_MS / 2));
+        for (; logsSent < Math.floor(now / LOGS_EVERY_MS) + 1; logsSent++) {
+          for (const a of agents) a.sendLines(linesPerLogFrame);
+        }
+        await new Promise((r) => setTimeout(r, 25));
       }
       const elapsed = (performance.now() - t0) / 1000;
-      // Let this phase's last frames be acked before measuring.
-      for (let i = 0; i < 100 && agents.some((a) => a.unacked > 0); i++) {
+      // Let this phase's last frames be acked (bounded: an overloaded server may not catch up).
+      for (let i = 0; i < 300 && agents.some((a) => a.unacked > 0); i++) {
         await new Promise((r) => setTimeout(r, 100));
       }
-      const latencies = agents.flatMap((a) => a.takeLatencies());
+      const latencies = agents.flatMap((a) => a.takeLatencies(true));
       const sent = agents.reduce((n, a) => n + a.points.count, 0) - before;
       const lines = agents.reduce((n, a) => n + a.lines.length, 0) - linesBefore;
       return {
@@ -413,6 +433,7 @@ export async function startLoad(opts: LoadOptions): Promise<LoadCluster> {
         ingestP99Ms: percentile(latencies, 0.99),
         sseP99Ms: percentile(sseLags, 0.99),
         frames: latencies.length,
+        unacked: agents.reduce((n, a) => n + a.unacked, 0),
       };
     },
     async verify() {
