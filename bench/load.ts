@@ -9,7 +9,8 @@
  *    nodes seen OFFLINE while connected, and each agent's ledger against the store.
  * 2. The knee, on a fresh server: from `--knee-from` points/s an agent (default 20), ×1.5 a
  *    step of `--step-s` (default 30) with the same agents and lines, each step once the last
- *    one's frames are acked, until p99 ingest-to-commit passes 1 s.
+ *    one's frames are acked, until p99 ingest-to-commit passes 1 s twice in a row at one rate
+ *    (once may be a stall of the machine). `--duration-s 0` skips the steady part.
  *
  * Flags: --duration-s N, --step-s N, --agents N, --points N (per agent a second),
  * --lines N (a second, in all), --sse N, --knee-from N, --no-knee.
@@ -53,26 +54,28 @@ const row = (name: string, r: PhaseResult) =>
   } s, ${r.frames} frames, ${r.unacked} unacked at the end)`;
 
 console.log(`machine: ${navigator.hardwareConcurrency} cores; ${new Date().toISOString()}`);
-const steadyLoad = await startLoad(options);
-try {
-  const steady = await steadyLoad.phase(durationS, points);
-  const s = steadyLoad.stats();
-  console.log(row("steady", steady));
-  console.log(
-    `server RSS max ${s.rssMaxMb.toFixed(0)} MB (now ${s.rssNowMb.toFixed(0)} MB), WAL max ${
-      s.walMaxMb.toFixed(1)
-    } MB, nodes seen OFFLINE while connected: ${s.falseOffline}`,
-  );
-  const v = await steadyLoad.verify();
-  console.log(
-    `ledgers: ${v.points} points and ${v.lines} lines from ${v.agents} agents; ${
-      v.lost.length === 0
-        ? "every one stored once"
-        : `${v.lost.length} differ (${v.unacked} frames still unacked)`
-    }`,
-  );
-} finally {
-  await steadyLoad.stop();
+const steadyLoad = durationS > 0 ? await startLoad(options) : null;
+if (steadyLoad) {
+  try {
+    const steady = await steadyLoad.phase(durationS, points);
+    const s = steadyLoad.stats();
+    console.log(row("steady", steady));
+    console.log(
+      `server RSS max ${s.rssMaxMb.toFixed(0)} MB (now ${s.rssNowMb.toFixed(0)} MB), WAL max ${
+        s.walMaxMb.toFixed(1)
+      } MB, nodes seen OFFLINE while connected: ${s.falseOffline}`,
+    );
+    const v = await steadyLoad.verify();
+    console.log(
+      `ledgers: ${v.points} points and ${v.lines} lines from ${v.agents} agents; ${
+        v.lost.length === 0
+          ? "every one stored once"
+          : `${v.lost.length} differ (${v.unacked} frames still unacked)`
+      }`,
+    );
+  } finally {
+    await steadyLoad.stop();
+  }
 }
 
 if (!values["no-knee"]) {
@@ -80,9 +83,15 @@ if (!values["no-knee"]) {
   try {
     let rate = Number(values["knee-from"]);
     let last: PhaseResult | null = null;
+    let retried = false;
     for (;;) {
       const r = await kneeLoad.phase(stepS, rate);
       console.log(row(`step ${rate}/agent`, r));
+      if (r.ingestP99Ms > 1000 && !retried) {
+        // Once more at the same rate: a stall of this shared machine is not the knee.
+        retried = true;
+        continue;
+      }
       if (r.ingestP99Ms > 1000) {
         console.log(
           `knee: p99 passed 1 s at ${
@@ -97,6 +106,7 @@ if (!values["no-knee"]) {
         break;
       }
       last = r;
+      retried = false;
       rate = Math.round(rate * 1.5);
     }
     const s = kneeLoad.stats();
