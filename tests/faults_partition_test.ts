@@ -11,7 +11,9 @@
  *
  * Short tier: node_timeout_s 6 (4 past the timeout), fence_after_s 4 (3), cuts of 1.5 s.
  * GPUCTL_FAULTS=long: the defaults, node_timeout_s 90 and fence_after_s 60, a 30 s cut.
- * (An agent frozen with SIGSTOP past the timeout is `tests/e2e_faults_test.ts`.)
+ * - The agent frozen (SIGSTOP) past the node timeout, long form only (the short one is
+ *   `tests/e2e_faults_test.ts`): detected by heartbeat expiry; woken, the agent stops
+ *   attempt 1 itself and the next attempt runs alone.
  */
 import { assert, assertEquals } from "./assert.ts";
 import { api, type Proc, startAgentProcess, startServerProcess, until } from "./_processes.ts";
@@ -306,4 +308,67 @@ Deno.test("half-open connection: the server's side closed, the agent's silent; u
       );
     },
   );
+});
+
+Deno.test({
+  name:
+    "agent frozen with SIGSTOP past the node timeout: OFFLINE by heartbeat expiry; woken with SIGCONT it stops attempt 1 itself, and the next attempt runs alone",
+  ignore: !LONG,
+  async fn() {
+    const opts = { timeoutS: 90, fenceS: 60 };
+    await partitioned(opts, async ({ home, dbPath, call, job, agent, stopJob }) => {
+      await pause(500);
+      const t0 = Date.now();
+      agent.child.kill("SIGSTOP");
+      try {
+        await until(
+          async () => (await call("GET", "/api/nodes")).json.items[0].status === "OFFLINE",
+          (opts.timeoutS + 30) * 1000,
+          "node offline",
+        );
+      } finally {
+        agent.child.kill("SIGCONT");
+      }
+      const detectedS = (Date.now() - t0) / 1000;
+      const fenced = await until(
+        async () =>
+          (await call("GET", `/api/events?job_id=${job.id}&type=JOB_FENCED`)).json.items[0],
+        60_000,
+        "JOB_FENCED reported",
+      );
+      assertEquals(fenced.node_id, "e2e-node");
+      const second = await until(
+        async () => {
+          const j = (await call("GET", `/api/jobs/${job.id}`)).json;
+          return j.status === "RUNNING" && j.attempt === 2 ? j : null;
+        },
+        60_000,
+        "attempt 2 running",
+      );
+      await until(
+        async () => (await readLedger(home, "cut", second.run_id)).points.count > 5,
+        30_000,
+        "attempt 2 streaming",
+      );
+      const done = await stopJob();
+      assertEquals([done.status, done.attempt], ["SUCCEEDED", 2]);
+      let overlap = "";
+      try {
+        overlap = await Deno.readTextFile(`${home}/cut.overlap`);
+      } catch {
+        // none: good
+      }
+      assertEquals(overlap, "", "two attempts ran at once");
+      const first = await assertKilledAttemptStored(dbPath, home, job.run_id);
+      const next = await assertLedgerStored(dbPath, home, second.run_id);
+      // deno-lint-ignore no-console -- what this scenario measured
+      console.log(
+        `SIGSTOP: OFFLINE after ${
+          detectedS.toFixed(1)
+        } s (node_timeout_s ${opts.timeoutS}); attempt 1 lines ${first.lines} equal, points ${
+          first.points.count - first.missing
+        } of ${first.points.count}; attempt 2 ledger equal (points ${next.points})`,
+      );
+    });
+  },
 });
