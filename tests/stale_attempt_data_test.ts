@@ -34,6 +34,15 @@ Deno.test("an earlier attempt's late lines and points are stored in its own run;
       run_id: "r-not-this-one",
       points: [{ key: "loss", step: 8, value: 1 }],
     });
+    // Of a job that does not exist: refused (not a failure that closes the connection).
+    const seqNoJob = agent.data({
+      type: "sdk",
+      ...ref,
+      job_id: "j-none",
+      batch: { points: [{ key: "loss", step: 9, value: 1 }] },
+    });
+    await agent.until((a) => a.of("ack").some((x) => x.seq === seqNoJob));
+    assert(agent.of("error").some((e) => e.message.includes(`sdk frame data#${seqNoJob}:`)));
     await agent.until((a) => a.of("ack").some((x) => x.seq === seqForeign));
     for (const seq of [seqLines, seqPoints]) {
       assert(agent.of("ack").some((x) => x.stream === "data" && x.seq === seq));

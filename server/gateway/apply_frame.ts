@@ -52,7 +52,7 @@ export function applyDataFrame(ctx: Context, nodeId: string, frame: DataFrame): 
     if (stale && frame.type === "job_state" && frame.state !== "RUNNING") {
       releaseHold(ctx, job!, nodeId, frame.attempt, frame.run_id);
     }
-    if (stale && frame.type !== "job_state" && ownedEarlierRun(ctx, job!, nodeId, frame)) {
+    if (stale && job && frame.type !== "job_state" && ownedEarlierRun(ctx, job, nodeId, frame)) {
       // What a lost attempt wrote while its node was cut off is that run's record: it is
       // stored there (the run stays ended), or it would be lost with the connection.
       applyRunData(ctx, frame.run_id, frame);
