@@ -245,9 +245,14 @@ async function silentSse(port: number, path: string, token: string): Promise<Den
   return conn;
 }
 
+/** The process's resident set in MB; NaN once it is gone. */
 function rssMb(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+  try {
+    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+    return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+  } catch {
+    return NaN;
+  }
 }
 
 function fileMb(path: string): number {
@@ -314,10 +319,15 @@ export async function startLoad(opts: LoadOptions): Promise<LoadCluster> {
   let walMaxMb = 0;
   let falseOffline = 0;
   let sampling = true;
+  let samplerError: unknown = null;
   const sampler = (async () => {
     const offline = new Set<string>();
     while (sampling) {
-      rssMaxMb = Math.max(rssMaxMb, rssMb(pid));
+      const rss = rssMb(pid);
+      if (Number.isNaN(rss)) {
+        throw new Error(`the server exited:\n${server.proc.output().slice(-3000)}`);
+      }
+      rssMaxMb = Math.max(rssMaxMb, rss);
       walMaxMb = Math.max(walMaxMb, fileMb(`${dbPath}-wal`));
       const nodes = await call("GET", "/api/nodes").catch(() => null);
       for (const n of nodes?.json?.items ?? []) {
@@ -330,7 +340,9 @@ export async function startLoad(opts: LoadOptions): Promise<LoadCluster> {
       }
       await new Promise((r) => setTimeout(r, 1000));
     }
-  })();
+  })().catch((err) => {
+    samplerError = err; // reported by phase() and verify(), not left unhandled
+  });
   const stop = async () => {
     sampling = false;
     await sampler;
@@ -391,6 +403,7 @@ export async function startLoad(opts: LoadOptions): Promise<LoadCluster> {
     agents,
     home,
     async phase(seconds, pointsPerAgent) {
+      if (samplerError) throw samplerError;
       for (const a of agents) a.takeLatencies();
       sseLags.length = 0;
       const before = agents.reduce((n, a) => n + a.points.count, 0);
@@ -437,6 +450,7 @@ export async function startLoad(opts: LoadOptions): Promise<LoadCluster> {
       };
     },
     async verify() {
+      if (samplerError) throw samplerError;
       const deadline = Date.now() + 60_000;
       while (agents.some((a) => a.unacked > 0) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 100));
