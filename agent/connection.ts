@@ -19,6 +19,11 @@ import type { Spool } from "./spool.ts";
 export const MIN_BACKOFF_MS = 1000;
 /** Longest reconnect delay. */
 export const MAX_BACKOFF_MS = 30_000;
+/**
+ * How many heartbeat intervals the server may leave a hello or heartbeat unanswered before
+ * the agent gives the connection up and connects again.
+ */
+export const ANSWER_TIMEOUT_HEARTBEATS = 3;
 /** Frames read from the spool per replay step. */
 const REPLAY_BATCH = 500;
 /** Replay pauses while the socket holds more than this many unsent bytes. */
@@ -67,6 +72,13 @@ export interface ConnectionOptions {
   maxBackoffMs?: number;
   /** Whether nothing listens at the server's address now. @default a TCP connect to it */
   serverRefuses?: () => Promise<boolean>;
+  /**
+   * A connection whose opening handshake, hello or heartbeat goes unanswered this long is
+   * given up and a new one made: a half-open connection (the server's side gone without a
+   * word reaching the agent) would otherwise hold the agent, silent, until its lease ran out.
+   * @default ANSWER_TIMEOUT_HEARTBEATS × heartbeatMs
+   */
+  answerTimeoutMs?: number;
 }
 
 /** True when a TCP connection to the URL's host and port is refused: no server process listens. */
@@ -93,6 +105,8 @@ interface Session {
   /** Send times of the hello and heartbeats the server has not answered yet, oldest first. */
   unanswered: number[];
   opened: boolean;
+  /** Ends this session's life at once (the close handshake of a dead socket may never end). */
+  end(): void;
 }
 
 /** Keeps one WebSocket to the server open while started. */
@@ -167,6 +181,7 @@ export class Connection {
       return false;
     }
     let closedResolve!: () => void;
+    let ended = false;
     const session: Session = {
       socket,
       live: new Set(),
@@ -175,22 +190,54 @@ export class Connection {
       closed: new Promise((resolve) => closedResolve = resolve),
       unanswered: [],
       opened: false,
+      end: () => {
+        ended = true;
+        clearTimeout(opening);
+        if (session.heartbeat !== null) clearInterval(session.heartbeat);
+        session.heartbeat = null;
+        session.live.clear();
+        closedResolve();
+      },
     };
     this.#session = session;
-    socket.onopen = () => this.#onOpen(session);
-    socket.onmessage = (event) => this.#onMessage(session, event.data);
-    socket.onerror = () => {}; // the close that follows says enough
-    socket.onclose = () => {
-      if (session.heartbeat !== null) clearInterval(session.heartbeat);
-      session.live.clear();
-      closedResolve();
+    socket.onopen = () => {
+      clearTimeout(opening);
+      if (!ended) this.#onOpen(session);
     };
+    socket.onmessage = (event) => {
+      if (this.#session === session) this.#onMessage(session, event.data);
+    };
+    socket.onerror = () => {}; // the close that follows says enough
+    socket.onclose = () => session.end();
+    const opening = setTimeout(
+      () => this.#giveUp(session, "the server did not complete the opening handshake"),
+      this.#answerTimeoutMs(),
+    );
     if (this.#stopped) socket.close(1000);
     const probeAt = this.#now();
     await session.closed;
     if (this.#session === session) this.#session = null;
     if (!session.opened && !this.#stopped) await this.#probeServer(probeAt);
     return session.acked.size > 0;
+  }
+
+  #answerTimeoutMs(): number {
+    return this.#options.answerTimeoutMs ??
+      ANSWER_TIMEOUT_HEARTBEATS * this.#options.heartbeatMs;
+  }
+
+  /** Gives a silent connection up: closes it (best effort) and ends its session now. */
+  #giveUp(session: Session, why: string): void {
+    this.#options.log.warn("giving up a silent connection", {
+      url: this.#options.url,
+      reason: why,
+    });
+    try {
+      session.socket.close(4002, "no answer");
+    } catch {
+      // already closed
+    }
+    session.end();
   }
 
   #now(): number {
@@ -231,6 +278,14 @@ export class Connection {
   }
 
   async #sendHeartbeat(session: Session): Promise<void> {
+    const oldest = session.unanswered[0];
+    if (oldest !== undefined && this.#now() - oldest > this.#answerTimeoutMs()) {
+      this.#giveUp(
+        session,
+        `no answer to a frame sent ${Math.round((this.#now() - oldest) / 1000)} s ago`,
+      );
+      return;
+    }
     try {
       this.#sendAnswered(session, await this.#options.heartbeat());
     } catch (err) {

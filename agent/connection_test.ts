@@ -203,6 +203,7 @@ Deno.test("Connection renews the lease only when the server answers, from the an
   const { server, connection, cleanup } = await setup({
     monotonic: () => clock,
     onLease: (at) => leases.push(at),
+    answerTimeoutMs: 60_000, // the fake clock jumps 1 s between 50 ms heartbeats
     heartbeat: () => {
       sent.push(clock);
       return heartbeat();
@@ -222,6 +223,22 @@ Deno.test("Connection renews the lease only when the server answers, from the an
     await eventually("later leases", () => leases.some((at) => at === 1000));
     assert(server.heartbeats.length > from);
     assert(leases.every((at) => at === 0 || sent.includes(at)), leases.join());
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("Connection gives up a connection whose heartbeats go unanswered (half-open) and connects again", async () => {
+  const { server, connection, log, cleanup } = await setup({ answerTimeoutMs: 200 });
+  try {
+    server.sendLeases = false; // the socket stays open, but nothing answers
+    connection.start();
+    await eventually("a second connection", () => server.hellos.length >= 2, 5000);
+    assert(log.lines.some((line) => line.includes("giving up a silent connection")));
+    server.sendLeases = true;
+    const hellos = server.hellos.length;
+    await eventually("heartbeats answered", () => server.heartbeats.length >= 10);
+    assertEquals(server.hellos.length, hellos, "an answered connection is kept");
   } finally {
     await cleanup();
   }

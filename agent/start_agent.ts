@@ -5,7 +5,12 @@
  */
 import type { GpuInfoFrame, HeartbeatFrame, HelloFrame } from "../protocol/agent.ts";
 import type { ResolvedAgentConfig } from "./config.ts";
-import { Connection, MIN_BACKOFF_MS, type ServerCommand } from "./connection.ts";
+import {
+  ANSWER_TIMEOUT_HEARTBEATS,
+  Connection,
+  MIN_BACKOFF_MS,
+  type ServerCommand,
+} from "./connection.ts";
 import { clip } from "./frames.ts";
 import { createFakeGpus, type GpuProbe, openNvml } from "./gpu/mod.ts";
 import { diskUsage, HostReader, toMb } from "./host_stats.ts";
@@ -232,6 +237,11 @@ export async function startAgent(
     maxBackoffMs: config.fenceAfterS === null
       ? undefined
       : Math.max(MIN_BACKOFF_MS, (config.fenceAfterS * 1000) / 3),
+    // A silent connection is given up well before the lease runs out, so that connecting
+    // again (a backoff and a handshake) still fits in it.
+    answerTimeoutMs: config.fenceAfterS === null
+      ? undefined
+      : Math.min(ANSWER_TIMEOUT_HEARTBEATS * config.heartbeatMs, (config.fenceAfterS * 1000) / 3),
   });
 
   telemetry.start();

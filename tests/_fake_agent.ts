@@ -54,6 +54,22 @@ export async function createGatewayHarness(
   };
 }
 
+/** A heartbeat of a quiet node running `running` (each as pid 1). */
+export function heartbeatFrame(
+  running: { job_id: string; attempt: number; run_id: string }[] = [],
+): AgentFrame {
+  return {
+    type: "heartbeat",
+    ts: Date.now() / 1000,
+    gpus: [],
+    cpu_pct: 1,
+    mem_used_mb: 100,
+    disk_free_mb: 100_000,
+    foreign: [],
+    running: running.map((r) => ({ ...r, pid: 1, state: "RUNNING" })),
+  };
+}
+
 export class FakeAgent {
   received: ServerFrame[] = [];
   /** Resolves with the close code once the connection is closed (by either side). */
@@ -118,16 +134,7 @@ export class FakeAgent {
   }
 
   heartbeat(running: { job_id: string; attempt: number; run_id: string }[] = []): void {
-    this.send({
-      type: "heartbeat",
-      ts: Date.now() / 1000,
-      gpus: [],
-      cpu_pct: 1,
-      mem_used_mb: 100,
-      disk_free_mb: 100_000,
-      foreign: [],
-      running: running.map((r) => ({ ...r, pid: 1, state: "RUNNING" })),
-    });
+    this.send(heartbeatFrame(running));
   }
 
   /** Sends a data frame with the next seq of its stream; returns the seq. */
@@ -179,4 +186,17 @@ export async function eventually<T>(fn: () => T | Promise<T>, ms = 5000): Promis
     if (Date.now() > deadline) throw new Error(`not reached in ${ms} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A fake agent (node-a) that said hello and was sent one job: the agent and the attempt. */
+export async function agentWithJob(h: GatewayHarness, name = "job") {
+  const agent = await FakeAgent.connect(h.base, h.tokens.agent);
+  agent.hello();
+  await agent.until((a) => a.of("ack").length === 2);
+  const id = (await h.call("POST", "/api/jobs", {
+    body: { name, command: ["true"], working_dir: "/w", gpus: 1 },
+  })).json.id;
+  await agent.until((a) => a.of("dispatch").length === 1);
+  const ref = { job_id: id, attempt: 1, run_id: agent.of("dispatch")[0].job.run_id };
+  return { agent, id, ref };
 }

@@ -168,6 +168,77 @@ Deno.test("a client that stops reading is dropped once its buffer passes the bou
   }
 });
 
+Deno.test("a reading client is not dropped for one message larger than the bound", async () => {
+  const h = await createHarness({ sse: { maxBufferedBytes: 16 * 1024 } });
+  const s = await serve(h);
+  try {
+    const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
+    const reader = await openSse(`${s.base}/api/runs/${run.id}/metrics/stream`, h.tokens.read);
+    // About 100 KB in one message: a big SDK batch, or an agent's frame of 2,000 points.
+    const points = Array.from({ length: 2000 }, (_, i) => ({ key: "loss", step: i, value: i }));
+    await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    await reader.until((c) => c.messages.length === 1);
+    assertEquals(reader.messages[0].data.points.length, 2000);
+    assertEquals(h.ctx.bus.listenerCount(topics.metrics(run.id)), 1);
+    await reader.close();
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});
+
+Deno.test("under ingest, many clients that never read are each dropped at the bound while readers get every point", async () => {
+  const bound = 64 * 1024;
+  const h = await createHarness({ sse: { maxBufferedBytes: bound } });
+  const s = await serve(h);
+  const silent: Deno.TcpConn[] = [];
+  try {
+    const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
+    const topic = topics.metrics(run.id);
+    const path = `/api/runs/${run.id}/metrics/stream`;
+    for (let i = 0; i < 20; i++) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: s.port });
+      await conn.write(
+        new TextEncoder().encode(
+          `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.tokens.read}\r\n\r\n`,
+        ),
+      );
+      silent.push(conn); // never read
+    }
+    // Another token: a token holds at most 20 streams.
+    const readers = [
+      await openSse(`${s.base}${path}`, h.tokens.write),
+      await openSse(`${s.base}${path}`, h.tokens.write),
+    ];
+    await waitFor("22 subscribers", () => h.ctx.bus.listenerCount(topic) === 22);
+    const count = (c: (typeof readers)[0]) =>
+      c.messages.reduce((n, m) => n + m.data.points.length, 0);
+    // Real ingest: SDK batches of 2,000 points (about 100 KB a message) until every silent
+    // client is dropped; past the kernel's socket buffers each one holds at most `bound`.
+    let step = 0;
+    while (h.ctx.bus.listenerCount(topic) > 2 && step < 2_000_000) {
+      const points = Array.from({ length: 2000 }, (_, i) => ({
+        key: "loss",
+        step: step + i,
+        value: (step + i) / 3,
+      }));
+      const res = await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+      assertEquals(res.status, 200);
+      step += 2000;
+      for (const r of readers) await r.until((c) => count(c) === step, 10_000);
+    }
+    assertEquals(h.ctx.bus.listenerCount(topic), 2, `silent clients kept after ${step} points`);
+    for (const r of readers) assertEquals(count(r), step);
+    // deno-lint-ignore no-console -- what this test saw
+    console.log(`20 silent clients dropped after ${step} points (${bound / 1024} KiB bound each)`);
+    for (const r of readers) await r.close();
+  } finally {
+    for (const c of silent) c.close();
+    await s.stop();
+    await h.close();
+  }
+});
+
 /** Opens a stream without reading it; the status and the response to cancel. */
 async function rawStream(url: string, token: string) {
   const abort = new AbortController();

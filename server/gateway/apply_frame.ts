@@ -56,6 +56,12 @@ export function applyDataFrame(ctx: Context, nodeId: string, frame: DataFrame): 
     if (stale && frame.type === "job_state" && !going) {
       releaseHold(ctx, job!, nodeId, frame.attempt, frame.run_id);
     }
+    if (stale && job && frame.type !== "job_state" && ownedEarlierRun(ctx, job, nodeId, frame)) {
+      // What a lost attempt wrote while its node was cut off is that run's record: it is
+      // stored there (the run stays ended), or it would be lost with the connection.
+      applyRunData(ctx, frame.run_id, frame);
+      return { ack, applied: true };
+    }
     if (stale) {
       const running = going;
       return {
@@ -91,6 +97,18 @@ function staleReason(
     return `run "${runId}" is not the run of job "${job.id}" attempt ${attempt}`;
   }
   return null;
+}
+
+/** Whether `frame` is of an earlier attempt of `job` that ran on `nodeId` as that run. */
+function ownedEarlierRun(
+  ctx: Context,
+  job: JobState,
+  nodeId: string,
+  frame: { attempt: number; run_id: string },
+): boolean {
+  if (frame.attempt >= job.attempt) return false;
+  const run = runsDb.getRunOfAttempt(ctx.db, job.id, frame.attempt);
+  return run !== null && run.id === frame.run_id && run.node_id === nodeId;
 }
 
 const ACTIVE = new Set(["DISPATCHED", "RUNNING"]);
@@ -169,19 +187,31 @@ function applyJobFrame(ctx: Context, job: JobState, frame: Exclude<DataFrame, { 
       });
       return;
     }
+    default:
+      applyRunData(ctx, job.run_id!, frame);
+  }
+}
+
+/** Stores what a data frame carries (points, lines, a checkpoint, an SDK batch) in `runId`. */
+function applyRunData(
+  ctx: Context,
+  runId: string,
+  frame: Exclude<DataFrame, { type: "event" | "job_state" }>,
+): void {
+  switch (frame.type) {
     case "metrics":
-      ingestBatch(ctx, job.run_id!, { points: frame.points });
+      ingestBatch(ctx, runId, { points: frame.points });
       return;
     case "logs":
-      ingestBatch(ctx, job.run_id!, { logs: frame.lines });
+      ingestBatch(ctx, runId, { logs: frame.lines });
       return;
     case "checkpoint":
-      ingestBatch(ctx, job.run_id!, { checkpoints: [frame.checkpoint] });
+      ingestBatch(ctx, runId, { checkpoints: [frame.checkpoint] });
       return;
     case "sdk": {
       // A job's run ends with its process, not with the script's finish() call.
       const { status: _status, ...batch } = frame.batch as SdkLogBatch;
-      ingestBatch(ctx, job.run_id!, batch);
+      ingestBatch(ctx, runId, batch);
       return;
     }
   }

@@ -172,7 +172,9 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
     if (closed) return false;
     queue.push(chunk);
     queuedBytes += chunk.byteLength;
-    if (queuedBytes > maxBytes) {
+    // One message larger than the bound (a big batch) may still be read at once: a client is
+    // slow only when it leaves more than one message waiting past the bound.
+    if (queuedBytes > maxBytes && queue.length > 1) {
       finish("slow");
       controller.close();
       return false;
