@@ -12,9 +12,9 @@
 import fc from "fast-check";
 import { assert, assertEquals } from "./assert.ts";
 import { seededHarness } from "./_seed.ts";
+import { digest } from "./_digest.ts";
 import type { Harness } from "./_harness.ts";
 import type { RouteDef } from "../server/http/route.ts";
-import type { Database } from "../server/db/mod.ts";
 
 type Scope = "none" | "read" | "write" | "admin" | "agent";
 const SCOPES: Scope[] = ["none", "read", "write", "admin", "agent"];
@@ -203,35 +203,6 @@ function attempt(route: RouteDef, ids: string[]): fc.Arbitrary<Attempt> {
       )
       : body,
   });
-}
-
-/**
- * A digest of every row of every table, to tell whether a request changed anything. It is
- * computed again only when SQLite's change counter moved (it also counts rolled-back
- * changes, so it alone cannot say "nothing changed", but an unmoved one proves it).
- */
-const digests = new WeakMap<Database, { changes: number; digest: string }>();
-
-async function digest(db: Database): Promise<string> {
-  const changes = (db.prepare("SELECT total_changes() AS n").get() as { n: number }).n;
-  const known = digests.get(db);
-  if (known && known.changes === changes) return known.digest;
-  const value = await fullDigest(db);
-  digests.set(db, { changes, digest: value });
-  return value;
-}
-
-async function fullDigest(db: Database): Promise<string> {
-  const tables = db.prepare(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-  ).all() as { name: string }[];
-  const text = tables.map(({ name }) =>
-    name +
-    JSON.stringify(db.prepare(`SELECT * FROM "${name}"`).all(), (_k, v) =>
-      v instanceof Uint8Array ? Array.from(v) : v)
-  ).join("\n");
-  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(hash), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function pathOf(route: RouteDef, a: Attempt): string {
