@@ -208,12 +208,15 @@ export default function SweepCharts(props: SweepChartsProps) {
             Parameter vs best {props.metric}
             {props.scatter.length > 1 && (
               <label class="small">
-                {" "}parameter{" "}
+                {" "}
+                parameter{" "}
                 <select
                   value={param}
                   onChange={(e) => setParam((e.target as HTMLSelectElement).value)}
                 >
-                  {props.scatter.map((s) => <option value={s.parameter}>{s.parameter}</option>)}
+                  {props.scatter.map((s) => (
+                    <option key={s.parameter} value={s.parameter}>{s.parameter}</option>
+                  ))}
                 </select>
               </label>
             )}

@@ -110,7 +110,7 @@ function TrialsTable({ s }: { s: Sweep }) {
           <thead>
             <tr>
               <th class="num">#</th>
-              {names.map((n) => <th class="num">{n}</th>)}
+              {names.map((n) => <th key={n} class="num">{n}</th>)}
               <th>Status</th>
               <th class="num">Best {directionArrow(s.metric.direction)}</th>
               <th class="num">Latest</th>
@@ -122,7 +122,7 @@ function TrialsTable({ s }: { s: Sweep }) {
             {trials.map((t) => (
               <tr key={t.index}>
                 <td class="num">{t.index + 1}</td>
-                {names.map((n) => <td class="num">{paramText(t.params[n])}</td>)}
+                {names.map((n) => <td key={n} class="num">{paramText(t.params[n])}</td>)}
                 <td>
                   <StatusBadge status={t.status} />
                   {t.stopped_at !== null && (
