@@ -101,114 +101,31 @@ function look(ctx: Context, target: Target, until: Until, cursor: { since: numbe
   return null;
 }
 
-/** Waits until `look` finds something, the time is up, or the call is cancelled. */
-export function waitFor(
-  ctx: Context,
-  target: Target,
-  until: Until,
-  options: {
-    timeoutMs: number;
-    since: number;
-    signal: AbortSignal;
-    /** Called every `everyMs` while the wait goes on. */
-    tick?: { everyMs: number; onTick: () => void };
-  },
-): Promise<Wake> {
-  const cursor = { since: options.since };
-  return new Promise<Wake>((resolve, reject) => {
-    let settled = false;
-    let watchedRun: string | null = null;
-    let unwatchPoints = () => {};
-    const stops: (() => void)[] = [];
-    const settle = (wake: Wake | null, err?: unknown) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearInterval(ticker);
-      unwatchPoints();
-      for (const stop of stops) stop();
-      options.signal.removeEventListener("abort", onAbort);
-      if (err !== undefined) reject(err);
-      else resolve(wake!);
-    };
-    // The run a wait that ends without a wake is about: the job's current one.
-    const lastRun = () => {
-      if (target.run_id) return target.run_id;
-      try {
-        return getJob(ctx, target.job_id!).run_id;
-      } catch {
-        return watchedRun;
-      }
-    };
-    const check = () => {
-      if (settled) return;
-      try {
-        const wake = look(ctx, target, until, cursor);
-        if (wake) return settle(wake);
-        // A job's run appears at dispatch and changes on retry: follow its points for a step.
-        const runId = target.run_id ?? getJob(ctx, target.job_id!).run_id;
-        if (until.kind === "step" && runId && runId !== watchedRun) {
-          unwatchPoints();
-          watchedRun = runId;
-          unwatchPoints = runMetricsFeed(ctx, runId).subscribe(check);
-        }
-      } catch (err) {
-        settle(null, err);
-      }
-    };
-    const onAbort = () => settle({ reason: "cancelled", event: null, run_id: lastRun() });
-    const timer = setTimeout(
-      () => settle({ reason: "timeout", event: null, run_id: lastRun() }),
-      options.timeoutMs,
-    );
-    const ticker = options.tick
-      ? setInterval(options.tick.onTick, options.tick.everyMs)
-      : undefined;
-    if (options.signal.aborted) return onAbort();
-    options.signal.addEventListener("abort", onAbort);
-    // Subscribed before the first look, so nothing that happens in between is missed.
-    stops.push(
-      eventsFeed(ctx, target.run_id ? { run_id: target.run_id } : { job_id: target.job_id })
-        .subscribe(check),
-    );
-    check();
-  });
+/** How long a wait may last, what ends it early, and how it tells it is still going. */
+interface WaitOptions {
+  timeoutMs: number;
+  since: number;
+  signal: AbortSignal;
+  /** Called every `everyMs` while the wait goes on. */
+  tick?: { everyMs: number; onTick: () => void };
 }
 
 /**
- * Waits until a sweep ends (SWEEP_FINISHED) or a rung stops one of its trials
- * (SWEEP_TRIAL_STOPPED), on the events feed like `waitFor`; the time out and a cancel as there.
+ * The plumbing every wait shares: `look` now and whenever a source it subscribed to says
+ * something changed (it gets `check` to subscribe more as it goes), until it finds a wake; a
+ * time-out or a cancel ends the wait with `idleRun()`'s run.
  */
-export function waitForSweep(
-  ctx: Context,
-  sweepId: string,
-  options: {
-    timeoutMs: number;
-    since: number;
-    signal: AbortSignal;
-    tick?: { everyMs: number; onTick: () => void };
+function waitOn(
+  options: WaitOptions,
+  wait: {
+    look(check: () => void): Wake | null;
+    subscribe(check: () => void): () => void;
+    idleRun(): string | null;
   },
 ): Promise<Wake> {
-  const feed = eventsFeed(ctx, {});
-  let since = options.since;
-  const look = (): Wake | null => {
-    for (let page = feed.backlog(since, 200); page.length; page = feed.backlog(since, 200)) {
-      for (const { id, data } of page) {
-        since = id;
-        const e = data as EventRecord;
-        if ((e.data as { sweep_id?: string } | null)?.sweep_id !== sweepId) continue;
-        if (e.type === "SWEEP_FINISHED") return { reason: "finished", event: e, run_id: null };
-        if (e.type === "SWEEP_TRIAL_STOPPED") {
-          return { reason: "event", event: e, run_id: e.run_id };
-        }
-      }
-    }
-    return getSweep(ctx, sweepId).status !== "RUNNING"
-      ? { reason: "finished", event: null, run_id: null }
-      : null;
-  };
   return new Promise<Wake>((resolve, reject) => {
     let settled = false;
+    let unsubscribe = () => {};
     const settle = (wake: Wake | null, err?: unknown) => {
       if (settled) return;
       settled = true;
@@ -220,25 +137,104 @@ export function waitForSweep(
       else resolve(wake!);
     };
     const check = () => {
+      if (settled) return;
       try {
-        const wake = look();
+        const wake = wait.look(check);
         if (wake) settle(wake);
       } catch (err) {
         settle(null, err);
       }
     };
-    const onAbort = () => settle({ reason: "cancelled", event: null, run_id: null });
-    const timer = setTimeout(
-      () => settle({ reason: "timeout", event: null, run_id: null }),
-      options.timeoutMs,
-    );
+    const idle = (reason: "timeout" | "cancelled") =>
+      settle({ reason, event: null, run_id: wait.idleRun() });
+    const onAbort = () => idle("cancelled");
+    const timer = setTimeout(() => idle("timeout"), options.timeoutMs);
     const ticker = options.tick
       ? setInterval(options.tick.onTick, options.tick.everyMs)
       : undefined;
-    const unsubscribe = feed.subscribe(check);
     if (options.signal.aborted) return onAbort();
     options.signal.addEventListener("abort", onAbort);
+    // Subscribed before the first look, so nothing that happens in between is missed.
+    unsubscribe = wait.subscribe(check);
     check();
+  });
+}
+
+/** Waits until `look` finds something, the time is up, or the call is cancelled. */
+export function waitFor(
+  ctx: Context,
+  target: Target,
+  until: Until,
+  options: WaitOptions,
+): Promise<Wake> {
+  const cursor = { since: options.since };
+  let watchedRun: string | null = null;
+  let unwatchPoints = () => {};
+  return waitOn(options, {
+    look(check) {
+      const wake = look(ctx, target, until, cursor);
+      if (wake) return wake;
+      // A job's run appears at dispatch and changes on retry: follow its points for a step.
+      const runId = target.run_id ?? getJob(ctx, target.job_id!).run_id;
+      if (until.kind === "step" && runId && runId !== watchedRun) {
+        unwatchPoints();
+        watchedRun = runId;
+        unwatchPoints = runMetricsFeed(ctx, runId).subscribe(check);
+      }
+      return null;
+    },
+    subscribe(check) {
+      const stop = eventsFeed(
+        ctx,
+        target.run_id ? { run_id: target.run_id } : { job_id: target.job_id },
+      ).subscribe(check);
+      return () => {
+        stop();
+        unwatchPoints();
+      };
+    },
+    // The run a wait that ends without a wake is about: the job's current one.
+    idleRun() {
+      if (target.run_id) return target.run_id;
+      try {
+        return getJob(ctx, target.job_id!).run_id;
+      } catch {
+        return watchedRun;
+      }
+    },
+  });
+}
+
+/**
+ * Waits until a sweep ends (SWEEP_FINISHED) or a rung stops one of its trials
+ * (SWEEP_TRIAL_STOPPED), on the events feed like `waitFor`; the time out and a cancel as there.
+ */
+export function waitForSweep(
+  ctx: Context,
+  sweepId: string,
+  options: WaitOptions,
+): Promise<Wake> {
+  const feed = eventsFeed(ctx, {});
+  let since = options.since;
+  return waitOn(options, {
+    look() {
+      for (let page = feed.backlog(since, 200); page.length; page = feed.backlog(since, 200)) {
+        for (const { id, data } of page) {
+          since = id;
+          const e = data as EventRecord;
+          if ((e.data as { sweep_id?: string } | null)?.sweep_id !== sweepId) continue;
+          if (e.type === "SWEEP_FINISHED") return { reason: "finished", event: e, run_id: null };
+          if (e.type === "SWEEP_TRIAL_STOPPED") {
+            return { reason: "event", event: e, run_id: e.run_id };
+          }
+        }
+      }
+      return getSweep(ctx, sweepId).status !== "RUNNING"
+        ? { reason: "finished", event: null, run_id: null }
+        : null;
+    },
+    subscribe: (check) => feed.subscribe(check),
+    idleRun: () => null,
   });
 }
 
