@@ -3,9 +3,9 @@
  * with its direction, and a sparkline of it, each linking to the run. The list is read again
  * when runs start or end and every few seconds; the sparklines come from one metrics query.
  */
-import { directionArrow, fmtMetric, fmtProgress, progressFraction, runColor } from "./_format.ts";
+import { fmtMetric, fmtProgress, progressFraction, runColor } from "./_format.ts";
 import { type LiveEvent, useJson } from "./_live.ts";
-import { Bar, RunDot, Sparkline } from "./_ui.tsx";
+import { Bar, MetricKey, RunDot, Sparkline } from "./_ui.tsx";
 import { useSteadyRows } from "./_steady.ts";
 
 export interface ActiveRun {
@@ -96,13 +96,7 @@ export default function ActiveRuns({ runs: initialRuns, series: initialSeries }:
                   <span class="small">{fmtProgress(r.step, r.max_steps)}</span>
                 </td>
                 <td>
-                  {pm
-                    ? (
-                      <code title={pm.direction === "min" ? "lower is better" : "higher is better"}>
-                        {pm.key} {directionArrow(pm.direction)}
-                      </code>
-                    )
-                    : <span class="muted">–</span>}
+                  <MetricKey metric={pm} />
                 </td>
                 <td class="num">{fmtMetric(pm?.latest)}</td>
                 <td class="spark-col">

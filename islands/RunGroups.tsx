@@ -3,9 +3,9 @@
  * each run with status, progress, best and latest of its primary metric and source. Read
  * again when runs start or end and every few seconds while any runs, so progress moves.
  */
-import { directionArrow, fmtMetric, fmtProgress, progressFraction } from "./_format.ts";
+import { fmtMetric, fmtProgress, progressFraction } from "./_format.ts";
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
-import { Bar, RelTime, RunDot, StatusBadge } from "./_ui.tsx";
+import { Bar, MetricKey, RelTime, RunDot, StatusBadge } from "./_ui.tsx";
 
 export interface RunListRow {
   id: string;
@@ -116,13 +116,7 @@ function RunRow({ r, now }: { r: RunListRow; now: number }) {
         <span class="small">{fmtProgress(r.step, r.max_steps)}</span>
       </td>
       <td>
-        {pm
-          ? (
-            <code title={pm.direction === "min" ? "lower is better" : "higher is better"}>
-              {pm.key} {directionArrow(pm.direction)}
-            </code>
-          )
-          : <span class="muted">–</span>}
+        <MetricKey metric={pm} />
       </td>
       <td class="num">
         <strong>{fmtMetric(pm?.best)}</strong>

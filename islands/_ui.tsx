@@ -3,7 +3,7 @@
  * relative times, run dots. Widths and colours go in SVG attributes, never inline styles (the
  * CSP allows styles from the stylesheet only).
  */
-import { fmtAbsolute, fmtRelative, runColor, statusTone } from "./_format.ts";
+import { directionArrow, fmtAbsolute, fmtRelative, runColor, statusTone } from "./_format.ts";
 
 /** A status as a coloured badge that carries the word (colour is never the only signal). */
 export function StatusBadge({ status }: { status: string }) {
@@ -135,5 +135,17 @@ export function EventItem(
         <RelTime at={e.ts} now={now} />
       </span>
     </li>
+  );
+}
+
+/** A metric's key with which way is better (in words on hover), or a dash when there is none. */
+export function MetricKey(
+  { metric }: { metric: { key: string; direction: "min" | "max" } | null | undefined },
+) {
+  if (!metric) return <span class="muted">–</span>;
+  return (
+    <code title={metric.direction === "min" ? "lower is better" : "higher is better"}>
+      {metric.key} {directionArrow(metric.direction)}
+    </code>
   );
 }
