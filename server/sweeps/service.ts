@@ -220,11 +220,15 @@ function stopAtRungs(ctx: Context, sweep: SweepRecord, states: TrialState[]): nu
     const reached = withRun.filter((s) => lastStep.get(s.trial.idx)! >= rung);
     // Each trial is judged at a rung once, when it first reaches it (as ASHA does): a trial
     // kept at a rung is not stopped there later because better ones arrived.
+    const unjudged = (s: TrialState) =>
+      s.job!.status === "RUNNING" && s.trial.stopped_at === null &&
+      (s.trial.rung_checked ?? -1) < rung;
+    // A rung every trial there was already judged at has nothing to decide: skip its reads.
+    if (!reached.some(unjudged)) continue;
     const values: RungValue[] = reached.map((s) => ({
       index: s.trial.idx,
       value: metricsDb.valueAtOrBefore(ctx.db, s.job!.run_id!, key, rung)?.value ?? null,
-      running: s.job!.status === "RUNNING" && s.trial.stopped_at === null &&
-        (s.trial.rung_checked ?? -1) < rung,
+      running: unjudged(s),
     }));
     const stops = decideRung(rung, values, sweep.direction, es.keep_fraction, key);
     for (const stop of stops) {
