@@ -37,16 +37,17 @@ export function appendLogs(
   return stored;
 }
 
-/** Whether the run has any stored line. */
-export function hasLogs(db: Database, runId: string): boolean {
-  return db.prepare("SELECT 1 FROM logs WHERE run_id = ? LIMIT 1").get(runId) !== undefined;
-}
-
-export function lastLogSeq(db: Database, runId: string): number {
+/** The highest stored line's seq of a run; null when it has none. */
+export function newestLogSeq(db: Database, runId: string): number | null {
   const row = db.prepare("SELECT MAX(seq) AS s FROM logs WHERE run_id = ?").get(runId) as {
     s: number | null;
   };
-  return row.s ?? 0;
+  return row.s;
+}
+
+/** The highest stored line's seq of a run; 0 when it has none. */
+export function lastLogSeq(db: Database, runId: string): number {
+  return newestLogSeq(db, runId) ?? 0;
 }
 
 /** Lines after `afterSeq` in order; with no `afterSeq`, the last `limit` lines. */

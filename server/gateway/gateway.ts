@@ -36,8 +36,6 @@ import { applyDataFrame } from "./apply_frame.ts";
 /** The largest agent frame the gateway reads; a larger one closes the connection. */
 export const MAX_FRAME_CHARS = 16 * 1024 * 1024;
 
-export { LEASE_MARGIN_MS };
-
 /** A node's old connection counts as gone after at least this much silence (see #helloRefusal). */
 const MIN_GONE_MS = 3_000;
 

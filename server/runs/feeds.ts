@@ -56,7 +56,7 @@ export function runLogsFeed(ctx: Context, id: string): Feed {
         (m) => push([{ id: m.lines[m.lines.length - 1].seq, data: m }]),
       ),
     // -1 with no line yet: a first line may carry seq 0 (the SDK may number from 0).
-    lastId: () => logsDb.hasLogs(ctx.db, id) ? logsDb.lastLogSeq(ctx.db, id) : -1,
+    lastId: () => logsDb.newestLogSeq(ctx.db, id) ?? -1,
     end: runEnd(ctx, id),
   };
 }
