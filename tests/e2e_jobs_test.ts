@@ -144,52 +144,55 @@ Deno.test("cancelling a process tree leaves no process of it alive", async () =>
 Deno.test("priorities reorder the queue, and a 2-GPU job is not starved by a stream of 1-GPU jobs", async () => {
   const c = await cluster();
   try {
-    const sleeper = (s: number) => py(`import time; time.sleep(${s})`);
-    const submit = async (name: string, gpus: number, priority: number, seconds: number) =>
+    // Jobs that hold their GPU until the test opens their gate: no race with a timer.
+    const gated = (gate: string) =>
+      py(`import os, time\nwhile not os.path.exists(${JSON.stringify(gate)}): time.sleep(0.05)`);
+    const gate = (name: string) => `${c.home}/gate-${name}`;
+    const open = (name: string) => Deno.writeTextFile(gate(name), "");
+    const submit = async (name: string, gpus: number, priority: number) =>
       (await c.call("POST", "/api/jobs", {
         name,
-        command: sleeper(seconds),
+        command: gated(gate(name)),
         working_dir: c.home,
         gpus,
         priority,
-      })).json.id;
-    // Both GPUs busy; then a low and a high priority job queue up.
-    const busy = [await submit("busy-a", 1, 0, 1.5), await submit("busy-b", 1, 0, 1.5)];
-    await until(
-      async () => {
-        for (
-          const id of busy
-        ) if ((await c.call("GET", `/api/jobs/${id}`)).json.status !== "RUNNING") return false;
-        return true;
-      },
-      30_000,
-      "both GPUs busy",
-    );
-    const low = await submit("low", 1, 0, 0.2);
-    const high = await submit("high", 1, 10, 0.2);
-    const [l, h] = [
-      await waitJob(c.call, low, ["SUCCEEDED"]),
-      await waitJob(c.call, high, ["SUCCEEDED"]),
-    ];
-    assert(
-      Date.parse(h.started_at) <= Date.parse(l.started_at),
-      "the high-priority job started first",
-    );
+      })).json.id as string;
+    const status = async (id: string) => (await c.call("GET", `/api/jobs/${id}`)).json.status;
+
+    // Both GPUs busy; then a low and a high priority job queue up behind them.
+    const busy = [await submit("busy-a", 1, 0), await submit("busy-b", 1, 0)];
+    for (const id of busy) await waitJob(c.call, id, ["RUNNING"], 30_000);
+    const low = await submit("low", 1, 0);
+    const high = await submit("high", 1, 10);
+    assertEquals([await status(low), await status(high)], ["QUEUED", "QUEUED"]);
+    // One GPU comes free: the high-priority job takes it although it was submitted later.
+    await open("busy-a");
+    await waitJob(c.call, high, ["RUNNING"], 30_000);
+    assertEquals(await status(low), "QUEUED", "the low-priority job still waits");
+    for (const name of ["busy-b", "low", "high"]) await open(name);
+    for (const id of [...busy, low, high]) await waitJob(c.call, id, ["SUCCEEDED"], 30_000);
 
     // A 2-GPU job behind a stream of 1-GPU jobs: it reserves the node and starts as soon as
     // both GPUs are free, before 1-GPU jobs submitted after it.
-    const first = await submit("stream-0", 1, 0, 1.0);
-    await waitJob(c.call, first, ["RUNNING"]);
-    const big = await submit("big", 2, 0, 0.5);
+    const first = await submit("stream-0", 1, 0);
+    await waitJob(c.call, first, ["RUNNING"], 30_000);
+    const big = await submit("big", 2, 0);
     const later: string[] = [];
-    for (let i = 1; i <= 4; i++) later.push(await submit(`stream-${i}`, 1, 0, 0.5));
-    const b = await waitJob(c.call, big, ["SUCCEEDED"], 60_000);
+    for (let i = 1; i <= 4; i++) later.push(await submit(`stream-${i}`, 1, 0));
+    // A GPU is free, yet no later 1-GPU job takes it while the 2-GPU job waits.
+    for (const id of later) assertEquals(await status(id), "QUEUED");
+    await open("stream-0");
+    const b = await waitJob(c.call, big, ["RUNNING"], 30_000);
+    assertEquals(b.gpu_indices.length, 2);
+    for (const id of later) assertEquals(await status(id), "QUEUED", "no 1-GPU job jumped ahead");
+    await open("big");
+    for (let i = 1; i <= 4; i++) await open(`stream-${i}`);
+    await waitJob(c.call, big, ["SUCCEEDED"], 30_000);
     const others = [];
     for (const id of later) others.push(await waitJob(c.call, id, ["SUCCEEDED"], 60_000));
-    assertEquals(b.gpu_indices.length, 2);
     for (const o of others) {
       assert(
-        Date.parse(o.started_at) >= Date.parse(b.started_at) - 50,
+        Date.parse(o.started_at) >= Date.parse(b.started_at),
         `${o.name} did not jump ahead of the 2-GPU job`,
       );
     }
