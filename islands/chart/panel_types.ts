@@ -1,0 +1,69 @@
+/**
+ * What a chart panel is given. One panel draws one metric of several runs; pages render it
+ * as an island on its own (Run detail) or compose several inside their own island
+ * (the Experiments workspace, Compare), sharing smoothing and x axis through the `on…`
+ * callbacks.
+ *
+ * @module
+ */
+import type { XMode } from "./x_axis.ts";
+
+/** A run a panel draws. */
+export interface PanelRun {
+  id: string;
+  /** Legend text (the run's name); the id shows on hover. */
+  label: string;
+  /** `runColor(id)`: the same colour in every page. */
+  color: string;
+  /** Still growing: the panel follows its points live. */
+  live: boolean;
+}
+
+/**
+ * One series as `POST /api/runs/metrics:query` returns it. `values` (and `min`/`max`) hold
+ * numbers, or `"NaN"`, `"Infinity"`, `"-Infinity"` for points that are not finite.
+ */
+export interface ApiSeries {
+  run_id: string;
+  key: string;
+  steps: number[];
+  values: (number | string)[];
+  wall_times: number[];
+  min?: (number | string)[];
+  max?: (number | string)[];
+  total_points: number;
+  downsampled: boolean;
+}
+
+/** The props of `islands/ChartPanel.tsx` as an island (JSON only). */
+export interface ChartPanelProps {
+  metric: string;
+  direction: "min" | "max" | null;
+  /** The scope's primary metric: drawn with ★. */
+  primary?: boolean;
+  runs: PanelRun[];
+  /**
+   * The series the page was rendered with (one per run that has the key, asked with
+   * `maxPoints`), so the first paint needs no request; fetched on mount when absent.
+   */
+  series?: ApiSeries[];
+  /** What `series` was asked with. */
+  maxPoints?: number;
+  /** Smoothing weight, 0 (raw) to 0.999. @default 0 */
+  smooth?: number;
+  /** @default "step" */
+  x?: XMode;
+  /** A taller box (a panel at full width). */
+  tall?: boolean;
+}
+
+/**
+ * The props when a page island composes panels: the page owns smoothing and the x axis
+ * (one slider for every panel, kept in the URL) and may offer to remove the panel. A panel
+ * given `onSmooth`/`onX` shows no slider or axis switch of its own.
+ */
+export interface ComposedPanelProps extends ChartPanelProps {
+  onSmooth?: (weight: number) => void;
+  onX?: (x: XMode) => void;
+  onRemove?: () => void;
+}
