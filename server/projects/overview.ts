@@ -1,10 +1,18 @@
 /**
- * The experiments list as the console shows it: every project (for its filter chips) and the
- * experiments that match a project and a search, most recently active first.
+ * The experiments list as the console shows it: every project (for its filter chips), the
+ * experiments that match a project and a search, most recently active first, and the metric
+ * definitions with how they resolve for one chosen experiment.
  */
-import type { ExperimentSummary, ProjectSummary } from "../../protocol/objects.ts";
+import type {
+  Experiment,
+  ExperimentSummary,
+  MetricDefinition,
+  ProjectSummary,
+} from "../../protocol/objects.ts";
 import type { Context } from "../context.ts";
-import { listExperiments, listProjects } from "./service.ts";
+import { experimentMetricResolution, type MetricResolution } from "./resolution.ts";
+import { notFound } from "../errors.ts";
+import { getMetricDefinitions, listExperiments, listProjects } from "./service.ts";
 
 export interface ExperimentsFilter {
   /** Only this project's experiments. */
@@ -18,8 +26,17 @@ export interface ExperimentsOverview {
   projects: (ProjectSummary & { experiments: number })[];
   /** The experiments that match, the most recently active first. */
   experiments: ExperimentSummary[];
-  /** How many experiments there are before filtering. */
-  total: number;
+  /** Every experiment before filtering (what a definition or the resolution can be about). */
+  all: Pick<Experiment, "id" | "project" | "name">[];
+  /** Every metric definition, by scope, scope id and key. */
+  definitions: MetricDefinition[];
+  /**
+   * How the definitions resolve for the experiment asked for, else the first one listed;
+   * null when there is none.
+   */
+  resolution:
+    | (MetricResolution & { experiment: Pick<Experiment, "id" | "project" | "name"> })
+    | null;
 }
 
 /** Whether an experiment passes the filter (pure, for the list and its tests). */
@@ -33,20 +50,39 @@ export function matchesFilter(
   return e.name.toLowerCase().includes(q) || e.project.toLowerCase().includes(q);
 }
 
-/** Every project and the experiments matching `filter`; an unknown project matches nothing. */
-export function experimentsOverview(ctx: Context, filter: ExperimentsFilter): ExperimentsOverview {
+/**
+ * Every project, the experiments matching `filter` (an unknown project matches nothing) and
+ * the resolution for experiment `resolve` (a 404 when it does not exist).
+ */
+export function experimentsOverview(
+  ctx: Context,
+  filter: ExperimentsFilter,
+  resolve?: string,
+): ExperimentsOverview {
   const all = listExperiments(ctx, {}).items;
   const perProject = new Map<string, number>();
   for (const e of all) perProject.set(e.project, (perProject.get(e.project) ?? 0) + 1);
   const experiments = all.filter((e) => matchesFilter(e, filter)).sort((a, b) =>
     a.last_activity_at < b.last_activity_at ? 1 : a.last_activity_at > b.last_activity_at ? -1 : 0
   );
+  const projects = listProjects(ctx).items.map((p) => ({
+    ...p,
+    experiments: perProject.get(p.name) ?? 0,
+  }));
+  const definitions = getMetricDefinitions(ctx).items;
+  const chosen = resolve === undefined ? experiments[0] : all.find((e) => e.id === resolve);
+  if (resolve !== undefined && !chosen) throw notFound("Experiment", resolve);
+  const resolution = chosen
+    ? {
+      experiment: { id: chosen.id, project: chosen.project, name: chosen.name },
+      ...experimentMetricResolution(ctx, chosen.id),
+    }
+    : null;
   return {
-    projects: listProjects(ctx).items.map((p) => ({
-      ...p,
-      experiments: perProject.get(p.name) ?? 0,
-    })),
+    projects,
     experiments,
-    total: all.length,
+    all: all.map((e) => ({ id: e.id, project: e.project, name: e.name })),
+    definitions,
+    resolution,
   };
 }

@@ -1,5 +1,5 @@
-import { assertEquals, assertThrows } from "../../tests/assert.ts";
-import { ValidationError } from "../errors.ts";
+import { assert, assertEquals, assertThrows } from "../../tests/assert.ts";
+import { NotFoundError, type ValidationError } from "../errors.ts";
 import { sdkRun, testContext } from "../runs/_test_context.ts";
 import { addExperiment, addProject } from "./add.ts";
 import { experimentsOverview, matchesFilter } from "./overview.ts";
@@ -28,11 +28,19 @@ Deno.test("experimentsOverview() lists every project with its experiment count, 
   const all = experimentsOverview(ctx, {});
   assertEquals(all.projects.map((p) => [p.name, p.experiments]), [["nlp", 1], ["vision", 2]]);
   assertEquals(all.experiments.map((e) => e.name), ["new", "bert", "old"]);
-  assertEquals(all.total, 3);
+  assertEquals(all.all.length, 3);
+  // With no experiment asked for, the resolution is the first listed one's.
+  assertEquals(all.resolution?.experiment.name, "new");
   const vision = experimentsOverview(ctx, { project: "vision", q: "OL" });
   assertEquals(vision.experiments.map((e) => e.name), ["old"]);
   assertEquals(vision.projects.length, 2);
   assertEquals(experimentsOverview(ctx, { project: "none" }).experiments, []);
+  const bert = all.all.find((e) => e.name === "bert")!;
+  assertEquals(
+    experimentsOverview(ctx, { project: "vision" }, bert.id).resolution?.experiment,
+    bert,
+  );
+  assert(assertThrows(() => experimentsOverview(ctx, {}, "e-none")) instanceof NotFoundError);
 });
 
 Deno.test("addProject() and addExperiment() create new names and refuse taken ones by field", () => {
