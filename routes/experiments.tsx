@@ -19,7 +19,11 @@ import type { PageRequest, PageRoute } from "../server/console/page.tsx";
 import { nowMs, queryFilters, shellPage } from "../server/console/shell.tsx";
 import { ValidationError } from "../server/errors.ts";
 import { addExperiment, addProject } from "../server/projects/add.ts";
-import { type ExperimentsOverview, experimentsOverview } from "../server/projects/overview.ts";
+import {
+  experimentIdOf,
+  type ExperimentsOverview,
+  experimentsOverview,
+} from "../server/projects/overview.ts";
 import type { DefinitionLevel } from "../server/projects/resolution.ts";
 import { setMetricDefinitions } from "../server/projects/service.ts";
 
@@ -83,7 +87,7 @@ function back(values: Record<string, string>, notice: string, extra: Record<stri
   const from = new URLSearchParams(values.view ?? "");
   const view: View = {};
   for (const k of VIEW_KEYS) view[k] = from.get(k)?.slice(0, 200) ?? undefined;
-  return href(view, { ...extra, notice }, extra.metrics ? "#metrics" : "");
+  return href({ ...view, ...extra }, { notice }, extra.metrics ? "#metrics" : "");
 }
 
 const optional = (s: string | undefined) => (s?.trim() ? s.trim() : undefined);
@@ -224,21 +228,20 @@ function Chips({ o, view }: { o: ExperimentsOverview; view: View }) {
 
 function Search({ view }: { view: View }) {
   return (
-    <form method="get" action="/experiments" class="filters" role="search">
+    <form method="get" action="/experiments" class="exp-search" role="search">
       {view.project && <input type="hidden" name="project" value={view.project} />}
-      <label>
-        Search
-        <input
-          type="search"
-          name="q"
-          value={view.q ?? ""}
-          placeholder="experiment or project  ( / )"
-          data-search
-        />
-      </label>
+      <label for="exp-q" class="sr-only">Search experiments</label>
+      <input
+        id="exp-q"
+        type="search"
+        name="q"
+        value={view.q ?? ""}
+        placeholder="experiment or project  ( / )"
+        data-search
+      />
       <button type="submit">Search</button>
       {(view.q || view.project) && <a href="/experiments">clear</a>}
-      <a href={href(view, { metrics: "1" }, "#metrics")}>metric definitions</a>
+      <a class="button" href={href(view, { metrics: "1" }, "#metrics")}>Metric definitions</a>
     </form>
   );
 }
@@ -512,7 +515,7 @@ function Resolution({ o, view }: { o: ExperimentsOverview; view: View }) {
         {view.project && <input type="hidden" name="project" value={view.project} />}
         {view.q && <input type="hidden" name="q" value={view.q} />}
         <label class="sr-only" for="resolve">Experiment</label>
-        <select id="resolve" name="resolve" class="small">
+        <select id="resolve" name="resolve" class="small" autocomplete="off">
           {o.all.map((e) => (
             <option key={e.id} value={e.id} selected={e.id === r?.experiment.id}>
               {e.project} / {e.name}
@@ -664,8 +667,10 @@ function experimentsPage(p: PageRequest, state: FormState | null = null, status 
     <>
       <Notice url={p.url} />
       {p.canWrite && <CreateForms o={o} view={view} state={state} open={creating} />}
-      {o.projects.length > 0 && <Chips o={o} view={view} />}
-      <Search view={view} />
+      <div class="exp-filters">
+        {o.projects.length > 0 && <Chips o={o} view={view} />}
+        <Search view={view} />
+      </div>
       {o.experiments.length === 0
         ? <Empty o={o} view={view} canWrite={p.canWrite} />
         : (
@@ -753,13 +758,15 @@ export const experimentsRoutes: PageRoute[] = [
       if (!r.ok) return experimentsPage(p, r, 400);
       const d = r.result;
       const where = d.scope === "global" ? "global" : `${d.scope} ${d.scope_id}`;
+      // An experiment's definition is shown resolving for that experiment.
+      const resolve = d.scope === "experiment" ? experimentIdOf(p.ctx, d.scope_id ?? "") : null;
       return p.redirect(
         back(
           r.values,
           `"${d.key}" (${d.direction === "min" ? "lower" : "higher"} is better)${
             d.primary ? " is now the primary metric" : " saved"
           } at ${where}`,
-          { metrics: "1" },
+          { metrics: "1", ...(resolve ? { resolve } : {}) },
         ),
       );
     },

@@ -11,6 +11,7 @@ import type {
 } from "../../protocol/objects.ts";
 import type { Context } from "../context.ts";
 import { experimentMetricResolution, type MetricResolution } from "./resolution.ts";
+import { projects as projectsDb } from "../db/mod.ts";
 import { notFound } from "../errors.ts";
 import { getMetricDefinitions, listExperiments, listProjects } from "./service.ts";
 
@@ -85,4 +86,12 @@ export function experimentsOverview(
     definitions,
     resolution,
   };
+}
+
+/** The id of the experiment a definition's `"<project>/<experiment>"` names; null when none. */
+export function experimentIdOf(ctx: Context, scopeId: string): string | null {
+  const slash = scopeId.indexOf("/");
+  if (slash < 1) return null;
+  const e = projectsDb.getExperiment(ctx.db, scopeId.slice(0, slash), scopeId.slice(slash + 1));
+  return e?.id ?? null;
 }

@@ -2,7 +2,7 @@ import { assert, assertEquals, assertThrows } from "../../tests/assert.ts";
 import { NotFoundError, type ValidationError } from "../errors.ts";
 import { sdkRun, testContext } from "../runs/_test_context.ts";
 import { addExperiment, addProject } from "./add.ts";
-import { experimentsOverview, matchesFilter } from "./overview.ts";
+import { experimentIdOf, experimentsOverview, matchesFilter } from "./overview.ts";
 import { listProjects } from "./service.ts";
 
 Deno.test("matchesFilter() keeps one project's experiments and searches both names, any case", () => {
@@ -58,4 +58,12 @@ Deno.test("addProject() and addExperiment() create new names and refuse taken on
   const orphan = assertThrows(() => addExperiment(ctx, { project: "nlp", name: "bert" }));
   assertEquals((orphan as ValidationError).details[0].field, "project");
   assertEquals(listProjects(ctx).items.map((p) => p.name), ["vision"]);
+});
+
+Deno.test("experimentIdOf() finds the experiment a definition's scope id names", () => {
+  const ctx = testContext();
+  const e = addExperiment(ctx, { project: addProject(ctx, { name: "p" }).name, name: "a/b" });
+  assertEquals(experimentIdOf(ctx, "p/a/b"), e.id);
+  assertEquals(experimentIdOf(ctx, "p/none"), null);
+  assertEquals(experimentIdOf(ctx, "nothing"), null);
 });
