@@ -359,6 +359,14 @@ function Empty({ o, view, canWrite }: { o: ExperimentsOverview; view: View; canW
         An experiment groups runs that are compared with each other; it appears with its first run:
       </p>
       <HowToCreate project={project?.name} canWrite={canWrite} />
+      {project && project.runs.total > 0 && (
+        <p class="muted">
+          {project.runs.total === 1
+            ? "Its one run so far belongs to no experiment: "
+            : `Its ${fmtInt(project.runs.total)} runs so far belong to no experiment: `}
+          <a href={`/runs?project=${encodeURIComponent(project.name)}`}>see them in Runs</a>.
+        </p>
+      )}
     </section>
   );
 }

@@ -139,6 +139,11 @@ Deno.test("empty states say what creates a project and an experiment", async () 
     await ok(h, "POST", "/api/projects", { name: "vision" });
     const noExperiments = await html(h, read, "/experiments?project=vision");
     assertStringIncludes(noExperiments, "Project vision has no experiments yet.");
+    assert(!noExperiments.includes("belong to no experiment"), "no runs, no pointer to them");
+    await ok(h, "POST", "/api/sdk/runs", { project: "vision" });
+    const loose = await html(h, read, "/experiments?project=vision");
+    assertStringIncludes(loose, "Its one run so far belongs to no experiment");
+    assertStringIncludes(loose, 'href="/runs?project=vision"');
   });
 });
 
