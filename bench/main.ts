@@ -11,6 +11,7 @@ import { lttb } from "../server/metrics/lttb.ts";
 import { BlockSealer } from "../server/metrics/block_sealer.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
 import { benchCluster, benchSdkOverhead } from "./cluster.ts";
+import { benchCharts } from "./charts.ts";
 import { benchConsole } from "./console.ts";
 import { benchMcp } from "./mcp.ts";
 import { benchPeers } from "./peers.ts";
@@ -302,6 +303,7 @@ async function bareDenoRss(): Promise<number> {
   await benchConsole(ctx, report);
   ctx.db.close();
 }
+await benchCharts(report);
 await benchCluster(report);
 await benchPeers(
   report,
