@@ -5,7 +5,7 @@
  * and x axis live in the URL (`history.replaceState`, no reload); a switched metric's ranking
  * comes from `GET /api/runs/compare`, its series from the panel's own query.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import ChartPanel from "./ChartPanel.tsx";
 import { directionArrow, fmtDuration, fmtInt, fmtMetric, runColor } from "./_format.ts";
 import { RunDot, StatusBadge } from "./_ui.tsx";
@@ -64,12 +64,10 @@ export default function Compare(p: CompareProps) {
     }
   };
 
-  const runs: PanelRun[] = p.runs.map((r) => ({
-    id: r.id,
-    label: r.name,
-    color: runColor(r.id),
-    live: r.live,
-  }));
+  const runs: PanelRun[] = useMemo(
+    () => p.runs.map((r) => ({ id: r.id, label: r.name, color: runColor(r.id), live: r.live })),
+    [],
+  );
   // The table and its ranking follow the metric once its comparison has arrived.
   const current = comparison.metric?.key === metric ? comparison : null;
   const shown = current ?? comparison;
@@ -120,8 +118,8 @@ export default function Compare(p: CompareProps) {
           Ranked by {shown.metric
             ? <code>{shown.metric.key} {directionArrow(shown.metric.direction)}</code>
             : <span class="muted">nothing</span>}
-          <span class="muted small">{shown.summary}</span>
         </h2>
+        <p class="muted small">{shown.summary}</p>
         <div class="table-wrap">
           <table class="compare-table">
             <thead>

@@ -125,11 +125,19 @@ export default function Workspace(p: WorkspaceProps) {
     history.replaceState(history.state, "", `${location.pathname}${viewQuery(v)}`);
   }, [metrics, selected, smooth, x]);
 
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const drawn: PanelRun[] = selected.flatMap((id) => {
-    const r = byId.get(id);
+  // The same arrays from render to render while nothing in them changes, so a panel sees
+  // new runs or series only when there are some.
+  const drawnList: PanelRun[] = selected.flatMap((id) => {
+    const r = rows.find((x) => x.id === id);
     return r ? [{ id, label: r.name, color: runColor(id), live: r.live }] : [];
   });
+  const drawnKey = JSON.stringify(drawnList);
+  const drawn = useMemo(() => drawnList, [drawnKey]);
+  const seriesOf = useMemo(() => {
+    const m = new Map<string, ApiSeries[]>();
+    for (const k of p.seriesKeys) m.set(k, p.series.filter((s) => s.key === k));
+    return m;
+  }, []);
   const direction = (key: string) => p.keys.find((k) => k.key === key)?.direction ?? null;
   const primaryKey = p.primary?.key ?? null;
   const { top, grid } = panelLayout(metrics, primaryKey);
@@ -143,7 +151,7 @@ export default function Workspace(p: WorkspaceProps) {
       direction={direction(key)}
       primary={key === primaryKey}
       runs={drawn}
-      series={p.seriesKeys.includes(key) ? p.series.filter((s) => s.key === key) : undefined}
+      series={seriesOf.get(key)}
       maxPoints={p.maxPoints}
       smooth={smooth}
       x={x}

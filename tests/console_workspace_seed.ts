@@ -2,7 +2,7 @@
  * A learning-rate sweep of five runs logged through the SDK ingest API, for the workspace and
  * compare tests (in-process and in Chromium): `train/loss` whose level depends on `lr` (best
  * at 0.03) with a wiggle smoothing visibly flattens, `eval/accuracy` every 10 steps, and the
- * config `{lr, batch_size}` where only `lr` differs.
+ * config `{lr, batch_size}` where only `lr` differs; `sys/gpu0/util` telemetry too.
  */
 
 /** Calls the API as the admin; answers the JSON body, failing on a status of 300 or more. */
@@ -28,6 +28,8 @@ function points(lr: number, start: number) {
     out.push({ key: "train/loss", step, value: loss, wall_time });
     if (step % 10 === 9) {
       out.push({ key: "eval/accuracy", step, value: 1 - loss / 4, wall_time });
+      // Telemetry: not a panel by default, one "+ add metric panel" away.
+      out.push({ key: "sys/gpu0/util", step, value: 90 + (step % 7), wall_time });
     }
   }
   return out;

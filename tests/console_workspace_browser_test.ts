@@ -1,0 +1,132 @@
+/**
+ * The Experiment workspace and Compare in Chromium against a real server: a learning-rate
+ * sweep of five runs is compared, smoothed, re-axed and shared by URL entirely in the
+ * browser — runs checked, the slider moved, the x axis switched, a panel added, the link
+ * opened in a new page with the same view, then "compare selected →" with the lr column and
+ * the best run first, and the metric switched. Screenshots in test-artifacts/console/.
+ */
+import { assert, assertEquals } from "./assert.ts";
+import { screenshot, startConsoleRig } from "./_browser.ts";
+import type { Page } from "playwright-core";
+import { LRS, seedSweep } from "./console_workspace_seed.ts";
+
+async function hydrated(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForSelector("html[data-islands=hydrated]");
+}
+
+/** What a workspace shows: its panels, drawn runs, smoothing and pressed x axis. */
+async function viewOf(page: Page) {
+  const drawn: string[] = [];
+  for (const row of await page.locator("tr[data-run]").all()) {
+    if (await row.locator("input[type=checkbox]").isChecked()) {
+      drawn.push((await row.getAttribute("data-run"))!);
+    }
+  }
+  return {
+    panels: await page.locator("[data-panel]").evaluateAll((els) =>
+      els.map((e) => e.getAttribute("data-panel"))
+    ),
+    runs: drawn,
+    smooth: await page.locator("input[name=smooth]").inputValue(),
+    x: await page.locator(".x-switch [aria-pressed=true]").getAttribute("data-x"),
+  };
+}
+
+Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the browser", async () => {
+  const rig = await startConsoleRig();
+  try {
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await rig.call(method, path, body);
+      assert(res.status < 300, `${method} ${path}: ${res.status} ${res.text}`);
+      return res.json;
+    };
+    const s = await seedSweep(call, 1);
+    const { page, errors, context } = await rig.context(rig.adminToken);
+    const workspace = `${rig.url}/experiments/${s.experimentId}`;
+    await hydrated(page, workspace);
+    assertEquals(await page.locator("tr[data-run]").count(), LRS.length);
+    assertEquals((await viewOf(page)).runs, s.ranked, "every run drawn, best first");
+    assertEquals(await page.locator("tr[data-run] .badge.best").count(), 1);
+    const bestRow = page.locator(`tr[data-run="${s.ranked[0]}"]`);
+    assertEquals(await bestRow.locator(".badge.best").count(), 1);
+
+    // Check runs: leave the best three drawn.
+    for (const id of s.ranked.slice(3)) {
+      await page.locator(`tr[data-run="${id}"] input[type=checkbox]`).uncheck();
+    }
+    await page.waitForFunction(() => new URL(location.href).searchParams.has("runs"));
+    // Move the smoothing slider by dragging its thumb most of the way.
+    const slider = page.locator("input[name=smooth]");
+    const box = (await slider.boundingBox())!;
+    await page.mouse.click(box.x + box.width * 0.75, box.y + box.height / 2);
+    const smooth = Number(await slider.inputValue());
+    assert(smooth > 0.5 && smooth < 0.95, `smoothing ${smooth}`);
+    await page.waitForFunction(
+      (v) => new URL(location.href).searchParams.get("smooth") === String(v),
+      smooth,
+    );
+    // Switch the x axis, add the GPU telemetry panel.
+    await page.click(".x-switch [data-x=relative]");
+    await page.selectOption("#add-metric", "sys/gpu0/util");
+    await page.click(".add-panel button[type=submit]");
+    await page.waitForSelector('[data-panel="sys/gpu0/util"]');
+
+    const view = await viewOf(page);
+    assertEquals(view, {
+      panels: ["train/loss", "eval/accuracy", "sys/gpu0/util"],
+      runs: s.ranked.slice(0, 3),
+      smooth: String(smooth),
+      x: "relative",
+    });
+    await screenshot(page, "workspace");
+
+    // The link, pasted into a new page, opens the same view.
+    const href = await page.evaluate(() => location.href);
+    const shared = await context.newPage();
+    shared.on("pageerror", (e) => errors.push(String(e)));
+    await hydrated(shared, href);
+    assertEquals(await viewOf(shared), view);
+    await shared.emulateMedia({ colorScheme: "dark" });
+    await screenshot(shared, "workspace-dark");
+    await shared.close();
+
+    // Compare the three drawn runs: the lr column, the best first.
+    await Promise.all([page.waitForURL(/\/compare\?/), page.click("a.compare-link")]);
+    await page.waitForSelector("html[data-islands=hydrated]");
+    const rows = await page.locator("tr[data-run]").evaluateAll((trs) =>
+      trs.map((tr) => tr.getAttribute("data-run"))
+    );
+    assertEquals(rows, s.ranked.slice(0, 3));
+    assertEquals(await page.locator("th[data-config]").allTextContents(), ["lr"]);
+    assertEquals(
+      await page.locator(`tr[data-run="${s.ranked[0]}"] .badge.best`).count(),
+      1,
+    );
+    assertEquals(
+      (await page.locator("tr[data-run] td:nth-last-child(1)").first().textContent())?.trim(),
+      "0.03",
+    );
+    assertEquals(new URL(page.url()).searchParams.get("smooth"), String(smooth));
+    await screenshot(page, "compare");
+
+    // Switch the metric: the heading, the URL and the ranking follow without a reload.
+    await page.selectOption("select[name=metric]", "eval/accuracy");
+    await page.locator(".compare h2 code", { hasText: "eval/accuracy ↑" }).waitFor();
+    assertEquals(new URL(page.url()).searchParams.get("metric"), "eval/accuracy");
+    assertEquals(
+      await page.locator("tr[data-run]").evaluateAll((trs) =>
+        trs.map((tr) => tr.getAttribute("data-run"))
+      ),
+      s.ranked.slice(0, 3),
+    );
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.reload();
+    await page.waitForSelector("html[data-islands=hydrated]");
+    assertEquals(await page.locator("select[name=metric]").inputValue(), "eval/accuracy");
+    await screenshot(page, "compare-dark");
+    assertEquals(errors, []);
+  } finally {
+    await rig.close();
+  }
+});
