@@ -511,6 +511,20 @@ export const comparedRunIds = z.array(id).min(
   "names more than 50 runs",
 );
 
+/** The most runs one `GET /api/runs/metrics:stream` follows. */
+export const MAX_STREAMED_RUNS = 100;
+
+/** `GET /api/runs/metrics:stream?runs=a,b,c`: the live points of several runs in one stream. */
+export const runsMetricsStreamQuery = z.object({
+  runs: idList.pipe(
+    z.array(id).min(1, "must name at least 1 run (comma-separated)").max(
+      MAX_STREAMED_RUNS,
+      `names more than ${MAX_STREAMED_RUNS} runs`,
+    ),
+  ),
+});
+export type RunsMetricsStreamQuery = z.infer<typeof runsMetricsStreamQuery>;
+
 /** `GET /api/runs/compare?runs=a,b,c&metric=`. */
 export const compareRunsQuery = z.object({
   runs: idList.pipe(comparedRunIds),

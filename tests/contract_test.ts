@@ -284,6 +284,7 @@ export const READS: ReadContract[] = [
 export const NOT_A_BODY: Record<string, string> = {
   "GET /api/events/stream": "an SSE stream of events, open until the client leaves",
   "GET /api/runs/:id/metrics/stream": "an SSE stream of points, open until the run ends",
+  "GET /api/runs/metrics:stream": "an SSE stream of several runs' points, open until all end",
   "GET /api/runs/:id/logs/stream": "an SSE stream of log lines, open until the run ends",
   "GET /api/agent/ws": "a WebSocket upgrade for agents, not a JSON answer",
   "POST /mcp": "JSON-RPC for MCP clients; tests/mcp_contract_test.ts holds each tool to its route",

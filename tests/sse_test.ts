@@ -87,6 +87,70 @@ Deno.test("metrics stream: SDK points arrive live, and a resumed stream fills th
   }
 });
 
+Deno.test("many-runs metrics stream: points of every run in write order, a resume fills the gap exactly, and it ends when every run has", async () => {
+  const h = await createHarness();
+  const s = await serve(h);
+  try {
+    const a = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
+    const b = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
+    const log = (run: string, body: unknown) =>
+      h.call("POST", `/api/sdk/runs/${run}/log`, { body });
+    const point = (step: number) => ({ points: [{ key: "loss", step, value: 1 / (step + 1) }] });
+    const url = `${s.base}/api/runs/metrics:stream?runs=${a.id},${b.id}`;
+    const points = (c: { messages: { data: { points: { run_id: string; step: number }[] } }[] }) =>
+      c.messages.flatMap((m) => m.data.points.map((p) => `${p.run_id}@${p.step}`));
+
+    const live = await openSse(url, h.tokens.read);
+    await log(a.id, point(0));
+    await log(b.id, point(0));
+    await log(a.id, point(1));
+    await live.until((c) => points(c).length === 3);
+    assertEquals(points(live), [`${a.id}@0`, `${b.id}@0`, `${a.id}@1`]);
+    const resumeAt = live.messages[live.messages.length - 1].id;
+    await live.close();
+
+    // While no one listens, both runs go on; a resumed stream gets exactly what it missed.
+    for (let step = 2; step < 6; step++) {
+      await log(b.id, point(step - 1));
+      await log(a.id, point(step));
+    }
+    const resumed = await openSse(url, h.tokens.read, resumeAt);
+    await resumed.until((c) => points(c).length === 8);
+    assertEquals(points(resumed), [
+      `${b.id}@1`,
+      `${a.id}@2`,
+      `${b.id}@2`,
+      `${a.id}@3`,
+      `${b.id}@3`,
+      `${a.id}@4`,
+      `${b.id}@4`,
+      `${a.id}@5`,
+    ]);
+    // One run ending does not end the stream; the second does, naming both.
+    await log(a.id, { status: "SUCCEEDED" });
+    await log(b.id, point(5));
+    await resumed.until((c) => points(c).length === 9);
+    await log(b.id, { status: "FAILED" });
+    await resumed.until((c) => c.ended);
+    assertEquals(resumed.events, [{
+      event: "end",
+      data: { runs: [{ run_id: a.id, status: "SUCCEEDED" }, { run_id: b.id, status: "FAILED" }] },
+    }]);
+    await resumed.close();
+
+    // Bad input names the field and the problem.
+    const none = await h.call("GET", "/api/runs/metrics:stream?runs=");
+    assertEquals(none.status, 400);
+    assertStringIncludes(none.text, "runs");
+    const unknown = await h.call("GET", `/api/runs/metrics:stream?runs=${a.id},r-missing`);
+    assertEquals([unknown.status, unknown.json.error.code], [404, "NotFound"]);
+    assertStringIncludes(unknown.json.error.message, "r-missing");
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});
+
 Deno.test("logs stream: lines arrive in order and `after` resumes", async () => {
   const h = await createHarness();
   const s = await serve(h);

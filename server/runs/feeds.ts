@@ -42,6 +42,55 @@ export function runMetricsFeed(ctx: Context, id: string): Feed {
   };
 }
 
+/**
+ * `GET /api/runs/metrics:stream?runs=…`: the points of several runs in one stream (a page
+ * follows every live run of its charts over one connection), `{points}` messages whose points
+ * carry their `run_id`. Ids are the points' write sequence, which is global, so one id resumes
+ * every run at once. Ends once every run has finished, with `{runs: [{run_id, status}]}`.
+ */
+export function runsMetricsFeed(ctx: Context, ids: readonly string[]): Feed {
+  const runIds = [...new Set(ids)];
+  for (const id of runIds) requireRun(ctx, id);
+  return {
+    backlog: (after, limit) => {
+      // Each run's first `limit` points after the id, merged in write order and cut at
+      // `limit`: no point below the cut can be missing, as each run gave its first ones.
+      const points = runIds.flatMap((id) =>
+        metricsDb.pointsAfter(ctx.db, id, after, limit).map((p) => ({
+          run_id: id,
+          ...p,
+          value: encodeMetricValue(p.value),
+        }))
+      ).sort((a, b) => a.seq - b.seq).slice(0, limit);
+      return points.length ? [{ id: points[points.length - 1].seq, data: { points } }] : [];
+    },
+    subscribe: (push) => {
+      const offs = runIds.map((id) =>
+        ctx.bus.subscribe<{ points: StreamedPoint[] }>(
+          topics.metrics(id),
+          (m) =>
+            push([{
+              id: m.points[m.points.length - 1].seq,
+              data: { points: m.points.map((p) => ({ run_id: id, ...p })) },
+            }]),
+        )
+      );
+      return () => offs.forEach((off) => off());
+    },
+    lastId: () => Math.max(0, ...runIds.map((id) => metricsDb.lastPointSeq(ctx.db, id))),
+    end: {
+      ended: () => {
+        const ends = runIds.map((id) => runStreamEnd(ctx, id));
+        return ends.every((e) => e !== null) ? { runs: ends } : null;
+      },
+      subscribe: (recheck) =>
+        ctx.bus.subscribe<EventRecord>(topics.events, (e) => {
+          if (runIds.some((id) => mayEndRun(id, e))) recheck();
+        }),
+    },
+  };
+}
+
 /** `GET /api/runs/{id}/logs/stream`: `{lines}` messages, each id the page's last seq. */
 export function runLogsFeed(ctx: Context, id: string): Feed {
   requireRun(ctx, id);

@@ -5,6 +5,7 @@ import {
   runGroupsQuery,
   runListQuery,
   runMetricsQuery,
+  runsMetricsStreamQuery,
 } from "../../../protocol/rest.ts";
 import {
   getLogs,
@@ -14,7 +15,7 @@ import {
   listRuns,
   requireRun,
 } from "../../runs/service.ts";
-import { runLogsFeed, runMetricsFeed } from "../../runs/feeds.ts";
+import { runLogsFeed, runMetricsFeed, runsMetricsFeed } from "../../runs/feeds.ts";
 import { metricsQueryStream, readPointsPage, runMetricsStream } from "../../metrics/service.ts";
 import { readJson, readQuery } from "../body.ts";
 import { jsonStream } from "../json_stream.ts";
@@ -33,6 +34,15 @@ export const runRoutes: RouteDef[] = [
     path: "/api/run-groups",
     scope: "read",
     handler: (c, ctx) => c.json(listRunGroups(ctx, readQuery(c.req.url, runGroupsQuery))),
+  },
+  {
+    method: "GET",
+    path: "/api/runs/metrics:stream",
+    scope: "read",
+    handler: (c, ctx) => {
+      const feed = runsMetricsFeed(ctx, readQuery(c.req.url, runsMetricsStreamQuery).runs);
+      return sseResponse(c.req.raw, feed, streamOptions(c, ctx, feed.lastId(), 5000));
+    },
   },
   {
     method: "GET",
