@@ -9,6 +9,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import ChartPanel from "./ChartPanel.tsx";
 import { directionArrow, fmtDuration, fmtInt, fmtMetric, runColor } from "./_format.ts";
 import { RunDot, StatusBadge } from "./_ui.tsx";
+import { PanelSlot, useMounted } from "./chart/panel_slot.tsx";
 import type { ApiSeries, PanelRun } from "./chart/panel_types.ts";
 import {
   compareRows,
@@ -16,6 +17,7 @@ import {
   configText,
   viewQuery,
 } from "./chart/workspace_state.ts";
+import { SmoothSlider, XSwitch } from "./chart/view_controls.tsx";
 import type { XMode } from "./chart/x_axis.ts";
 
 export interface CompareProps {
@@ -73,6 +75,7 @@ export default function Compare(p: CompareProps) {
   const shown = current ?? comparison;
   const rows = compareRows(shown);
   const direction = shown.metric?.direction ?? null;
+  const mounted = useMounted();
 
   return (
     <div class="compare">
@@ -87,31 +90,35 @@ export default function Compare(p: CompareProps) {
             {p.keys.map((k) => <option key={k} value={k}>{k === p.primary ? `★ ${k}` : k}</option>)}
           </select>
         </label>
+        <SmoothSlider value={smooth} onChange={setSmooth} />
+        <XSwitch value={x} onChange={setX} />
         {!current && !problem && <span class="muted small">ranking by {metric}…</span>}
         {problem && <span class="tone-failed small" role="alert">{problem}</span>}
       </div>
-      {metric
-        ? (
-          <ChartPanel
-            key={metric}
-            metric={metric}
-            direction={metric === shown.metric?.key ? direction : null}
-            primary={metric === p.primary}
-            runs={runs}
-            series={metric === p.comparison.metric?.key ? p.series : undefined}
-            maxPoints={p.maxPoints}
-            smooth={smooth}
-            x={x}
-            tall
-            onSmooth={setSmooth}
-            onX={setX}
-          />
-        )
-        : (
-          <p class="panel muted empty">
-            These runs share no metric key to draw: {comparison.reason ?? "none logged yet"}.
-          </p>
-        )}
+      {!metric && (
+        <p class="panel muted empty">
+          These runs share no metric key to draw: {comparison.reason ?? "none logged yet"}.
+        </p>
+      )}
+      {metric && !mounted && (
+        <PanelSlot metric={metric} direction={direction} primary={metric === p.primary} tall />
+      )}
+      {metric && mounted && (
+        <ChartPanel
+          key={metric}
+          metric={metric}
+          direction={metric === shown.metric?.key ? direction : null}
+          primary={metric === p.primary}
+          runs={runs}
+          series={metric === p.comparison.metric?.key ? p.series : undefined}
+          maxPoints={p.maxPoints}
+          smooth={smooth}
+          x={x}
+          tall
+          onSmooth={setSmooth}
+          onX={setX}
+        />
+      )}
 
       <section class="panel">
         <h2>

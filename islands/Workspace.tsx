@@ -11,6 +11,7 @@ import { directionArrow, fmtMetric, fmtProgress, progressFraction, runColor } fr
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
 import { Bar, RelTime, RunDot, StatusBadge } from "./_ui.tsx";
 import type { ApiSeries, PanelRun } from "./chart/panel_types.ts";
+import { PanelSlot, useMounted } from "./chart/panel_slot.tsx";
 import type { ViewState } from "./chart/view_state.ts";
 import {
   addablePanels,
@@ -21,7 +22,8 @@ import {
   toggleRun,
   viewQuery,
 } from "./chart/workspace_state.ts";
-import { X_MODES, type XMode } from "./chart/x_axis.ts";
+import { SmoothSlider, XSwitch } from "./chart/view_controls.tsx";
+import type { XMode } from "./chart/x_axis.ts";
 
 /** A row of the runs table (the server's `WorkspaceRun`). */
 export interface WorkspaceRunRow {
@@ -62,7 +64,6 @@ interface ListedRun {
   primary_metric: { key: string; best: number | null; latest: number | string | null } | null;
 }
 
-const X_LABEL: Record<XMode, string> = { step: "step", relative: "relative", wall: "wall" };
 const LIVE = new Set(["RUNNING", "QUEUED"]);
 const changes = (e: LiveEvent) => e.type.startsWith("RUN_");
 
@@ -144,53 +145,40 @@ export default function Workspace(p: WorkspaceProps) {
   const addable = addablePanels(p.keys.map((k) => k.key), metrics);
   const best = bestRunId(rows);
 
-  const panel = (key: string, tall: boolean) => (
-    <ChartPanel
-      key={key}
-      metric={key}
-      direction={direction(key)}
-      primary={key === primaryKey}
-      runs={drawn}
-      series={seriesOf.get(key)}
-      maxPoints={p.maxPoints}
-      smooth={smooth}
-      x={x}
-      tall={tall}
-      onSmooth={setSmooth}
-      onX={setX}
-      onRemove={() => setMetrics(metrics.filter((k) => k !== key))}
-    />
-  );
+  const mounted = useMounted();
+  const panel = (key: string, tall: boolean) =>
+    !mounted
+      ? (
+        <PanelSlot
+          metric={key}
+          direction={direction(key)}
+          primary={key === primaryKey}
+          tall={tall}
+        />
+      )
+      : (
+        <ChartPanel
+          key={key}
+          metric={key}
+          direction={direction(key)}
+          primary={key === primaryKey}
+          runs={drawn}
+          series={seriesOf.get(key)}
+          maxPoints={p.maxPoints}
+          smooth={smooth}
+          x={x}
+          tall={tall}
+          onSmooth={setSmooth}
+          onX={setX}
+          onRemove={() => setMetrics(metrics.filter((k) => k !== key))}
+        />
+      );
 
   return (
     <div class="workspace">
       <div class="workspace-controls">
-        <label class="smooth-control">
-          <span>Smoothing</span>
-          <input
-            type="range"
-            name="smooth"
-            min="0"
-            max="0.99"
-            step="0.01"
-            value={smooth}
-            onInput={(e) => setSmooth(Number((e.target as HTMLInputElement).value))}
-          />
-          <output class="num" data-smooth={smooth}>{smooth.toFixed(2)}</output>
-        </label>
-        <div class="x-switch" role="group" aria-label="x axis">
-          {X_MODES.map((m) => (
-            <button
-              type="button"
-              class="small"
-              data-x={m}
-              aria-pressed={x === m}
-              onClick={() => setX(m)}
-            >
-              {X_LABEL[m]}
-            </button>
-          ))}
-        </div>
+        <SmoothSlider value={smooth} onChange={setSmooth} />
+        <XSwitch value={x} onChange={setX} />
         <form
           class="add-panel"
           onSubmit={(e) => {

@@ -25,7 +25,7 @@ async function viewOf(page: Page) {
   }
   return {
     panels: await page.locator("[data-panel]").evaluateAll((els) =>
-      els.map((e) => e.getAttribute("data-panel"))
+      els.map((e) => e.getAttribute("data-panel")!)
     ),
     runs: drawn,
     smooth: await page.locator("input[name=smooth]").inputValue(),
@@ -58,6 +58,7 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
     await page.waitForFunction(() => new URL(location.href).searchParams.has("runs"));
     // Move the smoothing slider by dragging its thumb most of the way.
     const slider = page.locator("input[name=smooth]");
+    await slider.scrollIntoViewIfNeeded();
     const box = (await slider.boundingBox())!;
     await page.mouse.click(box.x + box.width * 0.75, box.y + box.height / 2);
     const smooth = Number(await slider.inputValue());
@@ -71,6 +72,23 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
     await page.selectOption("#add-metric", "sys/gpu0/util");
     await page.click(".add-panel button[type=submit]");
     await page.waitForSelector('[data-panel="sys/gpu0/util"]');
+
+    // Zoom the loss panel by dragging across its middle: it reads that range again.
+    const loss = page.locator('[data-panel="train/loss"] .chart-panel');
+    await page.waitForSelector('[data-panel="train/loss"] .chart-panel[data-x-range]');
+    const span = async () => {
+      const [a, b] = (await loss.getAttribute("data-x-range"))!.split(",").map(Number);
+      return b - a;
+    };
+    const wide = await span();
+    const chartBox = (await loss.locator(".chart-box").boundingBox())!;
+    const midY = chartBox.y + chartBox.height / 2;
+    await page.mouse.move(chartBox.x + chartBox.width * 0.3, midY);
+    await page.mouse.down();
+    await page.mouse.move(chartBox.x + chartBox.width * 0.6, midY, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForSelector('[data-panel="train/loss"] .chart-panel[data-zoomed="true"]');
+    assert((await span()) < wide / 2, `zoomed to ${await span()} of ${wide}`);
 
     const view = await viewOf(page);
     assertEquals(view, {
@@ -87,6 +105,22 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
     shared.on("pageerror", (e) => errors.push(String(e)));
     await hydrated(shared, href);
     assertEquals(await viewOf(shared), view);
+    // Each panel draws the same three runs on the relative axis.
+    for (const key of view.panels) {
+      const panel = shared.locator(`[data-panel="${key}"] .chart-panel`);
+      await shared.waitForSelector(`[data-panel="${key}"] .chart-panel[data-x-range]`);
+      assertEquals(
+        await panel.locator(".chart-legend button[data-run]").evaluateAll((bs) =>
+          bs.map((b) => b.getAttribute("data-run"))
+        ),
+        view.runs,
+      );
+      assertEquals(
+        await panel.locator("canvas").getAttribute("aria-label"),
+        `${key} by relative, 3 runs`,
+      );
+      assert(Number(await panel.getAttribute("data-drawn-points")) > 0, key);
+    }
     await shared.emulateMedia({ colorScheme: "dark" });
     await screenshot(shared, "workspace-dark");
     await shared.close();
@@ -107,7 +141,17 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
       (await page.locator("tr[data-run] td:nth-last-child(1)").first().textContent())?.trim(),
       "0.03",
     );
+    // The smoothing and axis came along.
     assertEquals(new URL(page.url()).searchParams.get("smooth"), String(smooth));
+    assertEquals(await page.locator("input[name=smooth]").inputValue(), String(smooth));
+    assertEquals(
+      await page.locator(".x-switch [aria-pressed=true]").getAttribute("data-x"),
+      "relative",
+    );
+    assertEquals(
+      await page.locator(".chart-panel canvas").getAttribute("aria-label"),
+      "train/loss by relative, 3 runs",
+    );
     await screenshot(page, "compare");
 
     // Switch the metric: the heading, the URL and the ranking follow without a reload.
@@ -124,6 +168,8 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
     await page.reload();
     await page.waitForSelector("html[data-islands=hydrated]");
     assertEquals(await page.locator("select[name=metric]").inputValue(), "eval/accuracy");
+    assertEquals(await page.locator("input[name=smooth]").inputValue(), String(smooth));
+    await page.waitForSelector('.chart-panel[data-metric="eval/accuracy"][data-x-range]');
     await screenshot(page, "compare-dark");
     assertEquals(errors, []);
   } finally {

@@ -25,9 +25,13 @@ async function seeded(h: Harness, running = 1) {
   return { ...await seedSweep(call, running), cookie: await consoleSession(h, "read") };
 }
 
-/** The ids of `data-<attr>="…"` in the page, in document order. */
+/** The values of `data-<attr>="…"` in the page, in document order. */
 const attrs = (html: string, attr: string) =>
   [...html.matchAll(new RegExp(`data-${attr}="([^"]*)"`, "g"))].map((m) => m[1]);
+
+/** The runs of the table's rows, top to bottom (the panels' legends name runs too). */
+const rowRuns = (html: string) =>
+  [...html.matchAll(/<tr[^>]*data-run="([^"]*)"/g)].map((m) => m[1]);
 
 /** The props an island was rendered with. */
 function islandProps(html: string, name: string) {
@@ -54,7 +58,7 @@ Deno.test("the workspace draws the primary metric on top and lists the runs best
     // Default panels: the primary (train/loss, on top), then the other key.
     assertEquals(attrs(html, "panel"), ["train/loss", "eval/accuracy"]);
     assert(/class="workspace-top" data-panel="train\/loss"/.test(html), "primary on top");
-    assertEquals(attrs(html, "run"), s.ranked);
+    assertEquals(rowRuns(html), s.ranked);
     const best = html.match(/<tr[^>]*data-run="([^"]+)"[^>]*>(?:(?!<\/tr>).)*class="badge best"/s);
     assertEquals(best?.[1], s.ranked[0]);
     assertEquals(s.ranked[0], s.runs[LRS.indexOf(0.03)]);
@@ -129,12 +133,12 @@ Deno.test("an unknown experiment is a 404 that names it", async () => {
 Deno.test("compare shows the differing config keys as columns and ranks the best run first", async () => {
   await withHarness(async (h) => {
     const s = await seeded(h);
-    const q = new URLSearchParams({ runs: s.runs.join(","), smooth: "0.5" });
+    const q = new URLSearchParams({ runs: s.runs.join(","), smooth: "0.5", x: "wall" });
     const { status, html } = await page(h, s.cookie, `/compare?${q}`);
     assertEquals(status, 200, html);
     // lr differs, batch_size does not.
     assertEquals(attrs(html, "config"), ["lr"]);
-    assertEquals(attrs(html, "run"), s.ranked);
+    assertEquals(rowRuns(html), s.ranked);
     const first = html.match(/<tr[^>]*data-run="([^"]+)"[^>]*class="best-row"/);
     assertEquals(first?.[1], s.ranked[0]);
     assertStringIncludes(html, "<code>0.03</code>");
@@ -142,20 +146,22 @@ Deno.test("compare shows the differing config keys as columns and ranks the best
     assertEquals(props.comparison.metric, { key: "train/loss", direction: "min" });
     assertEquals(props.primary, "train/loss");
     assertEquals(props.keys, ["eval/accuracy", "train/loss"]);
-    assertEquals(props.smooth, 0.5);
+    assertEquals([props.smooth, props.x], [0.5, "wall"]);
+    assertStringIncludes(html, 'data-smooth="0.5"');
+    assert(/data-x="wall" aria-pressed="true"/.test(html), "wall axis pressed");
     // Every run's series of the metric, in the page (one query).
     assertEquals(props.series.map((x: { run_id: string }) => x.run_id).sort(), [...s.runs].sort());
     assertStringIncludes(html, "★ train/loss");
 
     // The metric from the URL ranks the table: higher accuracy first.
     const acc = await page(h, s.cookie, `/compare?${q}&metric=eval/accuracy`);
-    assertEquals(attrs(acc.html, "run"), s.ranked);
+    assertEquals(rowRuns(acc.html), s.ranked);
     assertEquals(islandProps(acc.html, "Compare").comparison.metric, {
       key: "eval/accuracy",
       direction: "max",
     });
     const subset = await page(h, s.cookie, `/compare?runs=${s.runs[0]},${s.runs[4]}`);
-    assertEquals(attrs(subset.html, "run"), [s.runs[0], s.runs[4]]);
+    assertEquals(rowRuns(subset.html), [s.runs[0], s.runs[4]]);
   });
 });
 
