@@ -8,7 +8,7 @@
 import { assert, assertEquals } from "./assert.ts";
 import { screenshot, startConsoleRig } from "./_browser.ts";
 import type { Page } from "playwright-core";
-import { LRS, seedSweep } from "./console_workspace_seed.ts";
+import { LRS, points, seedSweep, startOf, STEPS } from "./console_workspace_seed.ts";
 
 async function hydrated(page: Page, url: string): Promise<void> {
   await page.goto(url);
@@ -50,6 +50,22 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
     assertEquals(await page.locator("tr[data-run] .badge.best").count(), 1);
     const bestRow = page.locator(`tr[data-run="${s.ranked[0]}"]`);
     assertEquals(await bestRow.locator(".badge.best").count(), 1);
+
+    // The running run is drawn live: new points reach its curve and its row's progress.
+    const running = s.runs[LRS.length - 1];
+    const top = page.locator('[data-panel="train/loss"] .chart-panel');
+    await page.waitForSelector('[data-panel="train/loss"] .chart-panel[data-drawn-points]');
+    const drawnBefore = Number(await top.getAttribute("data-drawn-points"));
+    await call("POST", `/api/sdk/runs/${running}/log`, {
+      points: points(LRS[LRS.length - 1], startOf(LRS.length - 1), STEPS, STEPS + 20),
+      step: STEPS + 19,
+    });
+    await page.locator(`tr[data-run="${running}"] .progress-cell`, { hasText: "119 / 200" })
+      .waitFor();
+    await page.waitForFunction(
+      `Number(document.querySelector('[data-panel="train/loss"] .chart-panel')` +
+        `.dataset.drawnPoints) > ${drawnBefore}`,
+    );
 
     // Check runs: leave the best three drawn.
     for (const id of s.ranked.slice(3)) {
@@ -171,6 +187,17 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
     assertEquals(await page.locator("input[name=smooth]").inputValue(), String(smooth));
     await page.waitForSelector('.chart-panel[data-metric="eval/accuracy"][data-x-range]');
     await screenshot(page, "compare-dark");
+    // At phone width the grid is one column and the tables scroll inside their box.
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.setViewportSize({ width: 390, height: 800 });
+    await hydrated(page, href);
+    await page.waitForSelector('[data-panel="sys/gpu0/util"] .chart-panel[data-x-range]');
+    assertEquals(
+      await page.evaluate("document.documentElement.scrollWidth"),
+      await page.evaluate("innerWidth"),
+      "nothing wider than the phone's screen",
+    );
+    await screenshot(page, "workspace-phone");
     assertEquals(errors, []);
   } finally {
     await rig.close();

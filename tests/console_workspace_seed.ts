@@ -14,14 +14,15 @@ export const SWEEP_EXPERIMENT = "lr-sweep";
 export const LRS = [0.3, 0.1, 0.03, 0.01, 0.001] as const;
 /** Steps each run logs. */
 export const STEPS = 100;
-const T0 = Date.parse("2026-03-01T09:00:00.000Z") / 1000;
+export const T0 = Date.parse("2026-03-01T09:00:00.000Z") / 1000;
 
 /** Where a run's loss settles: the further `lr` is from 0.03 (in decades), the higher. */
 export const lossFloor = (lr: number) => 0.2 + Math.abs(Math.log10(lr) - Math.log10(0.03));
 
-function points(lr: number, start: number) {
+/** The points of steps `from` up to `to` (excluded) of the run with `lr` started at `start`. */
+export function points(lr: number, start: number, from = 0, to = STEPS) {
   const out: { key: string; step: number; value: number; wall_time: number }[] = [];
-  for (let step = 0; step < STEPS; step++) {
+  for (let step = from; step < to; step++) {
     const loss = lossFloor(lr) + 2 * Math.exp(-step / 25) + 0.08 * Math.sin(step * 1.9);
     // Runs started at different times, one point every 2 s: the relative axis lines them up.
     const wall_time = start + step * 2;
@@ -34,6 +35,9 @@ function points(lr: number, start: number) {
   }
   return out;
 }
+
+/** When the `i`-th run of the sweep started (Unix seconds): ten minutes apart. */
+export const startOf = (i: number) => T0 + i * 600;
 
 export interface SweepSeed {
   /** The experiment's id (`/experiments/{id}`). */
@@ -51,16 +55,17 @@ export interface SweepSeed {
 export async function seedSweep(call: Call, running = 1): Promise<SweepSeed> {
   const runs: string[] = [];
   for (const [i, lr] of LRS.entries()) {
+    const live = i >= LRS.length - running;
     const run = await call("POST", "/api/sdk/runs", {
       project: SWEEP_PROJECT,
       experiment: SWEEP_EXPERIMENT,
       name: `lr=${lr}`,
       config: { lr, batch_size: 64 },
-      max_steps: STEPS,
+      // A running run is half way.
+      max_steps: live ? 2 * STEPS : STEPS,
     }) as { id: string };
-    const live = i >= LRS.length - running;
     await call("POST", `/api/sdk/runs/${run.id}/log`, {
-      points: points(lr, T0 + i * 600),
+      points: points(lr, startOf(i)),
       step: STEPS - 1,
       ...(live ? {} : { status: "SUCCEEDED" }),
     });
