@@ -17,32 +17,22 @@ import {
   addablePanels,
   bestRunId,
   compareHref,
+  type ListedRun,
   panelLayout,
   rankRuns,
+  refreshRows,
   toggleRun,
   viewQuery,
+  type WorkspaceRow,
 } from "./chart/workspace_state.ts";
 import { SmoothSlider, XSwitch } from "./chart/view_controls.tsx";
 import type { XMode } from "./chart/x_axis.ts";
-
-/** A row of the runs table (the server's `WorkspaceRun`). */
-export interface WorkspaceRunRow {
-  id: string;
-  name: string;
-  status: string;
-  step: number | null;
-  max_steps: number | null;
-  created_at: string;
-  best: number | null;
-  latest: number | string | null;
-  live: boolean;
-}
 
 export interface WorkspaceProps {
   primary: { key: string; direction: "min" | "max" } | null;
   keys: { key: string; direction: "min" | "max" | null }[];
   /** Best first by the primary metric. */
-  runs: WorkspaceRunRow[];
+  runs: WorkspaceRow[];
   view: ViewState;
   series: ApiSeries[];
   /** Panels `series` holds; the others fetch their own. */
@@ -53,46 +43,7 @@ export interface WorkspaceProps {
   now: number;
 }
 
-/** A run as `GET /api/runs` lists it (the fields the table refreshes). */
-interface ListedRun {
-  id: string;
-  name: string;
-  status: string;
-  step: number | null;
-  max_steps: number | null;
-  created_at: string;
-  primary_metric: { key: string; best: number | null; latest: number | string | null } | null;
-}
-
-const LIVE = new Set(["RUNNING", "QUEUED"]);
 const changes = (e: LiveEvent) => e.type.startsWith("RUN_");
-
-/** The table's rows after a refresh: the listed runs, valued by the primary metric. */
-function refreshed(
-  listed: ListedRun[],
-  primary: WorkspaceProps["primary"],
-  before: WorkspaceRunRow[],
-): WorkspaceRunRow[] {
-  const old = new Map(before.map((r) => [r.id, r]));
-  return listed.map((r) => {
-    const pm = r.primary_metric && primary && r.primary_metric.key === primary.key
-      ? r.primary_metric
-      : null;
-    const was = old.get(r.id);
-    const best = pm ? pm.best : was?.best ?? null;
-    return {
-      id: r.id,
-      name: r.name,
-      status: r.status,
-      step: r.step,
-      max_steps: r.max_steps,
-      created_at: r.created_at,
-      best: typeof best === "number" && Number.isFinite(best) ? best : null,
-      latest: pm ? pm.latest : was?.latest ?? null,
-      live: LIVE.has(r.status),
-    };
-  });
-}
 
 export default function Workspace(p: WorkspaceProps) {
   const [metrics, setMetrics] = useState<string[]>(p.view.metrics);
@@ -110,7 +61,10 @@ export default function Workspace(p: WorkspaceProps) {
   const rows = useMemo(
     () =>
       listed
-        ? rankRuns(refreshed(listed.items, p.primary, p.runs), p.primary?.direction ?? null)
+        ? rankRuns(
+          refreshRows(listed.items, p.primary?.key ?? null, p.runs),
+          p.primary?.direction ?? null,
+        )
         : p.runs,
     [listed],
   );
@@ -206,7 +160,10 @@ export default function Workspace(p: WorkspaceProps) {
 
       {!metrics.length && (
         <p class="panel muted empty">
-          No panels. Add one with "+ add metric panel" above.
+          {p.keys.length
+            ? 'No panels. Add one with "+ add metric panel" above.'
+            : "No metrics yet. Log them from the training script with the SDK " +
+              '(run.log({"loss": 0.1})), or point the job\'s tensorboard_dir at its event files.'}
         </p>
       )}
       {top && <div class="workspace-top" data-panel={top}>{panel(top, true)}</div>}

@@ -42,9 +42,10 @@ export const experimentRoutes: PageRoute[] = [{
         {d.runs.length === 0
           ? (
             <p class="panel muted empty">
-              No runs in this experiment yet. Submit a job with{" "}
-              <code>--project {project} --experiment {name}</code>, or start one from the SDK with
-              {" "}
+              No runs in this experiment yet. Submit a job into it with{" "}
+              <code>
+                gpuctl job submit --project {project} --experiment {name} -g 1 -- python train.py
+              </code>, or log one from a script with{" "}
               <code>run.init(project="{project}", experiment="{name}")</code>.
             </p>
           )

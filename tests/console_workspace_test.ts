@@ -187,3 +187,25 @@ Deno.test("compare says how to pick runs without any, and names the ids that do 
     assert(!unknown.html.includes(`class="unknown-run">${s.runs[0]}`));
   });
 });
+
+Deno.test("an experiment without runs, or without metrics, says how to fill it", async () => {
+  await withHarness(async (h) => {
+    const cookie = await consoleSession(h, "read");
+    await h.call("POST", "/api/projects", { body: { name: "nlp" } });
+    await h.call("POST", "/api/experiments", { body: { project: "nlp", name: "empty" } });
+    const id = (await h.call("GET", "/api/experiments?project=nlp")).json.items[0].id;
+    const empty = await page(h, cookie, `/experiments/${id}`);
+    assertEquals(empty.status, 200);
+    assertStringIncludes(empty.html, "No runs in this experiment yet");
+    assertStringIncludes(empty.html, "gpuctl job submit --project nlp --experiment empty");
+
+    const run = await h.call("POST", "/api/sdk/runs", {
+      body: { project: "nlp", experiment: "empty" },
+    });
+    assertEquals(run.status, 201, run.text);
+    const quiet = await page(h, cookie, `/experiments/${id}`);
+    assertEquals(rowRuns(quiet.html), [run.json.id]);
+    assertEquals(attrs(quiet.html, "panel"), []);
+    assertStringIncludes(quiet.html, "No metrics yet");
+  });
+});

@@ -13,6 +13,64 @@ export const DEFAULT_DRAWN_RUNS = 10;
 /** Panels shown when the URL names none: the primary metric and the next keys. */
 export const DEFAULT_PANELS = 5;
 
+/** Run statuses whose curves still grow: panels follow them live. */
+export const LIVE_STATUSES: readonly string[] = ["RUNNING", "QUEUED"];
+
+/** A row of the workspace's runs table. */
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  status: string;
+  step: number | null;
+  max_steps: number | null;
+  created_at: string;
+  /** Best value of the experiment's primary metric (null: none, or not finite). */
+  best: number | null;
+  /** Its latest value; the words for a non-finite one. */
+  latest: number | string | null;
+  live: boolean;
+}
+
+/** A run as `GET /api/runs` lists it (the fields the table refreshes). */
+export interface ListedRun {
+  id: string;
+  name: string;
+  status: string;
+  step: number | null;
+  max_steps: number | null;
+  created_at: string;
+  primary_metric: { key: string; best: number | null; latest: number | string | null } | null;
+}
+
+/**
+ * The table's rows after a refresh of the runs list: status and progress as listed, best
+ * and latest from the run's primary metric when it is the experiment's `primary` (else as
+ * they were), runs new to the list included. Not sorted.
+ */
+export function refreshRows(
+  listed: readonly ListedRun[],
+  primary: string | null,
+  before: readonly WorkspaceRow[],
+): WorkspaceRow[] {
+  const old = new Map(before.map((r) => [r.id, r]));
+  return listed.map((r) => {
+    const pm = primary !== null && r.primary_metric?.key === primary ? r.primary_metric : null;
+    const was = old.get(r.id);
+    const best = pm ? pm.best : was?.best ?? null;
+    return {
+      id: r.id,
+      name: r.name,
+      status: r.status,
+      step: r.step,
+      max_steps: r.max_steps,
+      created_at: r.created_at,
+      best: typeof best === "number" && Number.isFinite(best) ? best : null,
+      latest: pm ? pm.latest : was?.latest ?? null,
+      live: LIVE_STATUSES.includes(r.status),
+    };
+  });
+}
+
 /** A run's value of the metric that ranks it (null: none logged, or not finite). */
 export interface Ranked {
   id: string;

@@ -11,8 +11,10 @@ import {
   drawnRuns,
   panelLayout,
   rankRuns,
+  refreshRows,
   shownPanels,
   toggleRun,
+  type WorkspaceRow,
 } from "./workspace_state.ts";
 
 const run = (id: string, best: number | null) => ({ id, best });
@@ -134,4 +136,37 @@ Deno.test("compareRows() puts the ranked runs first and lines up each differing 
     "–",
     "[1]",
   ]);
+});
+
+Deno.test("refreshRows() takes status and progress from the list, values only from the same primary key", () => {
+  const before: WorkspaceRow[] = [{
+    id: "a",
+    name: "a",
+    status: "RUNNING",
+    step: 10,
+    max_steps: 100,
+    created_at: "t",
+    best: 0.5,
+    latest: 0.6,
+    live: true,
+  }];
+  const listed = (key: string | null, status = "SUCCEEDED") => [{
+    id: "a",
+    name: "a",
+    status,
+    step: 100,
+    max_steps: 100,
+    created_at: "t",
+    primary_metric: key === null ? null : { key, best: 0.2, latest: "NaN" },
+  }];
+  const cases: [string, ReturnType<typeof listed>, Partial<WorkspaceRow>][] = [
+    ["the experiment's key: its values", listed("loss"), { best: 0.2, latest: "NaN" }],
+    ["another key: the values stay", listed("acc"), { best: 0.5, latest: 0.6 }],
+    ["no primary: the values stay", listed(null), { best: 0.5, latest: 0.6 }],
+  ];
+  for (const [name, rows, want] of cases) {
+    const [row] = refreshRows(rows, "loss", before);
+    assertEquals(row, { ...before[0], status: "SUCCEEDED", step: 100, live: false, ...want }, name);
+  }
+  assertEquals(refreshRows(listed("loss", "QUEUED"), "loss", [])[0].live, true, "a new run");
 });

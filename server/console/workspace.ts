@@ -9,8 +9,10 @@ import { decodeView, type ViewState } from "../../islands/chart/view_state.ts";
 import {
   type ComparisonView,
   drawnRuns,
+  LIVE_STATUSES,
   rankRuns,
   shownPanels,
+  type WorkspaceRow,
 } from "../../islands/chart/workspace_state.ts";
 import type { Experiment, Run } from "../../protocol/objects.ts";
 import { MAX_QUERY_SERIES } from "../../protocol/rest.ts";
@@ -29,8 +31,6 @@ export const MAX_WORKSPACE_RUNS = 300;
 /** Runs one comparison takes at most (as `GET /api/runs/compare`). */
 export const MAX_COMPARED_RUNS = 50;
 
-const LIVE = new Set(["RUNNING", "QUEUED"]);
-
 /** A metric key of the experiment and which way is better. */
 export interface KeyView {
   key: string;
@@ -38,19 +38,7 @@ export interface KeyView {
 }
 
 /** A row of the workspace's runs table. */
-export interface WorkspaceRun {
-  id: string;
-  name: string;
-  status: string;
-  step: number | null;
-  max_steps: number | null;
-  created_at: string;
-  /** Best value of the experiment's primary metric (null: none, or not finite). */
-  best: number | null;
-  /** Its latest value; the words for a non-finite one. */
-  latest: number | string | null;
-  live: boolean;
-}
+export type WorkspaceRun = WorkspaceRow;
 
 export interface WorkspaceData {
   experiment: Pick<Experiment, "id" | "project" | "name" | "description">;
@@ -154,7 +142,7 @@ function workspaceRun(r: Run, v: { best: number | null; latest: number | string 
     created_at: r.created_at,
     best: v.best,
     latest: v.latest,
-    live: LIVE.has(r.status),
+    live: LIVE_STATUSES.includes(r.status),
   } satisfies WorkspaceRun;
 }
 
@@ -231,7 +219,7 @@ export async function loadCompare(ctx: Context, params: URLSearchParams): Promis
     : [];
   return {
     kind: "compare",
-    runs: runs.map((r) => ({ id: r.id, name: r.name, live: LIVE.has(r.status) })),
+    runs: runs.map((r) => ({ id: r.id, name: r.name, live: LIVE_STATUSES.includes(r.status) })),
     comparison,
     metric: metric ?? { key: "", direction: null },
     primary,
