@@ -112,7 +112,7 @@ function drawn(page: Page, metric = KEY): Promise<Drawn> {
 }
 
 const lineOf = (d: Drawn, runId: string) =>
-  d.datasets.find((s) => s.runId === runId && s.role === "line")!.data;
+  d.datasets.find((s) => s.runId === runId && s.role === "line")?.data ?? [];
 const linesShown = (d: Drawn) =>
   d.datasets.filter((s) => s.role === "line").map((s) => s.runId).sort();
 const inRange = (pts: { x: number }[], [a, b]: [number, number]) =>
@@ -163,7 +163,8 @@ function recordQueries(page: Page) {
     if (!r.url().endsWith("/api/runs/metrics:query")) return;
     asked.push({
       q: r.postDataJSON() as Query,
-      series: r.response().then(async (res) => (await res!.json()).series),
+      // A page left while an answer is on its way has no body to read.
+      series: r.response().then(async (res) => (await res!.json()).series).catch(() => []),
     });
   });
   return asked;
@@ -284,6 +285,116 @@ Deno.test("the chart panel in Chromium", async (t) => {
       await screenshot(page, "chart-panel-dark");
       await page.emulateMedia({ colorScheme: "light" });
     });
+
+    await t.step(
+      "a running run's curve grows while the page is open, over one stream",
+      async () => {
+        const a = await seedRun(rig, "live-a", 50, { finish: false });
+        const b = await seedRun(rig, "live-b", 50, { finish: false });
+        const log = (id: string, key: string, from: number, to: number) =>
+          rig.call("POST", `/api/sdk/runs/${id}/log`, {
+            points: Array.from({ length: to - from }, (_, i) => ({
+              key,
+              step: from + i,
+              value: 1 / (from + i + 1),
+              wall_time: T0 + from + i,
+            })),
+            step: to - 1,
+          });
+        assert((await log(b, "eval/loss", 0, 5)).status < 300);
+        const streams = new Set<string>();
+        page.on("request", (r) => {
+          if (/metrics(:|\/)stream/.test(r.url())) {
+            streams.add(new URL(r.url()).pathname + new URL(r.url()).search);
+          }
+        });
+        // Run detail: the server renders the series; the page then follows the run.
+        await page.goto(`${rig.url}/runs/${a}?tab=metrics`);
+        await page.waitForSelector("html[data-islands=hydrated]");
+        const maxX = (d: Drawn, id: string) => Math.max(...lineOf(d, id).map((p) => p.x));
+        assertEquals(
+          maxX(await waitDrawn(page, (d) => d.drawnPoints > 0, "run detail drawn"), a),
+          49,
+        );
+        assert((await log(a, KEY, 50, 80)).status < 300);
+        await waitDrawn(page, (d) => maxX(d, a) === 79, "the new points drawn");
+
+        // Two panels of two live runs share one stream for the union of their runs.
+        streams.clear();
+        await panelPage(page, rig, "/live-panels", [
+          {
+            metric: KEY,
+            direction: "min",
+            runs: [{ id: a, label: "a", color: runColor(a), live: true }],
+          },
+          {
+            metric: "eval/loss",
+            direction: "min",
+            runs: [a, b].map((id) => ({ id, label: id, color: runColor(id), live: true })),
+          },
+        ]);
+        await waitDrawn(page, (d) => maxX(d, b) === 4, "eval/loss drawn", "eval/loss");
+        assert((await log(b, "eval/loss", 5, 9)).status < 300);
+        assert((await log(a, KEY, 80, 90)).status < 300);
+        await waitDrawn(page, (d) => maxX(d, b) === 8, "eval/loss grew", "eval/loss");
+        await waitDrawn(page, (d) => maxX(d, a) === 89, "train/loss grew");
+        assertEquals([...streams], [`/api/runs/metrics:stream?runs=${[a, b].sort().join(",")}`]);
+      },
+    );
+
+    await t.step(
+      "a 1,000,000-point run: at most max_points points per series cross the wire",
+      async () => {
+        const big = await seedRun(rig, "million", 1_000_000);
+        const answers: { max: number; lengths: number[]; totals: number[] }[] = [];
+        page.on("response", async (res) => {
+          if (!res.url().endsWith("/api/runs/metrics:query")) return;
+          const q = res.request().postDataJSON() as Query;
+          const body = await res.json().catch(() => null); // null: the page was left meanwhile
+          if (!body || !q.runs.includes(big)) return;
+          const series = body.series as { values: unknown[]; total_points: number }[];
+          answers.push({
+            max: q.max_points!,
+            lengths: series.map((s) => s.values.length),
+            totals: series.map((s) => s.total_points),
+          });
+        });
+        // The run's page carries the series it is drawn with: downsampled, not a million points.
+        await page.goto(`${rig.url}/runs/${big}?tab=metrics`);
+        await page.waitForSelector("html[data-islands=hydrated]");
+        const given = JSON.parse(
+          (await page.locator("gpuctl-island[data-island=ChartPanel]").getAttribute("data-props"))!,
+        );
+        assertEquals(given.series[0].total_points, 1_000_000);
+        assert(
+          given.series[0].values.length <= given.maxPoints,
+          `${given.series[0].values.length}`,
+        );
+        await waitDrawn(page, (d) => d.drawnPoints > 0, "the page's panel drawn");
+        // A wide panel without series reads them once, at about twice its width; a zoom again.
+        await panelPage(page, rig, "/million", [{
+          metric: KEY,
+          direction: "min",
+          runs: [{ id: big, label: "million", color: runColor(big), live: false }],
+          tall: true,
+        }]);
+        const d = await waitDrawn(page, (d) => d.drawnPoints > 0, "the million drawn");
+        const from = await at(page, d, 0.5);
+        const to = await at(page, d, 0.6);
+        await page.mouse.move(from.x, from.y);
+        await page.mouse.down();
+        await page.mouse.move(to.x, to.y, { steps: 5 });
+        await page.mouse.up();
+        await until(() => answers.length >= 2, 60_000, "the zoomed read");
+        const width = await page.locator(".chart-box").evaluate((e) => e.clientWidth);
+        for (const a of answers) {
+          assert(a.max <= 2 * width + 2, `max_points ${a.max} for ${width} px`);
+          for (const n of a.lengths) assert(n <= a.max, `${n} points > max_points ${a.max}`);
+        }
+        assertEquals(answers[0].totals, [1_000_000]);
+        assert(answers[1].totals[0] < 200_000 && answers[1].totals[0] > 80_000, "a tenth of it");
+      },
+    );
 
     assertEquals(errors, []);
   } finally {
