@@ -91,6 +91,8 @@ interface Drawn {
   datasets: { runId: string; role: string; data: { x: number; y: number | null }[] }[];
   area: { left: number; right: number; top: number; bottom: number };
   grid: string;
+  yType: string;
+  yMin: number;
 }
 
 /** What a panel's chart draws, read from its chart.js instance. */
@@ -107,6 +109,8 @@ function drawn(page: Page, metric = KEY): Promise<Drawn> {
       datasets: ch.data.datasets.map((d: any) => ({ runId: d.runId, role: d.role, data: d.data })),
       area: ch.chartArea,
       grid: ch.options.scales.x.grid.color,
+      yType: ch.scales.y.type,
+      yMin: ch.scales.y.min,
     };
   }, metric);
 }
@@ -146,6 +150,17 @@ async function at(page: Page, d: Drawn, fx: number, fy = 0.5, metric = KEY) {
     x: box.x + d.area.left + (d.area.right - d.area.left) * fx,
     y: box.y + d.area.top + (d.area.bottom - d.area.top) * fy,
   };
+}
+
+/** Drags a zoom box across the panel from `fx0` to `fx1` of its chart area's width. */
+async function dragZoom(page: Page, d: Drawn, fx0: number, fx1: number, metric = KEY) {
+  const from = await at(page, d, fx0, 0.5, metric);
+  const to = await at(page, d, fx1, 0.5, metric);
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move(to.x, to.y, { steps: 5 });
+  await page.mouse.up();
+  return to;
 }
 
 interface Query {
@@ -209,12 +224,7 @@ Deno.test("the chart panel in Chromium", async (t) => {
 
     await t.step("drag-zoom reads the range at full detail; double-click restores", async () => {
       const before = first;
-      const from = await at(page, before, 0.3);
-      const to = await at(page, before, 0.4);
-      await page.mouse.move(from.x, from.y);
-      await page.mouse.down();
-      await page.mouse.move(to.x, to.y, { steps: 5 });
-      await page.mouse.up();
+      const to = await dragZoom(page, before, 0.3, 0.4);
       const zoomed = await waitDrawn(page, (d) => d.zoomed === "true", "zoomed");
       const [a, b] = zoomed.xRange;
       assert(
@@ -236,6 +246,34 @@ Deno.test("the chart panel in Chromium", async (t) => {
       await page.mouse.dblclick(to.x, to.y);
       const back = await waitDrawn(page, (d) => d.zoomed === "false", "unzoomed");
       assertEquals(back.xRange, before.xRange);
+
+      // On relative time each run's range is read in wall time from that run's own start.
+      await page.selectOption(".chart-tools select", "relative");
+      const rel = await waitDrawn(page, (d) => d.xRange[1] < 2 * N, "relative time");
+      const asked = queries.length;
+      await dragZoom(page, rel, 0.5, 0.6);
+      const z = await waitDrawn(page, (d) => d.zoomed === "true", "zoomed on relative time");
+      await until(() => queries.length === asked + ids.length, 60_000, "one read per run");
+      for (const { q } of queries.slice(asked)) {
+        assertEquals([q.runs.length, q.x], [1, "wall"]);
+        // Each run's first point is at T0: its wall range is its relative range from T0.
+        assert(q.range![0] <= T0 + z.xRange[0] && q.range![1] >= T0 + z.xRange[1], `${q.range}`);
+        assert(q.range![0] > T0 + z.xRange[0] - 0.1 * N, `${q.range} close to the view`);
+      }
+      await page.mouse.dblclick(to.x, to.y);
+      await waitDrawn(page, (d) => d.zoomed === "false", "unzoomed");
+      await page.selectOption(".chart-tools select", "step");
+      await waitDrawn(page, (d) => d.xRange.join() === before.xRange.join(), "steps again");
+    });
+
+    await t.step("the log scale leaves the values it cannot draw out", async () => {
+      await page.locator(".chart-log input").check();
+      const d = await waitDrawn(page, (d) => d.yType === "logarithmic", "a log y axis");
+      assert(d.yMin > 0, `y from ${d.yMin}`);
+      // The curves dip below 0 near the end: those points are gaps, not a broken axis.
+      assert(lineOf(d, alpha).some((p) => p.y === null));
+      await page.locator(".chart-log input").uncheck();
+      await waitDrawn(page, (d) => d.yType === "linear", "a linear y axis again");
     });
 
     await t.step("Ctrl-click on a legend entry isolates its run; a click toggles", async () => {
@@ -317,7 +355,16 @@ Deno.test("the chart panel in Chromium", async (t) => {
           49,
         );
         assert((await log(a, KEY, 50, 80)).status < 300);
-        await waitDrawn(page, (d) => maxX(d, a) === 79, "the new points drawn");
+        const grown = await waitDrawn(page, (d) => maxX(d, a) === 79, "the new points drawn");
+        // Zoomed, the view stays where the user put it while the points keep coming.
+        await dragZoom(page, grown, 0.2, 0.5);
+        const z = await waitDrawn(page, (d) => d.zoomed === "true", "zoomed");
+        assert((await log(a, KEY, 80, 85)).status < 300);
+        await page.waitForFunction(() =>
+          document.querySelector(".chart-values")?.textContent?.includes("@ 84")
+        );
+        const after = await drawn(page);
+        assertEquals(after.xRange, z.xRange);
 
         // Two panels of two live runs share one stream for the union of their runs.
         streams.clear();
@@ -335,7 +382,7 @@ Deno.test("the chart panel in Chromium", async (t) => {
         ]);
         await waitDrawn(page, (d) => maxX(d, b) === 4, "eval/loss drawn", "eval/loss");
         assert((await log(b, "eval/loss", 5, 9)).status < 300);
-        assert((await log(a, KEY, 80, 90)).status < 300);
+        assert((await log(a, KEY, 85, 90)).status < 300);
         await waitDrawn(page, (d) => maxX(d, b) === 8, "eval/loss grew", "eval/loss");
         await waitDrawn(page, (d) => maxX(d, a) === 89, "train/loss grew");
         assertEquals([...streams], [`/api/runs/metrics:stream?runs=${[a, b].sort().join(",")}`]);
@@ -379,12 +426,7 @@ Deno.test("the chart panel in Chromium", async (t) => {
           tall: true,
         }]);
         const d = await waitDrawn(page, (d) => d.drawnPoints > 0, "the million drawn");
-        const from = await at(page, d, 0.5);
-        const to = await at(page, d, 0.6);
-        await page.mouse.move(from.x, from.y);
-        await page.mouse.down();
-        await page.mouse.move(to.x, to.y, { steps: 5 });
-        await page.mouse.up();
+        await dragZoom(page, d, 0.5, 0.6);
         await until(() => answers.length >= 2, 60_000, "the zoomed read");
         const width = await page.locator(".chart-box").evaluate((e) => e.clientWidth);
         for (const a of answers) {
