@@ -125,6 +125,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
   const box = useRef<HTMLDivElement>(null);
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart<"line", XY[]> | null>(null);
+  const alive = useRef(false);
 
   const [ownSmooth, setOwnSmooth] = useState(p.smooth ?? 0);
   const [ownX, setOwnX] = useState<XMode>(p.x ?? "step");
@@ -180,6 +181,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
       },
     });
     chart.current = ch;
+    alive.current = true;
     const dark = matchMedia("(prefers-color-scheme: dark)");
     const recolor = () => setScheme((n) => n + 1);
     dark.addEventListener("change", recolor);
@@ -190,6 +192,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
       resize.disconnect();
       ch.destroy();
       chart.current = null;
+      alive.current = false;
     };
   }, []);
 
@@ -240,11 +243,11 @@ export default function ChartPanel(p: ComposedPanelProps) {
     const runs = coarse ? ids : missing;
     if (!runs.length) return;
     for (const id of runs) tried.current.add(id);
-    if (coarse) asked.current = want;
-    let stop = false;
-    querySeries({ runs, keys: [p.metric], max_points: asked.current || want }).then((got) => {
-      if (stop) return;
-      if (!asked.current) asked.current = want;
+    if (coarse || !asked.current) asked.current = want;
+    // Not cancelled by a later width: the runs are marked as asked for, so only this read
+    // brings them.
+    querySeries({ runs, keys: [p.metric], max_points: asked.current }).then((got) => {
+      if (!alive.current) return;
       setBase((b) => {
         const next: Record<string, PointSeries> = { ...b };
         for (const s of got) next[s.run_id] = replaceKeepingTail(b[s.run_id], fromApi(s));
@@ -253,9 +256,6 @@ export default function ChartPanel(p: ComposedPanelProps) {
     }).catch(() => {
       for (const id of runs) tried.current.delete(id);
     });
-    return () => {
-      stop = true;
-    };
   }, [width > 0 && want, idKey, p.metric]);
 
   // A page that reads its series again hands them over.
@@ -319,7 +319,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
     const poll = setInterval(() => {
       querySeries({ runs: live, keys: [p.metric], max_points: asked.current || want })
         .then((got) =>
-          setBase((b) => {
+          alive.current && setBase((b) => {
             const next: Record<string, PointSeries> = { ...b };
             for (const s of got) next[s.run_id] = replaceKeepingTail(b[s.run_id], fromApi(s));
             return next;

@@ -91,6 +91,8 @@ interface Drawn {
   datasets: { runId: string; role: string; data: { x: number; y: number | null }[] }[];
   area: { left: number; right: number; top: number; bottom: number };
   grid: string;
+  yType: string;
+  yMin: number;
 }
 
 /** What a panel's chart draws, read from its chart.js instance. */
@@ -107,12 +109,14 @@ function drawn(page: Page, metric = KEY): Promise<Drawn> {
       datasets: ch.data.datasets.map((d: any) => ({ runId: d.runId, role: d.role, data: d.data })),
       area: ch.chartArea,
       grid: ch.options.scales.x.grid.color,
+      yType: ch.scales.y.type,
+      yMin: ch.scales.y.min,
     };
   }, metric);
 }
 
 const lineOf = (d: Drawn, runId: string) =>
-  d.datasets.find((s) => s.runId === runId && s.role === "line")!.data;
+  d.datasets.find((s) => s.runId === runId && s.role === "line")?.data ?? [];
 const linesShown = (d: Drawn) =>
   d.datasets.filter((s) => s.role === "line").map((s) => s.runId).sort();
 const inRange = (pts: { x: number }[], [a, b]: [number, number]) =>
@@ -148,6 +152,17 @@ async function at(page: Page, d: Drawn, fx: number, fy = 0.5, metric = KEY) {
   };
 }
 
+/** Drags a zoom box across the panel from `fx0` to `fx1` of its chart area's width. */
+async function dragZoom(page: Page, d: Drawn, fx0: number, fx1: number, metric = KEY) {
+  const from = await at(page, d, fx0, 0.5, metric);
+  const to = await at(page, d, fx1, 0.5, metric);
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move(to.x, to.y, { steps: 5 });
+  await page.mouse.up();
+  return to;
+}
+
 interface Query {
   runs: string[];
   keys: string[];
@@ -163,7 +178,8 @@ function recordQueries(page: Page) {
     if (!r.url().endsWith("/api/runs/metrics:query")) return;
     asked.push({
       q: r.postDataJSON() as Query,
-      series: r.response().then(async (res) => (await res!.json()).series),
+      // A page left while an answer is on its way has no body to read.
+      series: r.response().then(async (res) => (await res!.json()).series).catch(() => []),
     });
   });
   return asked;
@@ -208,12 +224,7 @@ Deno.test("the chart panel in Chromium", async (t) => {
 
     await t.step("drag-zoom reads the range at full detail; double-click restores", async () => {
       const before = first;
-      const from = await at(page, before, 0.3);
-      const to = await at(page, before, 0.4);
-      await page.mouse.move(from.x, from.y);
-      await page.mouse.down();
-      await page.mouse.move(to.x, to.y, { steps: 5 });
-      await page.mouse.up();
+      const to = await dragZoom(page, before, 0.3, 0.4);
       const zoomed = await waitDrawn(page, (d) => d.zoomed === "true", "zoomed");
       const [a, b] = zoomed.xRange;
       assert(
@@ -235,6 +246,34 @@ Deno.test("the chart panel in Chromium", async (t) => {
       await page.mouse.dblclick(to.x, to.y);
       const back = await waitDrawn(page, (d) => d.zoomed === "false", "unzoomed");
       assertEquals(back.xRange, before.xRange);
+
+      // On relative time each run's range is read in wall time from that run's own start.
+      await page.selectOption(".chart-tools select", "relative");
+      const rel = await waitDrawn(page, (d) => d.xRange[1] < 2 * N, "relative time");
+      const asked = queries.length;
+      await dragZoom(page, rel, 0.5, 0.6);
+      const z = await waitDrawn(page, (d) => d.zoomed === "true", "zoomed on relative time");
+      await until(() => queries.length === asked + ids.length, 60_000, "one read per run");
+      for (const { q } of queries.slice(asked)) {
+        assertEquals([q.runs.length, q.x], [1, "wall"]);
+        // Each run's first point is at T0: its wall range is its relative range from T0.
+        assert(q.range![0] <= T0 + z.xRange[0] && q.range![1] >= T0 + z.xRange[1], `${q.range}`);
+        assert(q.range![0] > T0 + z.xRange[0] - 0.1 * N, `${q.range} close to the view`);
+      }
+      await page.mouse.dblclick(to.x, to.y);
+      await waitDrawn(page, (d) => d.zoomed === "false", "unzoomed");
+      await page.selectOption(".chart-tools select", "step");
+      await waitDrawn(page, (d) => d.xRange.join() === before.xRange.join(), "steps again");
+    });
+
+    await t.step("the log scale leaves the values it cannot draw out", async () => {
+      await page.locator(".chart-log input").check();
+      const d = await waitDrawn(page, (d) => d.yType === "logarithmic", "a log y axis");
+      assert(d.yMin > 0, `y from ${d.yMin}`);
+      // The curves dip below 0 near the end: those points are gaps, not a broken axis.
+      assert(lineOf(d, alpha).some((p) => p.y === null));
+      await page.locator(".chart-log input").uncheck();
+      await waitDrawn(page, (d) => d.yType === "linear", "a linear y axis again");
     });
 
     await t.step("Ctrl-click on a legend entry isolates its run; a click toggles", async () => {
@@ -284,6 +323,120 @@ Deno.test("the chart panel in Chromium", async (t) => {
       await screenshot(page, "chart-panel-dark");
       await page.emulateMedia({ colorScheme: "light" });
     });
+
+    await t.step(
+      "a running run's curve grows while the page is open, over one stream",
+      async () => {
+        const a = await seedRun(rig, "live-a", 50, { finish: false });
+        const b = await seedRun(rig, "live-b", 50, { finish: false });
+        const log = (id: string, key: string, from: number, to: number) =>
+          rig.call("POST", `/api/sdk/runs/${id}/log`, {
+            points: Array.from({ length: to - from }, (_, i) => ({
+              key,
+              step: from + i,
+              value: 1 / (from + i + 1),
+              wall_time: T0 + from + i,
+            })),
+            step: to - 1,
+          });
+        assert((await log(b, "eval/loss", 0, 5)).status < 300);
+        const streams = new Set<string>();
+        page.on("request", (r) => {
+          if (/metrics(:|\/)stream/.test(r.url())) {
+            streams.add(new URL(r.url()).pathname + new URL(r.url()).search);
+          }
+        });
+        // Run detail: the server renders the series; the page then follows the run.
+        await page.goto(`${rig.url}/runs/${a}?tab=metrics`);
+        await page.waitForSelector("html[data-islands=hydrated]");
+        const maxX = (d: Drawn, id: string) => Math.max(...lineOf(d, id).map((p) => p.x));
+        assertEquals(
+          maxX(await waitDrawn(page, (d) => d.drawnPoints > 0, "run detail drawn"), a),
+          49,
+        );
+        assert((await log(a, KEY, 50, 80)).status < 300);
+        const grown = await waitDrawn(page, (d) => maxX(d, a) === 79, "the new points drawn");
+        // Zoomed, the view stays where the user put it while the points keep coming.
+        await dragZoom(page, grown, 0.2, 0.5);
+        const z = await waitDrawn(page, (d) => d.zoomed === "true", "zoomed");
+        assert((await log(a, KEY, 80, 85)).status < 300);
+        await page.waitForFunction(() =>
+          document.querySelector(".chart-values")?.textContent?.includes("@ 84")
+        );
+        const after = await drawn(page);
+        assertEquals(after.xRange, z.xRange);
+
+        // Two panels of two live runs share one stream for the union of their runs.
+        streams.clear();
+        await panelPage(page, rig, "/live-panels", [
+          {
+            metric: KEY,
+            direction: "min",
+            runs: [{ id: a, label: "a", color: runColor(a), live: true }],
+          },
+          {
+            metric: "eval/loss",
+            direction: "min",
+            runs: [a, b].map((id) => ({ id, label: id, color: runColor(id), live: true })),
+          },
+        ]);
+        await waitDrawn(page, (d) => maxX(d, b) === 4, "eval/loss drawn", "eval/loss");
+        assert((await log(b, "eval/loss", 5, 9)).status < 300);
+        assert((await log(a, KEY, 85, 90)).status < 300);
+        await waitDrawn(page, (d) => maxX(d, b) === 8, "eval/loss grew", "eval/loss");
+        await waitDrawn(page, (d) => maxX(d, a) === 89, "train/loss grew");
+        assertEquals([...streams], [`/api/runs/metrics:stream?runs=${[a, b].sort().join(",")}`]);
+      },
+    );
+
+    await t.step(
+      "a 1,000,000-point run: at most max_points points per series cross the wire",
+      async () => {
+        const big = await seedRun(rig, "million", 1_000_000);
+        const answers: { max: number; lengths: number[]; totals: number[] }[] = [];
+        page.on("response", async (res) => {
+          if (!res.url().endsWith("/api/runs/metrics:query")) return;
+          const q = res.request().postDataJSON() as Query;
+          const body = await res.json().catch(() => null); // null: the page was left meanwhile
+          if (!body || !q.runs.includes(big)) return;
+          const series = body.series as { values: unknown[]; total_points: number }[];
+          answers.push({
+            max: q.max_points!,
+            lengths: series.map((s) => s.values.length),
+            totals: series.map((s) => s.total_points),
+          });
+        });
+        // The run's page carries the series it is drawn with: downsampled, not a million points.
+        await page.goto(`${rig.url}/runs/${big}?tab=metrics`);
+        await page.waitForSelector("html[data-islands=hydrated]");
+        const given = JSON.parse(
+          (await page.locator("gpuctl-island[data-island=ChartPanel]").getAttribute("data-props"))!,
+        );
+        assertEquals(given.series[0].total_points, 1_000_000);
+        assert(
+          given.series[0].values.length <= given.maxPoints,
+          `${given.series[0].values.length}`,
+        );
+        await waitDrawn(page, (d) => d.drawnPoints > 0, "the page's panel drawn");
+        // A wide panel without series reads them once, at about twice its width; a zoom again.
+        await panelPage(page, rig, "/million", [{
+          metric: KEY,
+          direction: "min",
+          runs: [{ id: big, label: "million", color: runColor(big), live: false }],
+          tall: true,
+        }]);
+        const d = await waitDrawn(page, (d) => d.drawnPoints > 0, "the million drawn");
+        await dragZoom(page, d, 0.5, 0.6);
+        await until(() => answers.length >= 2, 60_000, "the zoomed read");
+        const width = await page.locator(".chart-box").evaluate((e) => e.clientWidth);
+        for (const a of answers) {
+          assert(a.max <= 2 * width + 2, `max_points ${a.max} for ${width} px`);
+          for (const n of a.lengths) assert(n <= a.max, `${n} points > max_points ${a.max}`);
+        }
+        assertEquals(answers[0].totals, [1_000_000]);
+        assert(answers[1].totals[0] < 200_000 && answers[1].totals[0] > 80_000, "a tenth of it");
+      },
+    );
 
     assertEquals(errors, []);
   } finally {
