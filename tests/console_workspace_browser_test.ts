@@ -44,7 +44,13 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
     const s = await seedSweep(call, 1);
     const { page, errors, context } = await rig.context(rig.adminToken);
     const workspace = `${rig.url}/experiments/${s.experimentId}`;
-    await hydrated(page, workspace);
+    // From the Experiments list, as a person gets there.
+    await hydrated(page, `${rig.url}/experiments`);
+    await Promise.all([
+      page.waitForURL(workspace),
+      page.click(`a[href="/experiments/${s.experimentId}"]`),
+    ]);
+    await page.waitForSelector("html[data-islands=hydrated]");
     assertEquals(await page.locator("tr[data-run]").count(), LRS.length);
     assertEquals((await viewOf(page)).runs, s.ranked, "every run drawn, best first");
     assertEquals(await page.locator("tr[data-run] .badge.best").count(), 1);
