@@ -17,6 +17,7 @@ import {
   addablePanels,
   bestRunId,
   compareHref,
+  keepOrder,
   type ListedRun,
   panelLayout,
   rankRuns,
@@ -58,7 +59,7 @@ export default function Workspace(p: WorkspaceProps) {
     refreshOn: changes,
     everyMs: anyLive ? 5_000 : undefined,
   });
-  const rows = useMemo(
+  const ranked = useMemo(
     () =>
       listed
         ? rankRuns(
@@ -68,6 +69,11 @@ export default function Workspace(p: WorkspaceProps) {
         : p.runs,
     [listed],
   );
+  // Rows under the pointer stay put; they re-rank when it leaves.
+  const [pointerOver, setPointerOver] = useState(false);
+  const shownOrder = useRef(ranked.map((r) => r.id));
+  const rows = pointerOver ? keepOrder(ranked, shownOrder.current) : ranked;
+  shownOrder.current = rows.map((r) => r.id);
 
   // The URL follows the view once someone changes it; the first paint's URL stays as typed.
   const first = useRef(true);
@@ -97,7 +103,7 @@ export default function Workspace(p: WorkspaceProps) {
   const primaryKey = p.primary?.key ?? null;
   const { top, grid } = panelLayout(metrics, primaryKey);
   const addable = addablePanels(p.keys.map((k) => k.key), metrics);
-  const best = bestRunId(rows);
+  const best = bestRunId(ranked);
 
   const mounted = useMounted();
   const panel = (key: string, tall: boolean) =>
@@ -206,7 +212,10 @@ export default function Workspace(p: WorkspaceProps) {
                 <th>Created</th>
               </tr>
             </thead>
-            <tbody>
+            <tbody
+              onPointerEnter={() => setPointerOver(true)}
+              onPointerLeave={() => setPointerOver(false)}
+            >
               {rows.map((r) => (
                 <tr key={r.id} data-run={r.id} data-status={r.status}>
                   <td>
@@ -216,7 +225,7 @@ export default function Workspace(p: WorkspaceProps) {
                       checked={selected.includes(r.id)}
                       onChange={(e) =>
                         setSelected(
-                          toggleRun(selected, r.id, (e.target as HTMLInputElement).checked, rows),
+                          toggleRun(selected, r.id, (e.target as HTMLInputElement).checked, ranked),
                         )}
                     />
                   </td>

@@ -93,6 +93,19 @@ export function rankRuns<T extends Ranked>(
   return [...valued.sort((a, b) => sign * (a.best! - b.best!)), ...rest];
 }
 
+/**
+ * `rows` in the order `previous` listed them (rows it did not list at the end, as given), so
+ * a table under the pointer does not jump when fresh values re-rank it.
+ */
+export function keepOrder<T extends { id: string }>(
+  rows: readonly T[],
+  previous: readonly string[],
+): T[] {
+  const at = new Map(previous.map((id, i) => [id, i]));
+  const known = rows.filter((r) => at.has(r.id)).sort((a, b) => at.get(a.id)! - at.get(b.id)!);
+  return [...known, ...rows.filter((r) => !at.has(r.id))];
+}
+
 /** The id of the best run of a ranking, or null when none has a value. */
 export function bestRunId(ranked: readonly Ranked[]): string | null {
   const top = ranked[0];

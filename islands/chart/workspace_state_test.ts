@@ -9,6 +9,7 @@ import {
   configText,
   DEFAULT_DRAWN_RUNS,
   drawnRuns,
+  keepOrder,
   panelLayout,
   rankRuns,
   refreshRows,
@@ -169,4 +170,10 @@ Deno.test("refreshRows() takes status and progress from the list, values only fr
     assertEquals(row, { ...before[0], status: "SUCCEEDED", step: 100, live: false, ...want }, name);
   }
   assertEquals(refreshRows(listed("loss", "QUEUED"), "loss", [])[0].live, true, "a new run");
+});
+
+Deno.test("keepOrder() keeps the rows where they were, new ones at the end", () => {
+  const rows = [run("c", 1), run("new", 2), run("a", 3), run("b", 4)];
+  assertEquals(ids(keepOrder(rows, ["a", "b", "c", "gone"])), ["a", "b", "c", "new"]);
+  assertEquals(ids(keepOrder(rows, [])), ["c", "new", "a", "b"]);
 });
