@@ -52,19 +52,37 @@ export default function Compare(p: CompareProps) {
     history.replaceState(history.state, "", `${location.pathname}${q}`);
   }, [metric, smooth, x]);
 
-  const switchTo = async (key: string) => {
-    setMetric(key);
-    setProblem(null);
+  // The comparison of `key`, read again; `quiet` keeps a failed refresh to itself.
+  const wanted = useRef(metric);
+  const read = async (key: string, quiet: boolean) => {
     const q = new URLSearchParams({ runs: ids.join(","), metric: key });
     try {
       const res = await fetch(`/api/runs/compare?${q}`, { credentials: "same-origin" });
       const body = await res.json();
+      if (wanted.current !== key) return; // switched again meanwhile
       if (res.ok) setComparison(body as ComparisonView);
-      else setProblem(body?.error?.message ?? `The comparison could not be read (${res.status})`);
+      else if (!quiet) {
+        setProblem(body?.error?.message ?? `The comparison could not be read (${res.status})`);
+      }
     } catch {
-      setProblem("The server could not be reached; the table still ranks the previous metric.");
+      if (!quiet) {
+        setProblem("The server could not be reached; the table still ranks the previous metric.");
+      }
     }
   };
+  const switchTo = (key: string) => {
+    wanted.current = key;
+    setMetric(key);
+    setProblem(null);
+    read(key, false);
+  };
+  // While a run is live its best and latest move: the table follows.
+  const anyLive = p.runs.some((r) => r.live);
+  useEffect(() => {
+    if (!anyLive || !metric) return;
+    const t = setInterval(() => read(metric, true), 5_000);
+    return () => clearInterval(t);
+  }, [metric]);
 
   const runs: PanelRun[] = useMemo(
     () => p.runs.map((r) => ({ id: r.id, label: r.name, color: runColor(r.id), live: r.live })),

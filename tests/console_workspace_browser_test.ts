@@ -7,6 +7,7 @@
  */
 import { assert, assertEquals } from "./assert.ts";
 import { screenshot, startConsoleRig } from "./_browser.ts";
+import { until } from "./_processes.ts";
 import type { Page } from "playwright-core";
 import { LRS, points, seedSweep, startOf, STEPS } from "./console_workspace_seed.ts";
 
@@ -68,9 +69,10 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
     });
     await page.locator(`tr[data-run="${running}"] .progress-cell`, { hasText: "119 / 200" })
       .waitFor();
-    await page.waitForFunction(
-      `Number(document.querySelector('[data-panel="train/loss"] .chart-panel')` +
-        `.dataset.drawnPoints) > ${drawnBefore}`,
+    await until(
+      async () => Number(await top.getAttribute("data-drawn-points")) > drawnBefore,
+      60_000,
+      "the live run's new points drawn",
     );
 
     // Check runs: leave the best three drawn.
@@ -193,6 +195,28 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
     assertEquals(await page.locator("input[name=smooth]").inputValue(), String(smooth));
     await page.waitForSelector('.chart-panel[data-metric="eval/accuracy"][data-x-range]');
     await screenshot(page, "compare-dark");
+    // A live run's better values re-rank the table while the page is open.
+    await page.emulateMedia({ colorScheme: "light" });
+    await hydrated(page, `${rig.url}/compare?runs=${s.ranked[0]},${running}`);
+    assertEquals(
+      await page.locator("tbody tr[data-run]").first().getAttribute("data-run"),
+      s.ranked[0],
+    );
+    await call("POST", `/api/sdk/runs/${running}/log`, {
+      points: [{ key: "train/loss", step: STEPS + 20, value: 0.01 }],
+      step: STEPS + 20,
+    });
+    await until(
+      async () =>
+        await page.locator("tbody tr[data-run]").first().getAttribute("data-run") === running,
+      60_000,
+      "the live run ranked first",
+    );
+    assertEquals(
+      await page.locator(`tr[data-run="${running}"] .badge.best`).count(),
+      1,
+    );
+
     // At phone width the grid is one column and the tables scroll inside their box.
     await page.emulateMedia({ colorScheme: "light" });
     await page.setViewportSize({ width: 390, height: 800 });
