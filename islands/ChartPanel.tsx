@@ -154,16 +154,18 @@ export default function ChartPanel(p: ComposedPanelProps) {
   for (const [id, s] of Object.entries(base)) {
     if (s.walls.length && !(t0.current[id] <= s.walls[0])) t0.current[id] = Math.min(...s.walls);
   }
-  const drawnSeries = zoom?.series ?? base;
+  // Zoomed: the range read at full detail; until it arrives (or for a run it had nothing of),
+  // the points already there.
+  const seriesOf = (id: string): PointSeries | undefined => zoom?.series?.[id] ?? base[id];
   const shaped = useMemo(() => {
     const out: Record<string, ShapedSeries> = {};
     for (const r of p.runs) {
-      const s = drawnSeries[r.id];
+      const s = seriesOf(r.id);
       if (!s) continue;
       out[r.id] = shapeSeries(s, { x, smooth: smoothing, t0: t0.current[r.id] ?? 0, log });
     }
     return out;
-  }, [drawnSeries, x, smoothing, log, idKey]);
+  }, [base, zoom, x, smoothing, log, idKey]);
   const visible = p.runs.filter((r) => isVisible(legend, r.id) && shaped[r.id]);
 
   // The chart, drawn once; the pointer is the panel's, not chart.js's.
@@ -217,7 +219,14 @@ export default function ChartPanel(p: ComposedPanelProps) {
         min: zoom?.range[0],
         max: zoom?.range[1],
         grid: { color: grid },
-        ticks: { color: text, maxTicksLimit: 6, maxRotation: 0, callback: xTick(x) },
+        ticks: {
+          color: text,
+          maxTicksLimit: 6,
+          maxRotation: 0,
+          // Steps are whole numbers; so are ticks.
+          precision: x === "step" ? 0 : undefined,
+          callback: xTick(x),
+        },
       },
       y: {
         type: log ? "logarithmic" : "linear",
@@ -273,7 +282,8 @@ export default function ChartPanel(p: ComposedPanelProps) {
     const [from, to] = zoom.range;
     const margin = (to - from) * 0.02;
     const padRange: [number, number] = [from - margin, to + margin];
-    const runs = visible.map((r) => r.id);
+    // Hidden runs too: showing one again while zoomed needs no new read.
+    const runs = ids;
     if (!runs.length) return;
     const body = (rs: string[], t: number) => {
       const q = queryRange(x, padRange, t);
@@ -344,7 +354,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
     const at = ch.scales.x.getValueForPixel(px);
     if (at === undefined) return setHover(null);
     const inputs: ReadoutInput[] = visible.map((r) => {
-      const s = drawnSeries[r.id];
+      const s = seriesOf(r.id)!;
       return {
         id: r.id,
         label: r.label,
