@@ -394,6 +394,10 @@ Deno.test("the chart panel in Chromium", async (t) => {
       async () => {
         const big = await seedRun(rig, "million", 1_000_000);
         const answers: { max: number; lengths: number[]; totals: number[] }[] = [];
+        let reads = 0;
+        page.on("request", (r) => {
+          if (r.url().endsWith("/api/runs/metrics:query")) reads++;
+        });
         page.on("response", async (res) => {
           if (!res.url().endsWith("/api/runs/metrics:query")) return;
           const q = res.request().postDataJSON() as Query;
@@ -418,6 +422,7 @@ Deno.test("the chart panel in Chromium", async (t) => {
           `${given.series[0].values.length}`,
         );
         await waitDrawn(page, (d) => d.drawnPoints > 0, "the page's panel drawn");
+        assertEquals(reads, 0, "drawn from the page's series, without a request");
         // A wide panel without series reads them once, at about twice its width; a zoom again.
         await panelPage(page, rig, "/million", [{
           metric: KEY,
