@@ -88,7 +88,12 @@ interface Drawn {
   zoomed: string;
   xRange: [number, number];
   drawnPoints: number;
-  datasets: { runId: string; role: string; data: { x: number; y: number | null }[] }[];
+  datasets: {
+    runId: string;
+    role: string;
+    color: string;
+    data: { x: number; y: number | null }[];
+  }[];
   area: { left: number; right: number; top: number; bottom: number };
   grid: string;
   yType: string;
@@ -106,7 +111,12 @@ function drawn(page: Page, metric = KEY): Promise<Drawn> {
       xRange: root.getAttribute("data-x-range")!.split(",").map(Number) as [number, number],
       drawnPoints: Number(root.getAttribute("data-drawn-points")),
       // deno-lint-ignore no-explicit-any -- the panel's datasets carry runId and role
-      datasets: ch.data.datasets.map((d: any) => ({ runId: d.runId, role: d.role, data: d.data })),
+      datasets: ch.data.datasets.map((d: any) => ({
+        runId: d.runId,
+        role: d.role,
+        color: d.borderColor,
+        data: d.data,
+      })),
       area: ch.chartArea,
       grid: ch.options.scales.x.grid.color,
       yType: ch.scales.y.type,
@@ -288,6 +298,17 @@ Deno.test("the chart panel in Chromium", async (t) => {
       assertEquals(await entry(alpha).getAttribute("aria-pressed"), "false");
       await entry(alpha).click();
       await waitDrawn(page, (d) => linesShown(d).length === 3, "alpha shown again");
+      // Hovering an entry brings its run forward and fades the others.
+      await entry(beta).hover();
+      const over = await waitDrawn(
+        page,
+        (d) => d.datasets.some((s) => s.role === "line" && s.color.includes("/ 0.25")),
+        "the other runs faded",
+      );
+      const faded = over.datasets.filter((s) => s.role === "line" && s.color.includes("/ 0.25"));
+      assertEquals(faded.map((s) => s.runId).sort(), ids.filter((id) => id !== beta).sort());
+      await page.mouse.move(0, 0);
+      await waitDrawn(page, (d) => !d.datasets.some((s) => s.color.includes("/ 0.25")), "unfaded");
     });
 
     await t.step("the smoothing slider changes the drawn values; the raw line stays", async () => {
