@@ -33,21 +33,36 @@ export function resolvePrimaryKey(
   definitions: readonly MetricDefinition[],
   runKeys: string[],
 ): { key: string; direction: "min" | "max" } | null {
+  const p = resolvePrimarySource(scope, definitions, runKeys);
+  return p && { key: p.key, direction: p.direction };
+}
+
+/**
+ * `resolvePrimaryKey()` with where the answer came from: the scope level whose definition (or
+ * record) named it, or `default` when no level did and a known key of the run was taken.
+ */
+export function resolvePrimarySource(
+  scope: RunScope,
+  definitions: readonly MetricDefinition[],
+  runKeys: string[],
+):
+  | { key: string; direction: "min" | "max"; from: MetricDefinition["scope"] | "default" }
+  | null {
   const directionOf = (key: string) => keyDirection(scope, definitions, key) ?? "min";
   for (const [s, id] of scopeChain(scope)) {
     const d = definitions.find((x) => x.scope === s && x.scope_id === id && x.primary);
-    if (d) return { key: d.key, direction: d.direction };
+    if (d) return { key: d.key, direction: d.direction, from: s };
     const named = s === "experiment"
       ? scope.experimentPrimary
       : s === "project"
       ? scope.projectPrimary
       : null;
-    if (named) return { key: named, direction: directionOf(named) };
+    if (named) return { key: named, direction: directionOf(named), from: s };
   }
   const keys = new Set(runKeys);
   const key = FALLBACK_KEYS.find((k) => keys.has(k)) ??
     runKeys.find((k) => !k.startsWith("sys/") && defaultDirection(k) !== null);
-  return key ? { key, direction: directionOf(key) } : null;
+  return key ? { key, direction: directionOf(key), from: "default" } : null;
 }
 
 /**
@@ -59,11 +74,21 @@ export function keyDirection(
   definitions: readonly MetricDefinition[],
   key: string,
 ): "min" | "max" | null {
+  return keyDirectionSource(scope, definitions, key)?.direction ?? null;
+}
+
+/** `keyDirection()` with where it came from: the level of the definition, or the key's name. */
+export function keyDirectionSource(
+  scope: Pick<RunScope, "project" | "experiment">,
+  definitions: readonly MetricDefinition[],
+  key: string,
+): { direction: "min" | "max"; from: MetricDefinition["scope"] | "name" } | null {
   for (const [s, id] of scopeChain(scope)) {
     const d = definitions.find((x) => x.scope === s && x.scope_id === id && x.key === key);
-    if (d) return d.direction;
+    if (d) return { direction: d.direction, from: s };
   }
-  return defaultDirection(key);
+  const byName = defaultDirection(key);
+  return byName && { direction: byName, from: "name" };
 }
 
 /** The metric-definition scopes of a run, most specific first: experiment, project, global. */
