@@ -316,8 +316,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
           : z
       );
     };
-    const stops = live.map((id) => livePoints.listen(id, p.metric, (pts) => add(id, pts)));
-    const poll = setInterval(() => {
+    const repair = () =>
       querySeries({ runs: live, keys: [p.metric], max_points: asked.current || want })
         .then((got) =>
           alive.current && setBase((b) => {
@@ -326,10 +325,18 @@ export default function ChartPanel(p: ComposedPanelProps) {
             return next;
           })
         ).catch(() => {});
-    }, POLL_MS);
+    let poll: ReturnType<typeof setInterval> | null = setInterval(repair, POLL_MS);
+    // Every run has finished: one last read for anything the stream missed, then no more.
+    const ended = () => {
+      if (!poll) return;
+      clearInterval(poll);
+      poll = null;
+      repair();
+    };
+    const stops = live.map((id) => livePoints.listen(id, p.metric, (pts) => add(id, pts), ended));
     return () => {
       for (const s of stops) s();
-      clearInterval(poll);
+      if (poll) clearInterval(poll);
     };
   }, [liveKey, p.metric]);
 
