@@ -25,22 +25,15 @@ import {
   PointElement,
 } from "chart.js";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { directionArrow, fmtInt, fmtMetric } from "./_format.ts";
+import { fmtInt, fmtMetric } from "./_format.ts";
 import { buildDatasets, type DrawnRun } from "./chart/datasets.ts";
-import {
-  emphasis,
-  EMPTY_LEGEND,
-  isVisible,
-  legendClick,
-  legendHover,
-  type LegendState,
-} from "./chart/legend.ts";
+import { emphasis, EMPTY_LEGEND, isVisible, type LegendState } from "./chart/legend.ts";
 import { livePoints } from "./chart/live_points.ts";
 import type { ApiSeries, ComposedPanelProps } from "./chart/panel_types.ts";
+import { PanelHead, PanelLegend, PanelTip, X_LABEL } from "./chart/panel_parts.tsx";
 import { type Readout, readout, type ReadoutInput } from "./chart/readout.ts";
 import {
   fromApi,
-  latestAndBest,
   type LivePoint,
   mergePoints,
   type PointSeries,
@@ -50,7 +43,7 @@ import {
   type XY,
   yExtent,
 } from "./chart/series.ts";
-import { formatClock, formatRelative, queryRange, X_MODES, type XMode } from "./chart/x_axis.ts";
+import { formatClock, formatRelative, queryRange, type XMode } from "./chart/x_axis.ts";
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, LogarithmicScale, Filler);
 // The page's chart.js, so `Chart.getChart(canvas)` reads a panel back as drawn (the browser
@@ -63,8 +56,6 @@ const POLL_MS = 5000;
 const MAX_SERIES_POINTS = 100_000;
 /** A drag shorter than this (pixels) is a click, not a zoom. */
 const DRAG_MIN_PX = 5;
-
-const X_LABEL: Record<XMode, string> = { step: "step", relative: "relative", wall: "wall time" };
 
 type SeriesMap = Readonly<Record<string, PointSeries>>;
 
@@ -154,16 +145,18 @@ export default function ChartPanel(p: ComposedPanelProps) {
   for (const [id, s] of Object.entries(base)) {
     if (s.walls.length && !(t0.current[id] <= s.walls[0])) t0.current[id] = Math.min(...s.walls);
   }
-  const drawnSeries = zoom?.series ?? base;
+  // Zoomed: the range read at full detail; until it arrives (or for a run it had nothing of),
+  // the points already there.
+  const seriesOf = (id: string): PointSeries | undefined => zoom?.series?.[id] ?? base[id];
   const shaped = useMemo(() => {
     const out: Record<string, ShapedSeries> = {};
     for (const r of p.runs) {
-      const s = drawnSeries[r.id];
+      const s = seriesOf(r.id);
       if (!s) continue;
       out[r.id] = shapeSeries(s, { x, smooth: smoothing, t0: t0.current[r.id] ?? 0, log });
     }
     return out;
-  }, [drawnSeries, x, smoothing, log, idKey]);
+  }, [base, zoom, x, smoothing, log, idKey]);
   const visible = p.runs.filter((r) => isVisible(legend, r.id) && shaped[r.id]);
 
   // The chart, drawn once; the pointer is the panel's, not chart.js's.
@@ -217,7 +210,14 @@ export default function ChartPanel(p: ComposedPanelProps) {
         min: zoom?.range[0],
         max: zoom?.range[1],
         grid: { color: grid },
-        ticks: { color: text, maxTicksLimit: 6, maxRotation: 0, callback: xTick(x) },
+        ticks: {
+          color: text,
+          maxTicksLimit: 6,
+          maxRotation: 0,
+          // Steps are whole numbers; so are ticks.
+          precision: x === "step" ? 0 : undefined,
+          callback: xTick(x),
+        },
       },
       y: {
         type: log ? "logarithmic" : "linear",
@@ -273,7 +273,8 @@ export default function ChartPanel(p: ComposedPanelProps) {
     const [from, to] = zoom.range;
     const margin = (to - from) * 0.02;
     const padRange: [number, number] = [from - margin, to + margin];
-    const runs = visible.map((r) => r.id);
+    // Hidden runs too: showing one again while zoomed needs no new read.
+    const runs = ids;
     if (!runs.length) return;
     const body = (rs: string[], t: number) => {
       const q = queryRange(x, padRange, t);
@@ -315,8 +316,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
           : z
       );
     };
-    const stops = live.map((id) => livePoints.listen(id, p.metric, (pts) => add(id, pts)));
-    const poll = setInterval(() => {
+    const repair = () =>
       querySeries({ runs: live, keys: [p.metric], max_points: asked.current || want })
         .then((got) =>
           alive.current && setBase((b) => {
@@ -325,10 +325,18 @@ export default function ChartPanel(p: ComposedPanelProps) {
             return next;
           })
         ).catch(() => {});
-    }, POLL_MS);
+    let poll: ReturnType<typeof setInterval> | null = setInterval(repair, POLL_MS);
+    // Every run has finished: one last read for anything the stream missed, then no more.
+    const ended = () => {
+      if (!poll) return;
+      clearInterval(poll);
+      poll = null;
+      repair();
+    };
+    const stops = live.map((id) => livePoints.listen(id, p.metric, (pts) => add(id, pts), ended));
     return () => {
       for (const s of stops) s();
-      clearInterval(poll);
+      if (poll) clearInterval(poll);
     };
   }, [liveKey, p.metric]);
 
@@ -344,7 +352,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
     const at = ch.scales.x.getValueForPixel(px);
     if (at === undefined) return setHover(null);
     const inputs: ReadoutInput[] = visible.map((r) => {
-      const s = drawnSeries[r.id];
+      const s = seriesOf(r.id)!;
       return {
         id: r.id,
         label: r.label,
@@ -383,12 +391,6 @@ export default function ChartPanel(p: ComposedPanelProps) {
   };
   const reset = () => setZoom(null);
 
-  const head = headValues(p, visible.map((r) => ({ label: r.label, s: base[r.id] })));
-  const arrowTitle = p.direction === "min"
-    ? "lower is better"
-    : p.direction === "max"
-    ? "higher is better"
-    : "";
   const crossPx = hover && chart.current ? chart.current.scales.x.getPixelForValue(hover.x) : null;
   const area = chart.current?.chartArea;
   return (
@@ -398,71 +400,21 @@ export default function ChartPanel(p: ComposedPanelProps) {
       data-zoomed={zoom ? "true" : "false"}
       ref={root}
     >
-      <figcaption class="chart-head">
-        <code class="chart-key">
-          {p.primary && <span class="chart-star" title="primary metric">★</span>}
-          {p.primary && " "}
-          {p.metric} <span title={arrowTitle}>{directionArrow(p.direction)}</span>
-        </code>
-        <span class="chart-values">{head}</span>
-        <span class="chart-tools">
-          {!p.onSmooth && (
-            <label class="chart-smooth" title="Smoothing (debiased EMA, as TensorBoard)">
-              smooth
-              <input
-                type="range"
-                min="0"
-                max="0.999"
-                step="0.001"
-                value={smoothing}
-                aria-label={`Smoothing of ${p.metric}`}
-                onInput={(e) =>
-                  setOwnSmooth(Number((e.target as HTMLInputElement).value))}
-              />
-              <output>{smoothing.toFixed(2)}</output>
-            </label>
-          )}
-          {!p.onX && (
-            <select
-              class="small"
-              aria-label={`x axis of ${p.metric}`}
-              onChange={(e) => setOwnX((e.target as HTMLSelectElement).value as XMode)}
-            >
-              {X_MODES.map((m) => (
-                <option key={m} value={m} selected={m === x}>{X_LABEL[m]}</option>
-              ))}
-            </select>
-          )}
-          <label class="chart-log" title="Logarithmic y axis (values ≤ 0 are left out)">
-            <input
-              type="checkbox"
-              checked={log}
-              onChange={(e) => setLog((e.target as HTMLInputElement).checked)}
-            />
-            log
-          </label>
-          {zoom && (
-            <button
-              type="button"
-              class="small chart-reset"
-              title="Reset zoom (or double-click the chart)"
-              onClick={reset}
-            >
-              ⟲
-            </button>
-          )}
-          {p.onRemove && (
-            <button
-              type="button"
-              class="small chart-remove"
-              aria-label={`Remove ${p.metric}`}
-              onClick={p.onRemove}
-            >
-              ×
-            </button>
-          )}
-        </span>
-      </figcaption>
+      <PanelHead
+        metric={p.metric}
+        direction={p.direction}
+        primary={!!p.primary}
+        runs={visible.map((r) => ({ label: r.label, series: base[r.id] }))}
+        smoothing={smoothing}
+        onSmooth={p.onSmooth ? null : setOwnSmooth}
+        x={x}
+        onX={p.onX ? null : setOwnX}
+        log={log}
+        onLog={setLog}
+        zoomed={!!zoom}
+        onReset={reset}
+        onRemove={p.onRemove}
+      />
       <div
         class={`chart-box${p.tall ? " tall" : ""}`}
         ref={box}
@@ -490,94 +442,13 @@ export default function ChartPanel(p: ComposedPanelProps) {
             }}
           />
         )}
-        {hover && area && crossPx !== null && crossPx >= area.left && crossPx <= area.right && (
-          <>
-            <div
-              class="chart-crosshair"
-              style={{
-                left: `${crossPx}px`,
-                top: `${area.top}px`,
-                height: `${area.bottom - area.top}px`,
-              }}
-            />
-            <div
-              class="chart-tip"
-              style={crossPx > (area.left + area.right) / 2
-                ? {
-                  right: `${(box.current?.clientWidth ?? 0) - crossPx + 8}px`,
-                  top: `${area.top}px`,
-                }
-                : { left: `${crossPx + 8}px`, top: `${area.top}px` }}
-              role="status"
-            >
-              <div class="chart-tip-title">{hover.title}</div>
-              {hover.rows.map((row) => (
-                <div key={row.id} class="chart-tip-row" data-run={row.id}>
-                  <span class="swatch" style={{ background: row.color }} />
-                  <span class="chart-tip-label">{row.label}</span>
-                  <span class="chart-tip-value">{row.text}</span>
-                </div>
-              ))}
-            </div>
-          </>
+        {hover && area && crossPx !== null && (
+          <PanelTip hover={hover} at={crossPx} area={area} width={box.current?.clientWidth ?? 0} />
         )}
       </div>
       {p.runs.length > 1 && (
-        <ul class="chart-legend" aria-label={`Runs in ${p.metric}`}>
-          {p.runs.map((r) => {
-            const shown = isVisible(legend, r.id);
-            return (
-              <li key={r.id}>
-                <button
-                  type="button"
-                  data-run={r.id}
-                  aria-pressed={shown}
-                  class={emphasis(legend, r.id) === "faded" ? "faded" : undefined}
-                  title={`${r.id}: click hides or shows, Ctrl/⌘-click shows it alone`}
-                  onClick={(e) =>
-                    setLegend((s) => legendClick(s, r.id, ids, e.ctrlKey || e.metaKey))}
-                  onMouseEnter={() => setLegend((s) => legendHover(s, r.id))}
-                  onMouseLeave={() => setLegend((s) => legendHover(s, null))}
-                >
-                  <span class="swatch" style={{ background: r.color }} />
-                  {r.label}
-                </button>
-              </li>
-            );
-          })}
-        </ul>
+        <PanelLegend metric={p.metric} runs={p.runs} legend={legend} onLegend={setLegend} />
       )}
     </figure>
-  );
-}
-
-/** The header's exact values: the newest visible point and the best of the visible runs. */
-function headValues(
-  p: ComposedPanelProps,
-  runs: { label: string; s: PointSeries | undefined }[],
-) {
-  let latest: { step: number; value: number; wall: number } | null = null;
-  let best: { step: number; value: number; label: string } | null = null;
-  for (const r of runs) {
-    if (!r.s) continue;
-    const lb = latestAndBest(r.s, p.direction);
-    if (lb.latest && (!latest || lb.latest.wall > latest.wall)) latest = lb.latest;
-    if (
-      lb.best &&
-      (!best || (p.direction === "max" ? lb.best.value > best.value : lb.best.value < best.value))
-    ) best = { ...lb.best, label: r.label };
-  }
-  if (!latest) return <span class="muted">no points yet</span>;
-  return (
-    <>
-      latest <strong>{fmtMetric(latest.value)}</strong> @ {fmtInt(latest.step)}
-      {best && (
-        <>
-          {" · best "}
-          <strong>{fmtMetric(best.value)}</strong> @ {fmtInt(best.step)}
-          {runs.length > 1 ? ` (${best.label})` : ""}
-        </>
-      )}
-    </>
   );
 }

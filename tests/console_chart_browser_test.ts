@@ -88,7 +88,12 @@ interface Drawn {
   zoomed: string;
   xRange: [number, number];
   drawnPoints: number;
-  datasets: { runId: string; role: string; data: { x: number; y: number | null }[] }[];
+  datasets: {
+    runId: string;
+    role: string;
+    color: string;
+    data: { x: number; y: number | null }[];
+  }[];
   area: { left: number; right: number; top: number; bottom: number };
   grid: string;
   yType: string;
@@ -106,7 +111,12 @@ function drawn(page: Page, metric = KEY): Promise<Drawn> {
       xRange: root.getAttribute("data-x-range")!.split(",").map(Number) as [number, number],
       drawnPoints: Number(root.getAttribute("data-drawn-points")),
       // deno-lint-ignore no-explicit-any -- the panel's datasets carry runId and role
-      datasets: ch.data.datasets.map((d: any) => ({ runId: d.runId, role: d.role, data: d.data })),
+      datasets: ch.data.datasets.map((d: any) => ({
+        runId: d.runId,
+        role: d.role,
+        color: d.borderColor,
+        data: d.data,
+      })),
       area: ch.chartArea,
       grid: ch.options.scales.x.grid.color,
       yType: ch.scales.y.type,
@@ -288,6 +298,17 @@ Deno.test("the chart panel in Chromium", async (t) => {
       assertEquals(await entry(alpha).getAttribute("aria-pressed"), "false");
       await entry(alpha).click();
       await waitDrawn(page, (d) => linesShown(d).length === 3, "alpha shown again");
+      // Hovering an entry brings its run forward and fades the others.
+      await entry(beta).hover();
+      const over = await waitDrawn(
+        page,
+        (d) => d.datasets.some((s) => s.role === "line" && s.color.includes("/ 0.25")),
+        "the other runs faded",
+      );
+      const faded = over.datasets.filter((s) => s.role === "line" && s.color.includes("/ 0.25"));
+      assertEquals(faded.map((s) => s.runId).sort(), ids.filter((id) => id !== beta).sort());
+      await page.mouse.move(0, 0);
+      await waitDrawn(page, (d) => !d.datasets.some((s) => s.color.includes("/ 0.25")), "unfaded");
     });
 
     await t.step("the smoothing slider changes the drawn values; the raw line stays", async () => {
@@ -394,6 +415,10 @@ Deno.test("the chart panel in Chromium", async (t) => {
       async () => {
         const big = await seedRun(rig, "million", 1_000_000);
         const answers: { max: number; lengths: number[]; totals: number[] }[] = [];
+        let reads = 0;
+        page.on("request", (r) => {
+          if (r.url().endsWith("/api/runs/metrics:query")) reads++;
+        });
         page.on("response", async (res) => {
           if (!res.url().endsWith("/api/runs/metrics:query")) return;
           const q = res.request().postDataJSON() as Query;
@@ -418,6 +443,7 @@ Deno.test("the chart panel in Chromium", async (t) => {
           `${given.series[0].values.length}`,
         );
         await waitDrawn(page, (d) => d.drawnPoints > 0, "the page's panel drawn");
+        assertEquals(reads, 0, "drawn from the page's series, without a request");
         // A wide panel without series reads them once, at about twice its width; a zoom again.
         await panelPage(page, rig, "/million", [{
           metric: KEY,

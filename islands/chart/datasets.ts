@@ -100,8 +100,11 @@ export function buildDatasets(runs: readonly DrawnRun[], failedColor: string): P
         }),
       );
     }
+    // A line of one point draws nothing: such a series shows its point.
+    const lone = r.shaped.line.filter((p) => p.y !== null).length < 2;
     out.push(line(r.id, "line", r.shaped.line, strong, {
       borderWidth: front ? 2.5 : 1.5,
+      pointRadius: lone ? 3 : 0,
       order: front ? 1 : 2,
     }));
     if (r.shaped.marks.length) {

@@ -45,3 +45,19 @@ Deno.test("buildDatasets() brings a hovered run forward and fades the others", (
   assertEquals([front.order < faded.order, front.borderWidth > faded.borderWidth], [true, true]);
   assertEquals(faded.borderColor, "hsl(10 65% 48% / 0.25)");
 });
+
+Deno.test("buildDatasets() shows the point of a series that has only one", () => {
+  const one = fromApi({
+    run_id: "a",
+    key: "sys/cpu_pct",
+    steps: [0],
+    values: [98],
+    wall_times: [0],
+    total_points: 1,
+    downsampled: false,
+  });
+  const shaped = shapeSeries(one, { x: "step", smooth: 0, t0: 0, log: false });
+  const [ds] = buildDatasets([{ id: "a", color: "red", shaped, emphasis: "normal" }], "red");
+  assertEquals(ds.pointRadius, 3);
+  assertEquals(buildDatasets([drawn(0)], "red").find((d) => d.role === "line")!.pointRadius, 0);
+});

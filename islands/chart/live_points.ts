@@ -3,7 +3,8 @@
  * connections per host over HTTP/1.1, so panels never open a stream each. Panels listen per
  * (run, key); the hub keeps one subscription to `/api/runs/metrics:stream?runs=<union>` for
  * the union of the runs listened to, re-opened (resuming after the last point's seq) when the
- * union changes, the changes of one render batched into one re-open.
+ * union changes, the changes of one render batched into one re-open. When the stream says
+ * every run in it has finished, listeners hear so (a panel stops its repair poll).
  *
  * @module
  */
@@ -44,8 +45,11 @@ export function groupPoints(message: unknown): Map<string, StreamPoint[]> {
 }
 
 export interface LivePoints {
-  /** Calls `listener` with each batch of new points of `key` in `runId`; returns the stop. */
-  listen(runId: string, key: string, listener: Listener): () => void;
+  /**
+   * Calls `listener` with each batch of new points of `key` in `runId`, and `ended` once the
+   * stream has ended because every run in it finished; returns the stop.
+   */
+  listen(runId: string, key: string, listener: Listener, ended?: () => void): () => void;
   /** The URL of the one open stream (null: none open), for tests. */
   openUrl(): string | null;
 }
@@ -53,6 +57,7 @@ export interface LivePoints {
 /** A hub over `sub` (the page's shared EventSources). */
 export function createLivePoints(sub: typeof subscribe): LivePoints {
   const listeners = new Map<string, Set<Listener>>();
+  const endings = new Set<() => void>();
   const runs = new Map<string, number>();
   let open: { url: string; stop: () => void } | null = null;
   let lastSeq: number | null = null;
@@ -73,7 +78,10 @@ export function createLivePoints(sub: typeof subscribe): LivePoints {
     const url = ids.length ? streamUrl(ids) : null;
     if (url === (open?.url ?? null)) return;
     open?.stop();
-    open = url ? { url, stop: sub(url, { message: dispatch, after: lastSeq }) } : null;
+    const end = () => {
+      for (const e of [...endings]) e();
+    };
+    open = url ? { url, stop: sub(url, { message: dispatch, end, after: lastSeq }) } : null;
   };
   const changed = () => {
     if (queued) return;
@@ -82,11 +90,12 @@ export function createLivePoints(sub: typeof subscribe): LivePoints {
   };
 
   return {
-    listen(runId, key, listener) {
+    listen(runId, key, listener, ended) {
       const id = `${runId}\0${key}`;
       let set = listeners.get(id);
       if (!set) listeners.set(id, set = new Set());
       set.add(listener);
+      if (ended) endings.add(ended);
       runs.set(runId, (runs.get(runId) ?? 0) + 1);
       if (runs.get(runId) === 1) changed();
       let stopped = false;
@@ -94,6 +103,7 @@ export function createLivePoints(sub: typeof subscribe): LivePoints {
         if (stopped) return;
         stopped = true;
         set.delete(listener);
+        if (ended) endings.delete(ended);
         if (!set.size) listeners.delete(id);
         const n = (runs.get(runId) ?? 1) - 1;
         if (n > 0) runs.set(runId, n);

@@ -6,16 +6,24 @@ import type { LivePoint } from "./series.ts";
 function fakeStreams() {
   const opened: { url: string; after: unknown }[] = [];
   const live = new Map<string, (d: unknown) => void>();
+  const ends = new Map<string, () => void>();
   return {
     opened,
     live,
     sub(
       url: string,
-      h: { message?: (d: unknown) => void; after?: string | number | null },
+      h: { message?: (d: unknown) => void; end?: () => void; after?: string | number | null },
     ): () => void {
       opened.push({ url, after: h.after });
       live.set(url, h.message!);
-      return () => live.delete(url);
+      if (h.end) ends.set(url, h.end);
+      return () => {
+        live.delete(url);
+        ends.delete(url);
+      };
+    },
+    end() {
+      for (const e of ends.values()) e();
     },
     send(points: StreamPoint[]) {
       for (const l of live.values()) l({ points });
@@ -81,4 +89,19 @@ Deno.test("one stream serves every panel's runs, opened once per batch of change
   stops[1]();
   await tick();
   assertEquals([hub.openUrl(), f.live.size], [null, 0]);
+});
+
+Deno.test("listeners hear when the stream ends because every run in it finished", async () => {
+  const f = fakeStreams();
+  const hub = createLivePoints(f.sub);
+  let ended = 0;
+  const stop = hub.listen("a", "loss", () => {}, () => ended++);
+  const other = hub.listen("a", "acc", () => {});
+  await tick();
+  f.end();
+  assertEquals(ended, 1);
+  stop();
+  f.end();
+  assertEquals(ended, 1, "a listener that left hears nothing more");
+  other();
 });
