@@ -5,10 +5,10 @@
  * any other run's is its summary, metrics, config and environment.
  */
 import { Island } from "../components/island.tsx";
+import ChartPanel from "../islands/ChartPanel.tsx";
 import ConfirmAction from "../islands/ConfirmAction.tsx";
 import EventFeed from "../islands/EventFeed.tsx";
 import LogTail from "../islands/LogTail.tsx";
-import MetricChart from "../islands/MetricChart.tsx";
 import RunProgress from "../islands/RunProgress.tsx";
 import {
   directionArrow,
@@ -25,6 +25,7 @@ import { Bar, Id, RelTime, RunDot, StatusBadge } from "../islands/_ui.tsx";
 import { confirmedAction, Notice } from "../server/console/actions.tsx";
 import type { PageRequest, PageRoute } from "../server/console/page.tsx";
 import {
+  CHART_POINTS,
   type ChartSeries,
   loadRunDetail,
   RUN_TABS,
@@ -152,15 +153,19 @@ function Tabs({ d }: { d: RunDetail }) {
 function Chart({ d, s, tall }: { d: RunDetail; s: ChartSeries; tall?: boolean }) {
   return (
     <Island
-      component={MetricChart}
+      component={ChartPanel}
       props={{
-        runId: d.run.id,
         metric: s.key,
-        steps: s.steps,
-        values: s.values,
         direction: s.direction,
-        color: runColor(d.run.id),
-        live: d.live,
+        primary: s.key === d.run.primary_metric?.key,
+        runs: [{
+          id: d.run.id,
+          label: d.run.name ?? d.run.id,
+          color: runColor(d.run.id),
+          live: d.live,
+        }],
+        series: [s.series],
+        maxPoints: CHART_POINTS,
         tall: tall ?? false,
       }}
     />

@@ -37,3 +37,37 @@ export function formatRelative(seconds: number): string {
   const pad = (n: number) => String(n).padStart(2, "0");
   return h ? `${h}h ${pad(m)}m ${pad(r)}s` : `${m}m ${pad(r)}s`;
 }
+
+/**
+ * The x of one point in a mode: its step; seconds since `t0` (the run's first wall time, kept
+ * by the caller so a zoomed read of a later range keeps the same origin); or milliseconds.
+ */
+export function xAt(step: number, wall: number, mode: XMode, t0: number): number {
+  if (mode === "step") return step;
+  if (mode === "wall") return wall * 1000;
+  return wall - t0;
+}
+
+/**
+ * What `POST /api/runs/metrics:query` is asked to read an x range drawn in `mode`: steps as
+ * they are (whole steps covering the range), wall-clock milliseconds as Unix seconds, and
+ * seconds since `t0` back to wall time.
+ */
+export function queryRange(
+  mode: XMode,
+  range: readonly [number, number],
+  t0: number,
+): { x: "step" | "wall"; range: [number, number] } {
+  const [from, to] = range[0] <= range[1] ? range : [range[1], range[0]];
+  if (mode === "step") return { x: "step", range: [Math.floor(from), Math.ceil(to)] };
+  if (mode === "wall") return { x: "wall", range: [from / 1000, to / 1000] };
+  return { x: "wall", range: [t0 + from, t0 + to] };
+}
+
+/** A wall-clock tick or readout (milliseconds since the epoch) as local `HH:MM:SS`. */
+export function formatClock(ms: number): string {
+  if (!Number.isFinite(ms)) return "";
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}

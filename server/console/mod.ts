@@ -21,6 +21,8 @@ import { nodesRoutes } from "../../routes/nodes.tsx";
 import { eventsRoutes } from "../../routes/events.tsx";
 import { experimentsRoutes } from "../../routes/experiments.tsx";
 import { sweepsRoutes } from "../../routes/sweeps.tsx";
+import { experimentRoutes } from "../../routes/experiment.tsx";
+import { compareRoutes } from "../../routes/compare.tsx";
 
 export { buildIslands, prepareIslands } from "./assets.ts";
 export type { IslandManifest, PageRoute };
@@ -37,6 +39,8 @@ export const pageRoutes: PageRoute[] = [
   ...eventsRoutes,
   ...experimentsRoutes,
   ...sweepsRoutes,
+  ...experimentRoutes,
+  ...compareRoutes,
 ];
 
 /** Everything the console is told at start; every field optional. */

@@ -17,6 +17,7 @@ import type { Context } from "../context.ts";
 import { lastEventId, listEvents } from "../events/service.ts";
 import { getJob } from "../jobs/service.ts";
 import { getRunMetrics, type MetricKey } from "../metrics/service.ts";
+import type { Series } from "../metrics/query.ts";
 import { keyDirection } from "../metrics/primary_metric.ts";
 import { getMetricDefinitions, listProjects } from "../projects/service.ts";
 import { getLogs, getRun, listCheckpoints, listMetricKeys } from "../runs/service.ts";
@@ -35,8 +36,8 @@ export const LOG_TAIL = 300;
 
 export interface ChartSeries {
   key: string;
-  steps: number[];
-  values: (number | null)[];
+  /** The series as `metrics:query` answers it, for the chart panel's first paint. */
+  series: Series;
   direction: "min" | "max" | null;
 }
 
@@ -73,12 +74,7 @@ async function charts(ctx: Context, run: Run, keys: RunDetail["keys"]): Promise<
   return keys.flatMap((k) => {
     const s = series.find((x) => x.key === k.key);
     if (!s) return [];
-    return [{
-      key: k.key,
-      steps: s.steps,
-      values: s.values.map((v) => typeof v === "number" && Number.isFinite(v) ? v : null),
-      direction: k.direction,
-    }];
+    return [{ key: k.key, series: s, direction: k.direction }];
   });
 }
 

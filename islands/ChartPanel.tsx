@@ -1,0 +1,454 @@
+/**
+ * The chart panel every training curve in the console is drawn with: one metric of several
+ * runs, each in its own colour. It reads exactly (a crosshair and, for each visible run, the
+ * smoothed value with the raw one in brackets), smooths with the raw line left faded
+ * underneath, zooms by dragging a box (and reads the zoomed range again at full detail),
+ * switches its x axis between step, relative and wall time, hides, isolates and highlights
+ * runs from its legend, draws each downsampling bucket's extremes as a faint band so no spike
+ * disappears, shows NaN/±Inf points as gaps with a marker, and follows live runs over the
+ * page's one metric stream.
+ *
+ * Data flows one way: the page's series (or one batched `metrics:query`) → the pure shaping in
+ * `chart/` → a chart drawn once, then only given new data (`update("none")`).
+ *
+ * Zoom is the panel's own drag box rather than chartjs-plugin-zoom: the panel already owns the
+ * pointer for its crosshair and readout, and a zoom here is a new read of the server, not a
+ * rescale of the points already drawn.
+ */
+import {
+  Chart,
+  Filler,
+  LinearScale,
+  LineController,
+  LineElement,
+  LogarithmicScale,
+  PointElement,
+} from "chart.js";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { fmtInt, fmtMetric } from "./_format.ts";
+import { buildDatasets, type DrawnRun } from "./chart/datasets.ts";
+import { emphasis, EMPTY_LEGEND, isVisible, type LegendState } from "./chart/legend.ts";
+import { livePoints } from "./chart/live_points.ts";
+import type { ApiSeries, ComposedPanelProps } from "./chart/panel_types.ts";
+import { PanelHead, PanelLegend, PanelTip, X_LABEL } from "./chart/panel_parts.tsx";
+import { type Readout, readout, type ReadoutInput } from "./chart/readout.ts";
+import {
+  fromApi,
+  type LivePoint,
+  mergePoints,
+  type PointSeries,
+  replaceKeepingTail,
+  type ShapedSeries,
+  shapeSeries,
+  type XY,
+  yExtent,
+} from "./chart/series.ts";
+import { formatClock, formatRelative, queryRange, type XMode } from "./chart/x_axis.ts";
+
+Chart.register(LineController, LineElement, PointElement, LinearScale, LogarithmicScale, Filler);
+// The page's chart.js, so `Chart.getChart(canvas)` reads a panel back as drawn (the browser
+// tests, or a person in the devtools console).
+(globalThis as { Chart?: typeof Chart }).Chart ??= Chart;
+
+/** How often live runs are read again, to repair anything the stream missed. */
+const POLL_MS = 5000;
+/** The most points per series a query may ask for (the server's own limit). */
+const MAX_SERIES_POINTS = 100_000;
+/** A drag shorter than this (pixels) is a click, not a zoom. */
+const DRAG_MIN_PX = 5;
+
+type SeriesMap = Readonly<Record<string, PointSeries>>;
+
+interface Zoom {
+  /** x range in the panel's x mode. */
+  range: [number, number];
+  /** The range read at full detail; null while the read is on its way. */
+  series: SeriesMap | null;
+}
+
+function toMap(series: readonly ApiSeries[]): SeriesMap {
+  const m: Record<string, PointSeries> = {};
+  for (const s of series) m[s.run_id] = fromApi(s);
+  return m;
+}
+
+async function querySeries(body: unknown): Promise<ApiSeries[]> {
+  const res = await fetch("/api/runs/metrics:query", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  if (!res.ok) throw new Error(`metrics:query answered ${res.status}`);
+  return ((await res.json()) as { series: ApiSeries[] }).series;
+}
+
+function cssVar(name: string): string {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
+}
+
+const emptySeries = (runId: string, key: string): PointSeries => ({
+  runId,
+  key,
+  steps: [],
+  walls: [],
+  values: [],
+  min: null,
+  max: null,
+  total: 0,
+  downsampled: false,
+});
+
+const xTick = (mode: XMode) => (v: number | string) => {
+  const n = Number(v);
+  return mode === "step" ? fmtInt(n) : mode === "relative" ? formatRelative(n) : formatClock(n);
+};
+
+/** The y range a zoomed view fits, with a little room above and below. */
+function padded(e: { min: number; max: number }, log: boolean): { min: number; max: number } {
+  if (log) return { min: e.min / 1.15, max: e.max * 1.15 };
+  const span = e.max - e.min || Math.abs(e.max) || 1;
+  return { min: e.min - span * 0.05, max: e.max + span * 0.05 };
+}
+
+export default function ChartPanel(p: ComposedPanelProps) {
+  const root = useRef<HTMLElement>(null);
+  const box = useRef<HTMLDivElement>(null);
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const chart = useRef<Chart<"line", XY[]> | null>(null);
+  const alive = useRef(false);
+
+  const [ownSmooth, setOwnSmooth] = useState(p.smooth ?? 0);
+  const [ownX, setOwnX] = useState<XMode>(p.x ?? "step");
+  const smoothing = p.onSmooth ? (p.smooth ?? 0) : ownSmooth;
+  const x = p.onX ? (p.x ?? "step") : ownX;
+  const [legend, setLegend] = useState<LegendState>(EMPTY_LEGEND);
+  const [log, setLog] = useState(false);
+  const [base, setBase] = useState<SeriesMap>(() => toMap(p.series ?? []));
+  /** `max_points` the drawn series were read with (0: not read yet). */
+  const asked = useRef(p.series ? (p.maxPoints ?? 0) : 0);
+  /** Runs a read already asked about (a run without the key has no series to wait for). */
+  const tried = useRef(new Set<string>(p.series ? p.runs.map((r) => r.id) : []));
+  const [zoom, setZoom] = useState<Zoom | null>(null);
+  const [hover, setHover] = useState<Readout | null>(null);
+  const [drag, setDrag] = useState<{ from: number; to: number } | null>(null);
+  const [scheme, setScheme] = useState(0);
+  const [width, setWidth] = useState(0);
+  const t0 = useRef<Record<string, number>>({});
+
+  const want = Math.min(MAX_SERIES_POINTS, Math.max(200, Math.round(2 * width)));
+  const ids = p.runs.map((r) => r.id);
+  const idKey = ids.join(",");
+  const liveKey = p.runs.filter((r) => r.live).map((r) => r.id).join(",");
+
+  // Relative time counts from each run's first point, kept across zoomed reads.
+  for (const [id, s] of Object.entries(base)) {
+    if (s.walls.length && !(t0.current[id] <= s.walls[0])) t0.current[id] = Math.min(...s.walls);
+  }
+  // Zoomed: the range read at full detail; until it arrives (or for a run it had nothing of),
+  // the points already there.
+  const seriesOf = (id: string): PointSeries | undefined => zoom?.series?.[id] ?? base[id];
+  const shaped = useMemo(() => {
+    const out: Record<string, ShapedSeries> = {};
+    for (const r of p.runs) {
+      const s = seriesOf(r.id);
+      if (!s) continue;
+      out[r.id] = shapeSeries(s, { x, smooth: smoothing, t0: t0.current[r.id] ?? 0, log });
+    }
+    return out;
+  }, [base, zoom, x, smoothing, log, idKey]);
+  const visible = p.runs.filter((r) => isVisible(legend, r.id) && shaped[r.id]);
+
+  // The chart, drawn once; the pointer is the panel's, not chart.js's.
+  useEffect(() => {
+    const ch = new Chart<"line", XY[]>(canvas.current!, {
+      type: "line",
+      data: { datasets: [] },
+      options: {
+        animation: false,
+        maintainAspectRatio: false,
+        parsing: false,
+        normalized: false,
+        events: [],
+        plugins: { legend: { display: false }, tooltip: { enabled: false } },
+      },
+    });
+    chart.current = ch;
+    alive.current = true;
+    const dark = matchMedia("(prefers-color-scheme: dark)");
+    const recolor = () => setScheme((n) => n + 1);
+    dark.addEventListener("change", recolor);
+    const resize = new ResizeObserver(() => setWidth(box.current?.clientWidth ?? 0));
+    resize.observe(box.current!);
+    return () => {
+      dark.removeEventListener("change", recolor);
+      resize.disconnect();
+      ch.destroy();
+      chart.current = null;
+      alive.current = false;
+    };
+  }, []);
+
+  // New data, smoothing, axis, scale, legend or colours: replace the datasets, nothing else.
+  useEffect(() => {
+    const ch = chart.current;
+    if (!ch) return;
+    const drawn: DrawnRun[] = visible.map((r) => ({
+      id: r.id,
+      color: r.color,
+      shaped: shaped[r.id],
+      emphasis: emphasis(legend, r.id),
+    }));
+    ch.data.datasets = buildDatasets(drawn, cssVar("--failed")) as never;
+    const grid = cssVar("--border");
+    const text = cssVar("--text-muted");
+    const fit = zoom ? yExtent(drawn.map((d) => d.shaped), zoom.range[0], zoom.range[1]) : null;
+    const y = fit ? padded(fit, log) : null;
+    ch.options.scales = {
+      x: {
+        type: "linear",
+        min: zoom?.range[0],
+        max: zoom?.range[1],
+        grid: { color: grid },
+        ticks: {
+          color: text,
+          maxTicksLimit: 6,
+          maxRotation: 0,
+          // Steps are whole numbers; so are ticks.
+          precision: x === "step" ? 0 : undefined,
+          callback: xTick(x),
+        },
+      },
+      y: {
+        type: log ? "logarithmic" : "linear",
+        min: y?.min,
+        max: y?.max,
+        grid: { color: grid },
+        ticks: { color: text, maxTicksLimit: 5, callback: (v) => fmtMetric(Number(v)) },
+      },
+    };
+    ch.update("none");
+    const el = root.current!;
+    el.dataset.xRange = `${ch.scales.x.min},${ch.scales.x.max}`;
+    el.dataset.drawnPoints = String(
+      drawn.reduce((n, d) => n + d.shaped.line.filter((q) => q.y !== null).length, 0),
+    );
+  }, [shaped, legend, zoom, log, scheme, idKey]);
+
+  // Series the page did not give, or more detail than it gave when the panel is wider.
+  useEffect(() => {
+    if (!width) return;
+    const missing = ids.filter((id) => !tried.current.has(id));
+    const coarse = want > asked.current && Object.values(base).some((s) => s.downsampled);
+    const runs = coarse ? ids : missing;
+    if (!runs.length) return;
+    for (const id of runs) tried.current.add(id);
+    if (coarse || !asked.current) asked.current = want;
+    // Not cancelled by a later width: the runs are marked as asked for, so only this read
+    // brings them.
+    querySeries({ runs, keys: [p.metric], max_points: asked.current }).then((got) => {
+      if (!alive.current) return;
+      setBase((b) => {
+        const next: Record<string, PointSeries> = { ...b };
+        for (const s of got) next[s.run_id] = replaceKeepingTail(b[s.run_id], fromApi(s));
+        return next;
+      });
+    }).catch(() => {
+      for (const id of runs) tried.current.delete(id);
+    });
+  }, [width > 0 && want, idKey, p.metric]);
+
+  // A page that reads its series again hands them over.
+  const given = useRef(p.series);
+  useEffect(() => {
+    if (given.current === p.series || !p.series) return;
+    given.current = p.series;
+    asked.current = p.maxPoints ?? asked.current;
+    setBase(toMap(p.series));
+  }, [p.series]);
+
+  // A zoomed range is read again at full detail (`range` in the axis' own terms).
+  useEffect(() => {
+    if (!zoom || zoom.series) return;
+    const [from, to] = zoom.range;
+    const margin = (to - from) * 0.02;
+    const padRange: [number, number] = [from - margin, to + margin];
+    // Hidden runs too: showing one again while zoomed needs no new read.
+    const runs = ids;
+    if (!runs.length) return;
+    const body = (rs: string[], t: number) => {
+      const q = queryRange(x, padRange, t);
+      return { runs: rs, keys: [p.metric], max_points: want, x: q.x, range: q.range };
+    };
+    // Relative time starts at each run's own first point: one read per run.
+    const reads = x === "relative"
+      ? runs.map((id) => querySeries(body([id], t0.current[id] ?? 0)))
+      : [querySeries(body(runs, 0))];
+    let stop = false;
+    Promise.all(reads).then((parts) => {
+      if (stop) return;
+      const got = toMap(parts.flat());
+      setZoom((z) => z && z.range === zoom.range ? { ...z, series: got } : z);
+    }).catch(() => {});
+    return () => {
+      stop = true;
+    };
+  }, [zoom]);
+
+  // A zoom is in the old axis' terms: a new axis starts unzoomed.
+  const lastX = useRef(x);
+  useEffect(() => {
+    if (lastX.current === x) return;
+    lastX.current = x;
+    setZoom(null);
+    setHover(null);
+  }, [x]);
+
+  // Live runs: points over the page's one stream, and a read every 5 s that repairs gaps.
+  useEffect(() => {
+    const live = liveKey ? liveKey.split(",") : [];
+    if (!live.length) return;
+    const add = (id: string, pts: LivePoint[]) => {
+      setBase((b) => ({ ...b, [id]: mergePoints(b[id] ?? emptySeries(id, p.metric), pts) }));
+      setZoom((z) =>
+        z && z.series && z.series[id]
+          ? { ...z, series: { ...z.series, [id]: mergePoints(z.series[id], pts) } }
+          : z
+      );
+    };
+    const repair = () =>
+      querySeries({ runs: live, keys: [p.metric], max_points: asked.current || want })
+        .then((got) =>
+          alive.current && setBase((b) => {
+            const next: Record<string, PointSeries> = { ...b };
+            for (const s of got) next[s.run_id] = replaceKeepingTail(b[s.run_id], fromApi(s));
+            return next;
+          })
+        ).catch(() => {});
+    let poll: ReturnType<typeof setInterval> | null = setInterval(repair, POLL_MS);
+    // Every run has finished: one last read for anything the stream missed, then no more.
+    const ended = () => {
+      if (!poll) return;
+      clearInterval(poll);
+      poll = null;
+      repair();
+    };
+    const stops = live.map((id) => livePoints.listen(id, p.metric, (pts) => add(id, pts), ended));
+    return () => {
+      for (const s of stops) s();
+      if (poll) clearInterval(poll);
+    };
+  }, [liveKey, p.metric]);
+
+  const pointerX = (e: PointerEvent | MouseEvent) =>
+    e.clientX - box.current!.getBoundingClientRect().left;
+  const inArea = (px: number) => {
+    const a = chart.current?.chartArea;
+    return !!a && px >= a.left && px <= a.right;
+  };
+  const showReadout = (px: number) => {
+    const ch = chart.current;
+    if (!ch || !inArea(px)) return setHover(null);
+    const at = ch.scales.x.getValueForPixel(px);
+    if (at === undefined) return setHover(null);
+    const inputs: ReadoutInput[] = visible.map((r) => {
+      const s = seriesOf(r.id)!;
+      return {
+        id: r.id,
+        label: r.label,
+        color: r.color,
+        xs: shaped[r.id].xs,
+        steps: s.steps,
+        walls: s.walls,
+        values: s.values,
+        smoothed: shaped[r.id].smoothed,
+        t0: t0.current[r.id] ?? 0,
+      };
+    });
+    setHover(readout(inputs, at, smoothing > 0));
+  };
+  const onDown = (e: PointerEvent) => {
+    if (e.button !== 0 || !inArea(pointerX(e))) return;
+    box.current!.setPointerCapture?.(e.pointerId);
+    setDrag({ from: pointerX(e), to: pointerX(e) });
+  };
+  const onMove = (e: PointerEvent) => {
+    const px = pointerX(e);
+    if (drag) {
+      const a = chart.current!.chartArea;
+      setDrag({ ...drag, to: Math.min(a.right, Math.max(a.left, px)) });
+    }
+    showReadout(px);
+  };
+  const onUp = () => {
+    const ch = chart.current;
+    if (!drag || !ch) return;
+    setDrag(null);
+    if (Math.abs(drag.to - drag.from) < DRAG_MIN_PX) return;
+    const a = ch.scales.x.getValueForPixel(Math.min(drag.from, drag.to))!;
+    const b = ch.scales.x.getValueForPixel(Math.max(drag.from, drag.to))!;
+    setZoom({ range: [a, b], series: null });
+  };
+  const reset = () => setZoom(null);
+
+  const crossPx = hover && chart.current ? chart.current.scales.x.getPixelForValue(hover.x) : null;
+  const area = chart.current?.chartArea;
+  return (
+    <figure
+      class="panel chart-panel"
+      data-metric={p.metric}
+      data-zoomed={zoom ? "true" : "false"}
+      ref={root}
+    >
+      <PanelHead
+        metric={p.metric}
+        direction={p.direction}
+        primary={!!p.primary}
+        runs={visible.map((r) => ({ label: r.label, series: base[r.id] }))}
+        smoothing={smoothing}
+        onSmooth={p.onSmooth ? null : setOwnSmooth}
+        x={x}
+        onX={p.onX ? null : setOwnX}
+        log={log}
+        onLog={setLog}
+        zoomed={!!zoom}
+        onReset={reset}
+        onRemove={p.onRemove}
+      />
+      <div
+        class={`chart-box${p.tall ? " tall" : ""}`}
+        ref={box}
+        onPointerDown={onDown}
+        onPointerMove={onMove}
+        onPointerUp={onUp}
+        onPointerLeave={() => !drag && setHover(null)}
+        onDblClick={reset}
+      >
+        <canvas
+          ref={canvas}
+          role="img"
+          aria-label={`${p.metric} by ${X_LABEL[x]}${
+            p.runs.length > 1 ? `, ${p.runs.length} runs` : ""
+          }`}
+        />
+        {drag && area && (
+          <div
+            class="chart-zoom-box"
+            style={{
+              left: `${Math.min(drag.from, drag.to)}px`,
+              width: `${Math.abs(drag.to - drag.from)}px`,
+              top: `${area.top}px`,
+              height: `${area.bottom - area.top}px`,
+            }}
+          />
+        )}
+        {hover && area && crossPx !== null && (
+          <PanelTip hover={hover} at={crossPx} area={area} width={box.current?.clientWidth ?? 0} />
+        )}
+      </div>
+      {p.runs.length > 1 && (
+        <PanelLegend metric={p.metric} runs={p.runs} legend={legend} onLegend={setLegend} />
+      )}
+    </figure>
+  );
+}

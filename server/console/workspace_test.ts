@@ -1,0 +1,14 @@
+import { assertEquals } from "../../tests/assert.ts";
+import { MAX_QUERY_SERIES } from "../../protocol/rest.ts";
+import { keysForOneQuery } from "./workspace.ts";
+
+Deno.test("keysForOneQuery() keeps the panels one metrics query can carry, in panel order", () => {
+  const panels = ["a", "b", "c", "d", "e", "f"];
+  const cases: [string, number, string[]][] = [
+    ["few runs: every panel", 10, panels],
+    ["as many series as a query holds", MAX_QUERY_SERIES / 4, ["a", "b", "c", "d"]],
+    ["more runs than a query holds with one key: none", MAX_QUERY_SERIES + 1, []],
+    ["no runs drawn: nothing to read", 0, []],
+  ];
+  for (const [name, runs, want] of cases) assertEquals(keysForOneQuery(panels, runs), want, name);
+});
