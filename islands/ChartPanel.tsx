@@ -24,9 +24,9 @@ import {
   LogarithmicScale,
   PointElement,
 } from "chart.js";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { fmtInt, fmtMetric } from "./_format.ts";
-import { buildDatasets, type DrawnRun } from "./chart/datasets.ts";
+import { buildDatasets, type DrawnRun, type PanelDataset } from "./chart/datasets.ts";
 import { emphasis, EMPTY_LEGEND, isVisible, type LegendState } from "./chart/legend.ts";
 import { livePoints } from "./chart/live_points.ts";
 import type { ApiSeries, ComposedPanelProps } from "./chart/panel_types.ts";
@@ -111,6 +111,19 @@ function padded(e: { min: number; max: number }, log: boolean): { min: number; m
   return { min: e.min - span * 0.05, max: e.max + span * 0.05 };
 }
 
+/**
+ * Puts `next` in the chart, keeping its dataset objects when the same runs and roles are drawn
+ * (a smoothing or data change): chart.js then reuses each dataset's elements instead of
+ * building them again for every point.
+ */
+function reuseDatasets(ch: Chart<"line", XY[]>, next: PanelDataset[]): void {
+  const current = ch.data.datasets as unknown as PanelDataset[];
+  const same = current.length === next.length &&
+    current.every((d, i) => d.runId === next[i].runId && d.role === next[i].role);
+  if (same) next.forEach((d, i) => Object.assign(current[i], d));
+  else ch.data.datasets = next as never;
+}
+
 export default function ChartPanel(p: ComposedPanelProps) {
   const root = useRef<HTMLElement>(null);
   const box = useRef<HTMLDivElement>(null);
@@ -159,8 +172,9 @@ export default function ChartPanel(p: ComposedPanelProps) {
   }, [base, zoom, x, smoothing, log, idKey]);
   const visible = p.runs.filter((r) => isVisible(legend, r.id) && shaped[r.id]);
 
-  // The chart, drawn once; the pointer is the panel's, not chart.js's.
-  useEffect(() => {
+  // The chart, drawn once; the pointer is the panel's, not chart.js's. Made in a layout effect
+  // so it exists when the data's layout effect below first runs.
+  useLayoutEffect(() => {
     const ch = new Chart<"line", XY[]>(canvas.current!, {
       type: "line",
       data: { datasets: [] },
@@ -190,7 +204,9 @@ export default function ChartPanel(p: ComposedPanelProps) {
   }, []);
 
   // New data, smoothing, axis, scale, legend or colours: replace the datasets, nothing else.
-  useEffect(() => {
+  // A layout effect: the canvas is drawn in the same task as the render that changed it, not
+  // a frame later (a passive effect waits for the next animation frame).
+  useLayoutEffect(() => {
     const ch = chart.current;
     if (!ch) return;
     const drawn: DrawnRun[] = visible.map((r) => ({
@@ -199,7 +215,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
       shaped: shaped[r.id],
       emphasis: emphasis(legend, r.id),
     }));
-    ch.data.datasets = buildDatasets(drawn, cssVar("--failed")) as never;
+    reuseDatasets(ch, buildDatasets(drawn, cssVar("--failed")));
     const grid = cssVar("--border");
     const text = cssVar("--text-muted");
     const fit = zoom ? yExtent(drawn.map((d) => d.shaped), zoom.range[0], zoom.range[1]) : null;

@@ -9,7 +9,6 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import ChartPanel from "./ChartPanel.tsx";
 import { directionArrow, fmtDuration, fmtInt, fmtMetric, runColor } from "./_format.ts";
 import { RunDot, StatusBadge } from "./_ui.tsx";
-import { PanelSlot, useMounted } from "./chart/panel_slot.tsx";
 import type { ApiSeries, PanelRun } from "./chart/panel_types.ts";
 import {
   compareRows,
@@ -93,7 +92,6 @@ export default function Compare(p: CompareProps) {
   const shown = current ?? comparison;
   const rows = compareRows(shown);
   const direction = shown.metric?.direction ?? null;
-  const mounted = useMounted();
 
   return (
     <div class="compare">
@@ -118,10 +116,7 @@ export default function Compare(p: CompareProps) {
           These runs share no metric key to draw: {comparison.reason ?? "none logged yet"}.
         </p>
       )}
-      {metric && !mounted && (
-        <PanelSlot metric={metric} direction={direction} primary={metric === p.primary} tall />
-      )}
-      {metric && mounted && (
+      {metric && (
         <ChartPanel
           key={metric}
           metric={metric}

@@ -11,7 +11,6 @@ import { directionArrow, fmtMetric, fmtProgress, progressFraction, runColor } fr
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
 import { Bar, RelTime, RunDot, StatusBadge } from "./_ui.tsx";
 import type { ApiSeries, PanelRun } from "./chart/panel_types.ts";
-import { PanelSlot, useMounted } from "./chart/panel_slot.tsx";
 import type { ViewState } from "./chart/view_state.ts";
 import {
   addablePanels,
@@ -105,34 +104,23 @@ export default function Workspace(p: WorkspaceProps) {
   const addable = addablePanels(p.keys.map((k) => k.key), metrics);
   const best = bestRunId(ranked);
 
-  const mounted = useMounted();
-  const panel = (key: string, tall: boolean) =>
-    !mounted
-      ? (
-        <PanelSlot
-          metric={key}
-          direction={direction(key)}
-          primary={key === primaryKey}
-          tall={tall}
-        />
-      )
-      : (
-        <ChartPanel
-          key={key}
-          metric={key}
-          direction={direction(key)}
-          primary={key === primaryKey}
-          runs={drawn}
-          series={seriesOf.get(key)}
-          maxPoints={p.maxPoints}
-          smooth={smooth}
-          x={x}
-          tall={tall}
-          onSmooth={setSmooth}
-          onX={setX}
-          onRemove={() => setMetrics(metrics.filter((k) => k !== key))}
-        />
-      );
+  const panel = (key: string, tall: boolean) => (
+    <ChartPanel
+      key={key}
+      metric={key}
+      direction={direction(key)}
+      primary={key === primaryKey}
+      runs={drawn}
+      series={seriesOf.get(key)}
+      maxPoints={p.maxPoints}
+      smooth={smooth}
+      x={x}
+      tall={tall}
+      onSmooth={setSmooth}
+      onX={setX}
+      onRemove={() => setMetrics(metrics.filter((k) => k !== key))}
+    />
+  );
 
   return (
     <div class="workspace">

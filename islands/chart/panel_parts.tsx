@@ -176,13 +176,25 @@ export function PanelTip(p: {
         <div class="chart-tip-title">{hover.title}</div>
         {hover.rows.map((row) => (
           <div key={row.id} class="chart-tip-row" data-run={row.id}>
-            <span class="swatch" style={{ background: row.color }} />
+            <Swatch color={row.color} />
             <span class="chart-tip-label">{row.label}</span>
             <span class="chart-tip-value">{row.text}</span>
           </div>
         ))}
       </div>
     </>
+  );
+}
+
+/**
+ * A run's colour as a small square. An SVG `fill` rather than a `style` attribute: the
+ * console's CSP (`style-src 'self'`) refuses inline styles in the server's HTML.
+ */
+function Swatch({ color }: { color: string }) {
+  return (
+    <svg class="swatch" width="10" height="10" viewBox="0 0 10 10" aria-hidden="true">
+      <rect width="10" height="10" rx="2" fill={color} />
+    </svg>
   );
 }
 
@@ -208,7 +220,7 @@ export function PanelLegend(p: {
             onMouseEnter={() => p.onLegend((s) => legendHover(s, r.id))}
             onMouseLeave={() => p.onLegend((s) => legendHover(s, null))}
           >
-            <span class="swatch" style={{ background: r.color }} />
+            <Swatch color={r.color} />
             {r.label}
           </button>
         </li>

@@ -17,8 +17,8 @@ export function SmoothSlider({ value, onChange }: {
         type="range"
         name="smooth"
         min="0"
-        max="0.99"
-        step="0.01"
+        max="0.999"
+        step="0.001"
         value={value}
         onInput={(e) => onChange(Number((e.target as HTMLInputElement).value))}
       />
