@@ -37,7 +37,10 @@ export interface WorkspaceProps {
   series: ApiSeries[];
   /** Panels `series` holds; the others fetch their own. */
   seriesKeys: string[];
+  /** What the grid's panels' `series` were read with. */
   maxPoints: number;
+  /** What the full-width panel's were read with. */
+  topMaxPoints: number;
   /** `GET /api/runs` filters of the experiment's runs, for the table's refresh. */
   runsQuery: string;
   now: number;
@@ -112,7 +115,7 @@ export default function Workspace(p: WorkspaceProps) {
       primary={key === primaryKey}
       runs={drawn}
       series={seriesOf.get(key)}
-      maxPoints={p.maxPoints}
+      maxPoints={tall ? p.topMaxPoints : p.maxPoints}
       smooth={smooth}
       x={x}
       tall={tall}

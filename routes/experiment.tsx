@@ -66,6 +66,7 @@ export const experimentRoutes: PageRoute[] = [{
                   series: d.series,
                   seriesKeys: d.seriesKeys,
                   maxPoints: d.maxPoints,
+                  topMaxPoints: d.topMaxPoints,
                   runsQuery,
                   now: nowMs(p.ctx),
                 }}

@@ -98,6 +98,7 @@ interface Drawn {
   grid: string;
   yType: string;
   yMin: number;
+  yMax: number;
 }
 
 /** What a panel's chart draws, read from its chart.js instance. */
@@ -121,6 +122,7 @@ function drawn(page: Page, metric = KEY): Promise<Drawn> {
       grid: ch.options.scales.x.grid.color,
       yType: ch.scales.y.type,
       yMin: ch.scales.y.min,
+      yMax: ch.scales.y.max,
     };
   }, metric);
 }
@@ -228,6 +230,8 @@ Deno.test("the chart panel in Chromium", async (t) => {
         assert(hi, `a band for ${id}`);
         assertEquals(Math.max(...hi.data.map((p) => p.y ?? -Infinity)), 25, "the spike");
       }
+      // And the y axis reaches it.
+      assert(first.yMax >= 25, `the y axis ends at ${first.yMax}, below the spike`);
       // The NaN at 60% is a gap with a marker.
       assertEquals(first.datasets.filter((s) => s.role === "marks").length, 3);
     });

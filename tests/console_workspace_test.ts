@@ -71,7 +71,7 @@ Deno.test("the workspace draws the primary metric on top and lists the runs best
     assertEquals(props.seriesKeys, ["train/loss", "eval/accuracy"]);
     assertEquals(props.series.length, 10);
     assert(props.series.every((x: { steps: number[] }) => x.steps.length > 0));
-    assertEquals(props.maxPoints, 1200);
+    assertEquals([props.topMaxPoints, props.maxPoints], [2500, 1200]);
     assertEquals(
       props.runs.filter((r: { live: boolean }) => r.live).map((r: { id: string }) => r.id),
       [s.runs[4]],

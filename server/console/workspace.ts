@@ -2,7 +2,7 @@
  * What the Experiment workspace (`/experiments/{id}`) and Compare (`/compare?runs=`) pages
  * show, each in one read: the runs, their keys and ranking by the primary metric, the view the
  * URL asks for (panels, runs, smoothing, x axis), and the series of the drawn runs and panels
- * in ONE batched metrics query, so the first paint needs no request.
+ * in one batched metrics query per panel width, so the first paint needs no request.
  */
 import type { ApiSeries } from "../../islands/chart/panel_types.ts";
 import { decodeView, type ViewState } from "../../islands/chart/view_state.ts";
@@ -10,6 +10,7 @@ import {
   type ComparisonView,
   drawnRuns,
   LIVE_STATUSES,
+  panelLayout,
   rankRuns,
   shownPanels,
   type WorkspaceRow,
@@ -24,8 +25,10 @@ import { getMetricDefinitions, listExperiments } from "../projects/service.ts";
 import { getRun, listMetricKeys, listRuns } from "../runs/service.ts";
 import { compareRunsByIds } from "../semantic/service.ts";
 
-/** Points a full-width panel is rendered with (about twice its width in pixels). */
-export const FULL_POINTS = 1200;
+/** Points a full-width panel is rendered with (about twice its width in pixels at 1280 px). */
+export const FULL_POINTS = 2500;
+/** Points a panel of the two-column grid is rendered with (half as wide). */
+export const HALF_POINTS = 1200;
 /** Runs a workspace lists at most (the newest). */
 export const MAX_WORKSPACE_RUNS = 300;
 /** Runs one comparison takes at most (as `GET /api/runs/compare`). */
@@ -54,7 +57,10 @@ export interface WorkspaceData {
   series: ApiSeries[];
   /** Panels whose series came with the page; the others fetch their own. */
   seriesKeys: string[];
+  /** What the grid's panels were read with. */
   maxPoints: number;
+  /** What the full-width panel on top was read with. */
+  topMaxPoints: number;
 }
 
 /**
@@ -111,13 +117,17 @@ export async function loadWorkspace(
     runs: drawnRuns(asked.runs, ranked),
   };
   const seriesKeys = keysForOneQuery(view.metrics, view.runs.length);
-  const series = seriesKeys.length
-    ? (await queryMetrics(ctx, {
-      runs: view.runs,
-      keys: seriesKeys,
-      max_points: FULL_POINTS,
-    })).series
-    : [];
+  // One read per panel width: the full-width panel on top gets twice the grid's points, so
+  // neither reads again on mount for the detail its width calls for.
+  const { top } = panelLayout(seriesKeys, primary?.key ?? null);
+  const read = async (keys: string[], maxPoints: number) =>
+    keys.length
+      ? (await queryMetrics(ctx, { runs: view.runs, keys, max_points: maxPoints })).series
+      : [];
+  const series = [
+    ...await read(top ? [top] : [], FULL_POINTS),
+    ...await read(seriesKeys.filter((k) => k !== top), HALF_POINTS),
+  ];
   const scope = { project: exp.project, experiment: exp.name };
   return {
     experiment: { id: exp.id, project: exp.project, name: exp.name, description: exp.description },
@@ -128,7 +138,8 @@ export async function loadWorkspace(
     view,
     series,
     seriesKeys,
-    maxPoints: FULL_POINTS,
+    maxPoints: HALF_POINTS,
+    topMaxPoints: FULL_POINTS,
   };
 }
 
