@@ -31,10 +31,19 @@ if (import.meta.main) {
     const baseline = await runOf(demo.jobs.baseline);
     const oom = await runOf(demo.jobs.oom);
     const sweep = await runOf(demo.jobs.sweep[2]);
+    const sweepRuns: string[] = [];
+    for (const job of demo.jobs.sweep) sweepRuns.push(await runOf(job));
+    const sweepRun = (await demo.call("GET", `/api/runs/${sweep}`)).json;
+    const experiment = (await demo.call(
+      "GET",
+      `/api/experiments?project=${encodeURIComponent(sweepRun.project)}`,
+    )).json.items.find((e: { name: string }) => e.name === sweepRun.experiment);
     const pages: [string, string][] = [
       ["dashboard", "/"],
       ["runs", "/runs"],
       ["experiments", "/experiments"],
+      ["workspace", `/experiments/${experiment.id}`],
+      ["compare", `/compare?runs=${sweepRuns.join(",")}`],
       ["run-running", `/runs/${sweep}`],
       ["run-failed", `/runs/${oom}`],
       ["run-metrics", `/runs/${baseline}?tab=metrics`],

@@ -3,9 +3,9 @@
  * each run with status, progress, best and latest of its primary metric and source. Read
  * again when runs start or end and every few seconds while any runs, so progress moves.
  */
-import { fmtMetric, fmtProgress, progressFraction } from "./_format.ts";
+import { fmtMetric } from "./_format.ts";
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
-import { Bar, MetricKey, RelTime, RunDot, StatusBadge } from "./_ui.tsx";
+import { MetricKey, ProgressCell, RelTime, RunNameCell, StatusBadge } from "./_ui.tsx";
 
 export interface RunListRow {
   id: string;
@@ -102,19 +102,8 @@ function RunRow({ r, now }: { r: RunListRow; now: number }) {
       <td>
         <StatusBadge status={r.status} />
       </td>
-      <td class="run-name">
-        <RunDot id={r.id} /> <a href={`/runs/${encodeURIComponent(r.id)}`}>{r.name}</a>
-        <div class="muted small">
-          <code class="id">{r.id}</code>
-        </div>
-      </td>
-      <td class="progress-cell">
-        <Bar
-          fraction={progressFraction(r.step, r.max_steps)}
-          tone={r.status === "SUCCEEDED" ? "util" : "running"}
-        />
-        <span class="small">{fmtProgress(r.step, r.max_steps)}</span>
-      </td>
+      <RunNameCell id={r.id} name={r.name} />
+      <ProgressCell step={r.step} maxSteps={r.max_steps} status={r.status} />
       <td>
         <MetricKey metric={pm} />
       </td>

@@ -7,9 +7,9 @@
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import ChartPanel from "./ChartPanel.tsx";
-import { directionArrow, fmtMetric, fmtProgress, progressFraction, runColor } from "./_format.ts";
+import { directionArrow, fmtMetric, runColor } from "./_format.ts";
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
-import { Bar, RelTime, RunDot, StatusBadge } from "./_ui.tsx";
+import { ProgressCell, RelTime, RunNameCell, StatusBadge } from "./_ui.tsx";
 import type { ApiSeries, PanelRun } from "./chart/panel_types.ts";
 import type { ViewState } from "./chart/view_state.ts";
 import {
@@ -223,20 +223,10 @@ export default function Workspace(p: WorkspaceProps) {
                   <td>
                     <StatusBadge status={r.status} />
                   </td>
-                  <td class="run-name">
-                    <RunDot id={r.id} /> <a href={`/runs/${encodeURIComponent(r.id)}`}>{r.name}</a>
+                  <RunNameCell id={r.id} name={r.name}>
                     {r.id === best && <span class="badge best">best</span>}
-                    <div class="muted small">
-                      <code class="id">{r.id}</code>
-                    </div>
-                  </td>
-                  <td class="progress-cell">
-                    <Bar
-                      fraction={progressFraction(r.step, r.max_steps)}
-                      tone={r.status === "SUCCEEDED" ? "util" : "running"}
-                    />
-                    <span class="small">{fmtProgress(r.step, r.max_steps)}</span>
-                  </td>
+                  </RunNameCell>
+                  <ProgressCell step={r.step} maxSteps={r.max_steps} status={r.status} />
                   <td class="num">
                     <strong>{fmtMetric(r.best)}</strong>
                   </td>

@@ -3,7 +3,16 @@
  * relative times, run dots. Widths and colours go in SVG attributes, never inline styles (the
  * CSP allows styles from the stylesheet only).
  */
-import { directionArrow, fmtAbsolute, fmtRelative, runColor, statusTone } from "./_format.ts";
+import type { ComponentChildren } from "preact";
+import {
+  directionArrow,
+  fmtAbsolute,
+  fmtProgress,
+  fmtRelative,
+  progressFraction,
+  runColor,
+  statusTone,
+} from "./_format.ts";
 
 /** A status as a coloured badge that carries the word (colour is never the only signal). */
 export function StatusBadge({ status }: { status: string }) {
@@ -83,6 +92,36 @@ export function RunDot({ id }: { id: string }) {
     <svg class="run-dot" width="8" height="8" viewBox="0 0 8 8" aria-hidden="true">
       <circle cx="4" cy="4" r="4" fill={runColor(id)} />
     </svg>
+  );
+}
+
+/** A runs table's name cell: the run's colour dot, its name linking to it, then its id. */
+export function RunNameCell(
+  { id, name, children }: { id: string; name: string; children?: ComponentChildren },
+) {
+  return (
+    <td class="run-name">
+      <RunDot id={id} /> <a href={`/runs/${encodeURIComponent(id)}`}>{name}</a>
+      {children}
+      <div class="muted small">
+        <code class="id">{id}</code>
+      </div>
+    </td>
+  );
+}
+
+/** A runs table's progress cell: a bar and `1,200 / 5,000`. */
+export function ProgressCell(
+  { step, maxSteps, status }: { step: number | null; maxSteps: number | null; status: string },
+) {
+  return (
+    <td class="progress-cell">
+      <Bar
+        fraction={progressFraction(step, maxSteps)}
+        tone={status === "SUCCEEDED" ? "util" : "running"}
+      />
+      <span class="small">{fmtProgress(step, maxSteps)}</span>
+    </td>
   );
 }
 

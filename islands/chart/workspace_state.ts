@@ -56,19 +56,27 @@ export function refreshRows(
   return listed.map((r) => {
     const pm = primary !== null && r.primary_metric?.key === primary ? r.primary_metric : null;
     const was = old.get(r.id);
-    const best = pm ? pm.best : was?.best ?? null;
-    return {
-      id: r.id,
-      name: r.name,
-      status: r.status,
-      step: r.step,
-      max_steps: r.max_steps,
-      created_at: r.created_at,
-      best: typeof best === "number" && Number.isFinite(best) ? best : null,
-      latest: pm ? pm.latest : was?.latest ?? null,
-      live: LIVE_STATUSES.includes(r.status),
-    };
+    return workspaceRow(r, pm ? pm.best : was?.best ?? null, pm ? pm.latest : was?.latest ?? null);
   });
+}
+
+/** A run as a row of the table, with its best and latest value of the ranking metric. */
+export function workspaceRow(
+  r: Omit<ListedRun, "primary_metric">,
+  best: number | null,
+  latest: number | string | null,
+): WorkspaceRow {
+  return {
+    id: r.id,
+    name: r.name,
+    status: r.status,
+    step: r.step,
+    max_steps: r.max_steps,
+    created_at: r.created_at,
+    best: typeof best === "number" && Number.isFinite(best) ? best : null,
+    latest,
+    live: LIVE_STATUSES.includes(r.status),
+  };
 }
 
 /** A run's value of the metric that ranks it (null: none logged, or not finite). */

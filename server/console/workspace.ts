@@ -14,6 +14,7 @@ import {
   rankRuns,
   shownPanels,
   type WorkspaceRow,
+  workspaceRow,
 } from "../../islands/chart/workspace_state.ts";
 import type { Experiment, Run } from "../../protocol/objects.ts";
 import { MAX_QUERY_SERIES } from "../../protocol/rest.ts";
@@ -72,10 +73,6 @@ export function keysForOneQuery(panels: readonly string[], runs: number): string
   return panels.slice(0, Math.max(0, Math.floor(MAX_QUERY_SERIES / runs)));
 }
 
-/** A finite number, else null (the store reads NaN for a value that was not finite). */
-const finite = (v: unknown): number | null =>
-  typeof v === "number" && Number.isFinite(v) ? v : null;
-
 /** The experiment `id`'s workspace; NotFoundError for an id no experiment has. */
 export async function loadWorkspace(
   ctx: Context,
@@ -98,15 +95,9 @@ export async function loadWorkspace(
     const keys = listMetricKeys(ctx, r.id).keys;
     for (const k of keys) keySet.add(k.key);
     const s = primary ? keys.find((k) => k.key === primary.key) : undefined;
-    return workspaceRun(
-      r,
-      s && primary
-        ? {
-          best: finite(primary.direction === "min" ? s.min_value : s.max_value),
-          latest: s.last_value,
-        }
-        : { best: null, latest: null },
-    );
+    return s && primary
+      ? workspaceRow(r, primary.direction === "min" ? s.min_value : s.max_value, s.last_value)
+      : workspaceRow(r, null, null);
   });
   const ranked = rankRuns(rows, primary?.direction ?? null);
   const asked = decodeView(params);
@@ -141,20 +132,6 @@ export async function loadWorkspace(
     maxPoints: HALF_POINTS,
     topMaxPoints: FULL_POINTS,
   };
-}
-
-function workspaceRun(r: Run, v: { best: number | null; latest: number | string | null }) {
-  return {
-    id: r.id,
-    name: r.name,
-    status: r.status,
-    step: r.step,
-    max_steps: r.max_steps,
-    created_at: r.created_at,
-    best: v.best,
-    latest: v.latest,
-    live: LIVE_STATUSES.includes(r.status),
-  } satisfies WorkspaceRun;
 }
 
 /** A run the Compare page draws. */
