@@ -20,25 +20,30 @@ export const X_LABEL: Record<XMode, string> = {
   wall: "wall time",
 };
 
-/** The newest point of the visible runs, and the best of them by `direction`. */
+/** The newest point of the visible runs, and the best of them by `direction`, with their runs. */
 export function headline(
   runs: readonly { label: string; series: PointSeries | undefined }[],
   direction: "min" | "max" | null,
 ): {
-  latest: { step: number; value: number } | null;
+  latest: { step: number; value: number; label: string } | null;
   best: { step: number; value: number; label: string } | null;
 } {
-  let latest: { step: number; value: number; wall: number } | null = null;
+  let latest: { step: number; value: number; wall: number; label: string } | null = null;
   let best: { step: number; value: number; label: string } | null = null;
   for (const r of runs) {
     if (!r.series) continue;
     const lb = latestAndBest(r.series, direction);
-    if (lb.latest && (!latest || lb.latest.wall > latest.wall)) latest = lb.latest;
+    if (lb.latest && (!latest || lb.latest.wall > latest.wall)) {
+      latest = { ...lb.latest, label: r.label };
+    }
     const better = lb.best &&
       (!best || (direction === "max" ? lb.best.value > best.value : lb.best.value < best.value));
     if (better) best = { ...lb.best!, label: r.label };
   }
-  return { latest: latest && { step: latest.step, value: latest.value }, best };
+  return {
+    latest: latest && { step: latest.step, value: latest.value, label: latest.label },
+    best,
+  };
 }
 
 export function PanelHead(p: {
@@ -79,6 +84,7 @@ export function PanelHead(p: {
           ? (
             <>
               latest <strong>{fmtMetric(latest.value)}</strong> @ {fmtInt(latest.step)}
+              {p.runs.length > 1 ? ` (${latest.label})` : ""}
               {best && (
                 <>
                   {" · best "}

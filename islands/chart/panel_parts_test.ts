@@ -18,9 +18,9 @@ const series = (run_id: string, values: number[], walls: number[]) =>
 const a = { label: "a", series: series("a", [3, 1, 2], [100, 101, 102]) };
 const b = { label: "b", series: series("b", [4, 1.5, 0.5, 0.7], [90, 91, 92, 200]) };
 
-Deno.test("headline() gives the newest point of the runs and the best of them", () => {
+Deno.test("headline() gives the newest point of the runs and the best of them, each with its run", () => {
   assertEquals(headline([a, b], "min"), {
-    latest: { step: 30, value: 0.7 },
+    latest: { step: 30, value: 0.7, label: "b" },
     best: { step: 20, value: 0.5, label: "b" },
   });
   assertEquals(headline([a, b], "max").best, { step: 0, value: 4, label: "b" });
