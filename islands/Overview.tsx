@@ -5,7 +5,7 @@
  */
 import { fmtAbsolute } from "./_format.ts";
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
-import { Bar, EventItem, RelTime } from "./_ui.tsx";
+import { Bar, EventItem, type EventView, RelTime } from "./_ui.tsx";
 
 export interface OverviewStatus {
   nodes: { online: number; offline: number; total: number };
@@ -15,14 +15,7 @@ export interface OverviewStatus {
     window_h: number;
     warning: number;
     critical: number;
-    recent: {
-      id: number;
-      ts: string;
-      type: string;
-      severity: string;
-      message: string;
-      run_id: string | null;
-    }[];
+    recent: EventView[];
   };
   queue: {
     job_id: string;

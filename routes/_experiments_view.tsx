@@ -1,5 +1,6 @@
 /** What the Experiments page's parts share: its URL state and its form fields. */
 import type { ComponentChildren } from "preact";
+import { FormField } from "../components/form_field.tsx";
 
 /** The page's URL state: the project chip, the search, the experiment the resolution is for. */
 export const VIEW_KEYS = ["project", "q", "resolve"] as const;
@@ -25,7 +26,7 @@ export interface FormState {
 }
 
 export function Field(
-  { id, name, label, hint, state, children, placeholder }: {
+  { state, ...rest }: {
     id: string;
     name: string;
     label: string;
@@ -35,24 +36,7 @@ export function Field(
     children?: ComponentChildren;
   },
 ) {
-  const error = state?.errors[name];
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      {children ?? (
-        <input
-          id={id}
-          name={name}
-          value={state?.values[name] ?? ""}
-          placeholder={placeholder}
-          aria-invalid={error ? "true" : undefined}
-          aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined}
-          spellcheck={false}
-          autocomplete="off"
-        />
-      )}
-      {error && <p id={`${id}-error`} class="field-error" role="alert">{label} {error}</p>}
-      {!error && hint && <span id={`${id}-hint`} class="hint">{hint}</span>}
-    </div>
+    <FormField value={state?.values[rest.name] ?? ""} error={state?.errors[rest.name]} {...rest} />
   );
 }

@@ -3,6 +3,7 @@
  * the server, problems shown next to their fields, what was typed kept) and cancel/retry.
  */
 import type { ComponentChildren } from "preact";
+import { FormField } from "../components/form_field.tsx";
 import { Island } from "../components/island.tsx";
 import JobsTable, { type JobRow } from "../islands/JobsTable.tsx";
 import { JOB_STATUSES } from "../protocol/rest.ts";
@@ -37,7 +38,7 @@ const jobRow = (j: Job): JobRow => ({
 });
 
 function Field(
-  { name, label, hint, values, errors, wide, children, type = "text", placeholder }: {
+  { name, values, errors, type = "text", ...rest }: {
     name: string;
     label: string;
     hint?: string;
@@ -49,27 +50,15 @@ function Field(
     children?: ComponentChildren;
   },
 ) {
-  const error = errors[name];
-  const id = `f-${name}`;
   return (
-    <div class={`field${wide ? " wide" : ""}`}>
-      <label for={id}>{label}</label>
-      {children ?? (
-        <input
-          id={id}
-          name={name}
-          type={type}
-          value={values[name as keyof JobFormValues] ?? ""}
-          placeholder={placeholder}
-          aria-invalid={error ? "true" : undefined}
-          aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined}
-          spellcheck={false}
-          autocomplete="off"
-        />
-      )}
-      {error && <p id={`${id}-error`} class="field-error" role="alert">{label} {error}</p>}
-      {!error && hint && <span id={`${id}-hint`} class="hint">{hint}</span>}
-    </div>
+    <FormField
+      id={`f-${name}`}
+      name={name}
+      type={type}
+      value={values[name as keyof JobFormValues] ?? ""}
+      error={errors[name]}
+      {...rest}
+    />
   );
 }
 
