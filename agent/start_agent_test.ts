@@ -6,6 +6,7 @@ import type { DataFrame, DispatchSpec } from "../protocol/agent.ts";
 import { eventually, FakeServer } from "./_fake_server.ts";
 import { dispatchSpec } from "./_testing.ts";
 import { resolveAgentConfig } from "./config.ts";
+import { SDK_DIR } from "./job_env.ts";
 import { memoryLogger } from "./log.ts";
 import { type RunningAgent, startAgent } from "./start_agent.ts";
 import { mergeScalars } from "./tensorboard/mod.ts";
@@ -276,6 +277,12 @@ Deno.test({
     await withWorld(async ({ server, start, dispatch, dir }) => {
       await start();
       await Deno.chmod(dir, 0o777);
+      // The checkout may sit in a folder the job user cannot enter (a clone under a private
+      // temp dir): the job then imports a copy of the SDK from the world's open folder, which
+      // its PYTHONPATH lists after the checkout's.
+      const sdkCopy = `${dir}/sdk-python`;
+      await new Deno.Command("cp", { args: ["-r", SDK_DIR!, sdkCopy] }).output();
+      await new Deno.Command("chmod", { args: ["-R", "a+rX", sdkCopy] }).output();
       const script = [
         "import os",
         "from gpuctl import run",
@@ -283,7 +290,7 @@ Deno.test({
         "open(os.path.join(os.environ['GPUCTL_RUN_DIR'], 'ckpt.pt'), 'w').write('x')",
         "run.finish()",
       ].join("\n");
-      dispatch({ job_id: "other", command: py(script) });
+      dispatch({ job_id: "other", command: py(script), env: { PYTHONPATH: sdkCopy } });
       await eventually("the end", () => ended(server, "r-other"));
       const points = server.of("sdk", "r-other").flatMap((f) => f.batch.points ?? []);
       assertEquals(points.map((p) => [p.key, p.step]), [["loss", 1]]);

@@ -510,11 +510,13 @@ COMP_WORDS=(gpuctl job submit --wor); COMP_CWORD=3; _gpuctl; echo "\${COMPREPLY[
         const file = `${c.home}/completion.${shell}`;
         await Deno.writeTextFile(file, script.stdout);
         // Where the shell is installed, it parses the script (`-n`: read, do not run).
-        const parsed = await new Deno.Command(shell, { args: ["-n", file], stderr: "piped" })
-          .output().catch((err) => {
-            if (err instanceof Deno.errors.NotFound) return null;
-            throw err;
-          });
+        // (Deno throws NotFound at spawn, before any promise exists.) CI installs both.
+        let parsed: Deno.CommandOutput | null = null;
+        try {
+          parsed = await new Deno.Command(shell, { args: ["-n", file], stderr: "piped" }).output();
+        } catch (err) {
+          if (!(err instanceof Deno.errors.NotFound)) throw err;
+        }
         if (parsed) assertEquals(parsed.code, 0, new TextDecoder().decode(parsed.stderr));
       }
       const usage = await gpuctl.run(["job", "submit", "-g", "lots", "--", "true"]);
