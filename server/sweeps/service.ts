@@ -31,6 +31,7 @@ import { expandTrials } from "./expand.ts";
 import { decideRung, rungsReached, type RungValue } from "./halving.ts";
 import { parameterImportance } from "./importance.ts";
 import { paramText, trialSubmission } from "./trial_job.ts";
+import { fmtNumber } from "../../lib/format.ts";
 
 /** Sweeps a list shows unless `limit` says otherwise. */
 export const SWEEP_PAGE_SIZE = 50;
@@ -372,7 +373,7 @@ function sweepView(ctx: Context, sweep: SweepRecord): Sweep {
   ];
   const bestText = best
     ? `best so far: trial ${best.index + 1} (${label(best.params)}) with ${sweep.metric_key} ` +
-      `${Number(best.value.toPrecision(4))}${best.step !== null ? ` at step ${best.step}` : ""}`
+      `${fmtNumber(best.value)}${best.step !== null ? ` at step ${best.step}` : ""}`
     : `no trial has logged ${sweep.metric_key} yet`;
   const top = importance[0];
   const importanceText = top && top.correlation !== null
