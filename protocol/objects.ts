@@ -466,3 +466,20 @@ export type ProjectSummary = Project & ScopeActivity;
 
 /** `GET /api/experiments` item. */
 export type ExperimentSummary = Experiment & ScopeActivity;
+
+/** One run's series of one metric key, as `POST /api/runs/metrics:query` returns it. */
+export interface Series {
+  run_id: string;
+  key: string;
+  steps: number[];
+  /** Values in the metric-value encoding: numbers, or "NaN" / "Infinity" / "-Infinity". */
+  values: (number | string)[];
+  wall_times: number[];
+  /** Each point's bucket minimum and maximum, when the series was downsampled. */
+  min?: (number | string)[];
+  max?: (number | string)[];
+  /** Points in the series (or in `range`) before downsampling. */
+  total_points: number;
+  /** True when the series had more than `max_points` and was downsampled with LTTB. */
+  downsampled: boolean;
+}

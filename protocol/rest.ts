@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { metricValue } from "./metric_value.ts";
+import { MAX_STREAMED_RUNS } from "./limits.ts";
 
 /** The longest name (job, run, project, experiment, token, tag) accepted anywhere. */
 export const MAX_NAME_LENGTH = 200;
@@ -511,8 +512,7 @@ export const comparedRunIds = z.array(id).min(
   "names more than 50 runs",
 );
 
-/** The most runs one `GET /api/runs/metrics:stream` follows. */
-export const MAX_STREAMED_RUNS = 100;
+export { MAX_STREAMED_RUNS };
 
 /** `GET /api/runs/metrics:stream?runs=a,b,c`: the live points of several runs in one stream. */
 export const runsMetricsStreamQuery = z.object({

@@ -52,7 +52,7 @@ export function islandNames(root = REPO_ROOT): string[] {
 
 /**
  * A hash of everything a build depends on: the islands' sources, the shared formatting module
- * under lib/ they import, and the dependency pins.
+ * under lib/ and the API limits they import, and the dependency pins.
  */
 export function islandsSourceHash(root = REPO_ROOT): string {
   const hash = createHash("sha256").update(`format ${BUILD_FORMAT}\n`);
@@ -72,7 +72,7 @@ export function islandsSourceHash(root = REPO_ROOT): string {
   };
   walk("islands");
   walk("lib");
-  files.sort().push("deno.json", "deno.lock");
+  files.sort().push("protocol/limits.ts", "deno.json", "deno.lock");
   for (const f of files) {
     let bytes: Uint8Array;
     try {
