@@ -114,66 +114,142 @@ function asUserFiles(user: JobUser, options: JobFilesOptions): JobFiles {
       : findProgram("setpriv", path).then((found) => found ?? "setpriv");
 
   /** Runs `argv` as the job user; the agent's environment (its token) never reaches it. */
-  const run = async (argv: string[], stdin?: Uint8Array) => {
+  const run = async (argv: string[], maxStdout: number, stdin?: Uint8Array) => {
     const prefix = switchUserArgv(await findSetpriv(), user);
-    const child = new Deno.Command(prefix[0], {
-      args: [...prefix.slice(1), ...argv],
-      clearEnv: true,
-      env: { PATH: path, LC_ALL: "C" },
-      cwd: "/",
-      stdin: stdin ? "piped" : "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(timeoutMs),
-    }).spawn();
-    if (stdin) {
-      const writer = child.stdin.getWriter();
-      await writer.write(stdin).catch(() => {});
-      await writer.close().catch(() => {});
-    }
-    const out = await child.output();
-    return { code: out.code, signal: out.signal, stdout: out.stdout, stderr: out.stderr };
+    return await runStep(prefix[0], [...prefix.slice(1), ...argv], {
+      path,
+      timeoutMs,
+      maxStdout,
+      stdin,
+    });
   };
   const what = `as job_user "${user.name}"`;
 
   return {
     user,
     async makeDir(dir) {
-      const out = await run(["mkdir", "-p", "-m", "0700", "--", dir]);
-      if (out.code !== 0) {
+      const out = await run(["mkdir", "-p", "-m", "0700", "--", dir], 0);
+      if (out.code !== 0 || out.stopped) {
         throw new Error(`Cannot create "${dir}" ${what}: ${failure(out)}`);
       }
     },
     async read(file, maxBytes, offset = 0) {
-      const out = await run([
-        "sh",
-        "-c",
-        READ_SCRIPT,
-        "sh",
-        file,
-        String(offset),
-        String(maxBytes),
-      ]);
-      if (out.code === 0) return { bytes: out.stdout };
+      const args = [file, String(offset), String(maxBytes)];
+      const out = await run(["sh", "-c", READ_SCRIPT, "sh", ...args], maxBytes);
+      if (out.code === 0 && out.stopped === null) return { bytes: out.stdout };
+      if (out.stopped) return { problem: `could not be read ${what}: it ${out.stopped}` };
       if (out.code === 3) return { missing: true };
       if (out.code === 4) return { problem: "is not a regular file" };
       // What the reader said is not repeated: it could quote the file.
-      return {
-        problem: out.signal
-          ? `could not be read ${what} within ${timeoutMs} ms`
-          : `cannot be read ${what}`,
-      };
+      return { problem: `cannot be read ${what}` };
     },
     async write(file, text) {
-      const out = await run(["sh", "-c", 'cat >"$1"', "sh", file], new TextEncoder().encode(text));
-      if (out.code !== 0) throw new Error(`Cannot write "${file}" ${what}: ${failure(out)}`);
+      const out = await run(
+        ["sh", "-c", 'exec cat >"$1"', "sh", file],
+        0,
+        new TextEncoder().encode(text),
+      );
+      if (out.code !== 0 || out.stopped) {
+        throw new Error(`Cannot write "${file}" ${what}: ${failure(out)}`);
+      }
     },
   };
 }
 
+/** How a step as the job user ended. */
+interface StepResult {
+  code: number;
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  /** Why the agent killed it (it ran too long, or wrote more than asked); null: it ended. */
+  stopped: string | null;
+}
+
+/** Most of a step's stderr kept: its first line says what went wrong. */
+const MAX_STDERR = 4096;
+
+/**
+ * Runs one step and collects its output, bounded in time and size whatever the process does
+ * (it runs as the job user, whose processes may stop it, trace it or keep its pipes open):
+ * SIGKILL at the time limit or past `maxStdout`, and the pipes are let go a second later.
+ */
+async function runStep(
+  program: string,
+  args: string[],
+  options: { path: string; timeoutMs: number; maxStdout: number; stdin?: Uint8Array },
+): Promise<StepResult> {
+  const child = new Deno.Command(program, {
+    args,
+    clearEnv: true,
+    env: { PATH: options.path, LC_ALL: "C" },
+    cwd: "/",
+    stdin: options.stdin ? "piped" : "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let stopped: string | null = null;
+  const readers = [child.stdout.getReader(), child.stderr.getReader()];
+  let letGo: ReturnType<typeof setTimeout> | undefined;
+  const stop = (why: string) => {
+    if (stopped !== null) return;
+    stopped = why;
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already ended
+    }
+    letGo = setTimeout(() => readers.forEach((r) => r.cancel().catch(() => {})), 1000);
+  };
+  const timer = setTimeout(() => stop(`took more than ${options.timeoutMs} ms`), options.timeoutMs);
+  try {
+    if (options.stdin) {
+      const writer = child.stdin.getWriter();
+      await writer.write(options.stdin).catch(() => {});
+      await writer.close().catch(() => {});
+    }
+    const [stdout, stderr, status] = await Promise.all([
+      collect(readers[0], options.maxStdout, () => stop("wrote more than was asked")),
+      collect(readers[1], MAX_STDERR, () => {}),
+      child.status,
+    ]);
+    return { code: status.code, stdout, stderr, stopped };
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(letGo);
+  }
+}
+
+/** Reads a pipe to its end, keeping at most `max` bytes; `over` is called once past it. */
+async function collect(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  max: number,
+  over: () => void,
+): Promise<Uint8Array> {
+  const kept = new Uint8Array(max);
+  let length = 0;
+  let overflowed = false;
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      break; // let go
+    }
+    if (chunk.done) break;
+    const room = max - length;
+    kept.set(chunk.value.subarray(0, room), length);
+    length += Math.min(room, chunk.value.length);
+    if (chunk.value.length > room && !overflowed) {
+      overflowed = true;
+      over();
+    }
+  }
+  return kept.subarray(0, length);
+}
+
 /** Why a step failed: its first error line (tools name the path, not the contents). */
-function failure(out: { signal: string | null; stderr: Uint8Array }): string {
-  if (out.signal) return `stopped by ${out.signal} (more than the time limit)`;
+function failure(out: StepResult): string {
+  if (out.stopped) return `stopped: it ${out.stopped}`;
   const line = new TextDecoder().decode(out.stderr).split("\n")[0].trim();
   return line.slice(0, 300) || "it failed";
 }

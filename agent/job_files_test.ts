@@ -1,6 +1,6 @@
 // The job user's side of the boundary: each test plays a job that owns its folder and plants
 // links in it, and checks that the agent's steps reach nothing the job user could not.
-import { assert, assertEquals, assertRejects } from "../tests/assert.ts";
+import { assert, assertEquals, assertRejects, assertStringIncludes } from "../tests/assert.ts";
 import { createJobFiles } from "./job_files.ts";
 import { lookupUser } from "./runner/job_user.ts";
 
@@ -114,6 +114,49 @@ Deno.test({
     } finally {
       if (before === undefined) Deno.env.delete(name);
       else Deno.env.set(name, before);
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "job files: a step the job user stops, floods or holds open is killed within its bounds" +
+    skip,
+  ignore: nobody === null,
+  async fn() {
+    const { root, wd } = await jobFolder();
+    try {
+      const bin = `${root}/bin`;
+      await Deno.mkdir(bin, { mode: 0o755 });
+      const tool = (name: string, body: string) =>
+        Deno.writeTextFile(`${bin}/${name}`, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+      // Stopped (as the job's processes may do to a process of their user): SIGKILL still ends it.
+      await tool("mkdir", "kill -STOP $$");
+      // A reader that writes far more than it was asked for.
+      await tool("sh", "exec /bin/cat /dev/zero");
+      // A writer that leaves a child holding its pipes open.
+      await tool(
+        "cat",
+        `/bin/sleep 20 </dev/null & echo $! >"${wd}/child.pid"; exec /bin/sleep 20`,
+      );
+      const files = createJobFiles(nobody, { path: `${bin}:/usr/bin:/bin`, timeoutMs: 300 });
+      const stoppedDir = await assertRejects(() => files.makeDir(`${wd}/x`));
+      assertStringIncludes(stoppedDir.message, "took more than 300 ms");
+      assertEquals(await files.read(`${wd}/any`, 1024), {
+        problem: 'could not be read as job_user "nobody": it wrote more than was asked',
+      });
+      // A write runs `sh -c 'exec cat …'`: with the real `sh` again, it meets the held pipes.
+      await Deno.remove(`${bin}/sh`);
+      const held = await assertRejects(() =>
+        createJobFiles(nobody, { path: `${bin}:/usr/bin:/bin`, timeoutMs: 300 }).write(
+          `${wd}/f`,
+          "1\n",
+        )
+      );
+      assertStringIncludes(held.message, "took more than 300 ms");
+      const pid = Number(await Deno.readTextFile(`${wd}/child.pid`));
+      Deno.kill(pid, "SIGKILL");
+    } finally {
       await Deno.remove(root, { recursive: true });
     }
   },
