@@ -380,13 +380,14 @@ export class ManagedAttempt {
     let from: number | undefined;
     for (;;) {
       const rest = await readSdkJournal(runDir, this.spec.run_id, this.#files, from);
-      if (!rest || rest.batches.length === 0) break;
+      if (!rest) break;
       for (const batch of rest.batches) {
         await this.#emitInOrder({ type: "sdk", stream: "data", ...this.ref, batch });
       }
       batches += rest.batches.length;
-      await markSdkJournalTaken(rest, this.#files).catch(() => {});
-      if (!rest.more) break;
+      if (rest.batches.length > 0) await markSdkJournalTaken(rest, this.#files).catch(() => {});
+      // A part with no whole line in it (a line longer than a part) ends the taking.
+      if (!rest.more || rest.end === rest.start) break;
       from = rest.end;
     }
     if (batches === 0) return;

@@ -304,3 +304,36 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "job_user: the SDK's journal is taken, and a planted link on its offset file changes nothing" +
+    skip,
+  ignore: nobody === null,
+  async fn() {
+    await withJobUserAgent(async ({ server, root, dispatch }) => {
+      const target = `${root}/system.conf`;
+      await Deno.writeTextFile(target, "root's\n", { mode: 0o644 });
+      // The job leaves a journal its SDK did not send, and links the offset file to root's file.
+      const script = [
+        "import json, os",
+        "folder = os.path.join(os.environ['GPUCTL_RUN_DIR'], '.gpuctl')",
+        "os.makedirs(folder)",
+        "base = os.path.join(folder, os.environ['GPUCTL_RUN_ID'])",
+        "point = {'key': 'loss', 'step': 1, 'value': 0.5}",
+        "open(base + '.jsonl', 'w').write(json.dumps({'type': 'log', 'points': [point]}) + '\\n')",
+        `os.symlink(${JSON.stringify(target)}, base + '.sent')`,
+      ].join("\n");
+      dispatch({ job_id: "journal", command: [PYTHON, "-c", script] });
+      const end = await eventually("the end", () => endOf(server, "r-journal"), 20_000);
+      assertEquals(end.exit_code, 0);
+      const points = server.of("sdk", "r-journal").flatMap((f) => f.batch.points ?? []);
+      assertEquals(points.map((p) => [p.key, p.step]), [["loss", 1]]);
+      const after = await Deno.lstat(target);
+      assertEquals(
+        [after.uid, after.mode! & 0o7777, await Deno.readTextFile(target)],
+        [0, 0o644, "root's\n"],
+      );
+    });
+  },
+});
