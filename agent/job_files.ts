@@ -87,16 +87,22 @@ function directFiles(): JobFiles {
         return { problem: "cannot be read" };
       }
       if (!info.isFile) return { problem: "is not a regular file" };
-      using file = await Deno.open(path);
-      if (offset > 0) await file.seek(offset, Deno.SeekMode.Start);
-      const buf = new Uint8Array(Math.min(maxBytes, Math.max(0, info.size - offset)));
-      let read = 0;
-      while (read < buf.length) {
-        const n = await file.read(buf.subarray(read));
-        if (n === null) break;
-        read += n;
+      try {
+        using file = await Deno.open(path);
+        if (offset > 0) await file.seek(offset, Deno.SeekMode.Start);
+        const buf = new Uint8Array(Math.min(maxBytes, Math.max(0, info.size - offset)));
+        let read = 0;
+        while (read < buf.length) {
+          const n = await file.read(buf.subarray(read));
+          if (n === null) break;
+          read += n;
+        }
+        return { bytes: buf.subarray(0, read) };
+      } catch (err) {
+        // Removed since the stat (the job may still be tidying up): as if never written.
+        if (err instanceof Deno.errors.NotFound) return { missing: true };
+        return { problem: "cannot be read" };
       }
-      return { bytes: buf.subarray(0, read) };
     },
     async write(path, text) {
       await Deno.writeTextFile(path, text);
@@ -178,15 +184,21 @@ async function runStep(
   args: string[],
   options: { path: string; timeoutMs: number; maxStdout: number; stdin?: Uint8Array },
 ): Promise<StepResult> {
-  const child = new Deno.Command(program, {
-    args,
-    clearEnv: true,
-    env: { PATH: options.path, LC_ALL: "C" },
-    cwd: "/",
-    stdin: options.stdin ? "piped" : "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(program, {
+      args,
+      clearEnv: true,
+      env: { PATH: options.path, LC_ALL: "C" },
+      cwd: "/",
+      stdin: options.stdin ? "piped" : "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (err) {
+    const stderr = new TextEncoder().encode(`cannot start ${program}: ${(err as Error).message}`);
+    return { code: 127, stdout: new Uint8Array(), stderr, stopped: null };
+  }
   let stopped: string | null = null;
   const readers = [child.stdout.getReader(), child.stderr.getReader()];
   let letGo: ReturnType<typeof setTimeout> | undefined;

@@ -162,6 +162,16 @@ Deno.test({
   },
 });
 
+Deno.test("job files: without setpriv a step fails with a problem that says so, and never throws on a read", async () => {
+  const user = { name: "trainer", uid: 4242, gid: 4242, home: "/", shell: "/bin/sh" };
+  const files = createJobFiles(user, { setpriv: "/nonexistent/setpriv" });
+  assertEquals(await files.read("/any/file", 10), {
+    problem: 'cannot be read as job_user "trainer"',
+  });
+  const made = await assertRejects(() => files.makeDir("/any/folder"));
+  assertStringIncludes(made.message, "cannot start /nonexistent/setpriv");
+});
+
 Deno.test("job files: without a job user the agent's own steps read, write and make folders", async () => {
   const dir = await Deno.makeTempDir({ prefix: "gpuctl-job-files-" });
   try {
