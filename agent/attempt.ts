@@ -9,6 +9,7 @@ import { type AttemptRef, metricsFrames, type NewDataFrame } from "./frames.ts";
 import { encodeMetricValue } from "../protocol/metric_value.ts";
 import { endFrame, lostExit, pendingFrame, runningFrame } from "./job_state.ts";
 import { evalFrame, prepareEvalOutput, readEvalOutput } from "./eval_output.ts";
+import { createJobFiles, type JobFiles } from "./job_files.ts";
 import { LogBatcher } from "./log_batcher.ts";
 import { markSdkJournalTaken, readSdkJournal } from "./sdk_journal.ts";
 import type { Logger } from "./log.ts";
@@ -23,6 +24,9 @@ import type {
   RunSpec,
 } from "./runner/types.ts";
 import type { PersistedAttempt } from "./state_file.ts";
+
+/** File steps when the agent is given none: jobs run as the agent's user. */
+const AGENT_FILES = createJobFiles(null);
 
 /** First wait before spooling an attempt's last frames again after the spool refused them. */
 export const OUTBOX_RETRY_MS = 1000;
@@ -39,6 +43,11 @@ export interface AttemptDeps {
   persistSoon?(): void;
   /** The environment additions of the job's process. */
   jobEnv(spec: DispatchSpec): Record<string, string>;
+  /**
+   * File steps in the job's folders (its run's folder, its results file, its SDK's journal),
+   * done with the job's rights. @default the agent's own (no job_user)
+   */
+  files?: JobFiles;
   /** `<data_dir>/runs`. */
   runsDir: string;
   log: Logger;
@@ -234,7 +243,7 @@ export class ManagedAttempt {
         }
       } else {
         this.#deps.persist();
-        await prepareEvalOutput(this.spec);
+        await this.#prepareFolders();
         handle = await runner.start(this.#runSpec(), hooks);
       }
     } catch (err) {
@@ -302,7 +311,7 @@ export class ManagedAttempt {
     await this.#startReport;
     await this.#batcher.flush();
     await this.#watch(true);
-    const results = await readEvalOutput(this.spec);
+    const results = await readEvalOutput(this.spec, this.#files);
     if (results && "metrics" in results) {
       await this.#emitInOrder(evalFrame(this.ref, results));
     } else if (results) {
@@ -338,19 +347,51 @@ export class ManagedAttempt {
     return true;
   }
 
+  /** File steps in the job's folders. */
+  get #files(): JobFiles {
+    return this.#deps.files ?? AGENT_FILES;
+  }
+
+  /**
+   * The run's own folder (GPUCTL_RUN_DIR) and an evaluation's results folder, made before the
+   * job starts, with the job's rights: with job_user they are in the working dir, which the
+   * job owns.
+   */
+  async #prepareFolders(): Promise<void> {
+    const runDir = this.#deps.jobEnv(this.spec).GPUCTL_RUN_DIR;
+    if (runDir) {
+      try {
+        await this.#files.makeDir(runDir);
+      } catch (err) {
+        this.#deps.log.warn("cannot create the run's folder", {
+          ...this.ref,
+          error: (err as Error).message,
+        });
+      }
+    }
+    await prepareEvalOutput(this.spec, this.#files);
+  }
+
   /** What the job's SDK could not deliver before it exited, as sdk frames ahead of the end. */
   async #takeSdkJournal(): Promise<void> {
     const runDir = this.#deps.jobEnv(this.spec).GPUCTL_RUN_DIR;
-    const rest = runDir ? await readSdkJournal(runDir, this.spec.run_id) : null;
-    if (!rest || rest.batches.length === 0) return;
-    for (const batch of rest.batches) {
-      await this.#emitInOrder({ type: "sdk", stream: "data", ...this.ref, batch });
+    if (!runDir) return;
+    let batches = 0;
+    let from: number | undefined;
+    for (;;) {
+      const rest = await readSdkJournal(runDir, this.spec.run_id, this.#files, from);
+      if (!rest) break;
+      for (const batch of rest.batches) {
+        await this.#emitInOrder({ type: "sdk", stream: "data", ...this.ref, batch });
+      }
+      batches += rest.batches.length;
+      if (rest.batches.length > 0) await markSdkJournalTaken(rest, this.#files).catch(() => {});
+      // A part with no whole line in it (a line longer than a part) ends the taking.
+      if (!rest.more || rest.end === rest.start) break;
+      from = rest.end;
     }
-    await markSdkJournalTaken(rest).catch(() => {});
-    this.#deps.log.info("took what the job's SDK had not sent", {
-      ...this.ref,
-      batches: rest.batches.length,
-    });
+    if (batches === 0) return;
+    this.#deps.log.info("took what the job's SDK had not sent", { ...this.ref, batches });
   }
 
   #runSpec(): RunSpec {

@@ -5,6 +5,7 @@
  */
 import type { DispatchSpec, OwnedProcess } from "../protocol/agent.ts";
 import { type AttemptDeps, ManagedAttempt } from "./attempt.ts";
+import type { JobFiles } from "./job_files.ts";
 import type { AttemptRef, NewDataFrame } from "./frames.ts";
 import type { Logger } from "./log.ts";
 import type { Runner } from "./runner/types.ts";
@@ -26,6 +27,8 @@ export interface JobManagerOptions {
   runners: { process: Runner | null; docker: Runner | null };
   emit(frame: NewDataFrame): Promise<unknown>;
   jobEnv(spec: DispatchSpec): Record<string, string>;
+  /** File steps in jobs' folders, with the jobs' rights. @default the agent's own */
+  files?: JobFiles;
   log: Logger;
   /** Unix ms. @default Date.now */
   now?: () => number;
@@ -285,6 +288,7 @@ export class JobManager {
       persist: () => void this.#writer.save(),
       persistSoon: () => this.#saveSoon(),
       jobEnv: o.jobEnv,
+      files: o.files,
       runsDir: `${o.dataDir}/runs`,
       log: o.log,
       now: o.now ?? Date.now,

@@ -23,6 +23,7 @@ import {
   tcpIngestUrl,
 } from "./ingest_server.ts";
 import { buildJobEnv, SDK_DIR } from "./job_env.ts";
+import { createJobFiles } from "./job_files.ts";
 import { JobManager } from "./jobs.ts";
 import type { Logger } from "./log.ts";
 import {
@@ -141,16 +142,10 @@ export async function startAgent(
           spec.run_id,
         );
       }
-      try {
-        // Folders above it may be entered (the job user must reach it); it is the run's alone.
-        Deno.mkdirSync(env.GPUCTL_RUN_DIR, { recursive: true, mode: jobUser ? 0o755 : 0o700 });
-        Deno.chmodSync(env.GPUCTL_RUN_DIR, 0o700);
-        if (jobUser) Deno.chownSync(env.GPUCTL_RUN_DIR, jobUser.uid, jobUser.gid);
-      } catch (err) {
-        log.warn("cannot create the run's folder", { run_id: spec.run_id, error: String(err) });
-      }
       return env;
     },
+    // The run's folder is made when the attempt starts, as the job's user (job_files.ts).
+    files: createJobFiles(jobUser),
     log,
     now,
     watchPollMs: deps.watchPollMs,
