@@ -33,7 +33,7 @@ export const CUDA_OOM_PATTERN =
 
 /** A last line that says the program could not be found or executed at all. */
 const NOT_STARTED_PATTERN =
-  /command not found|executable file not found|No such file or directory|Permission denied/;
+  /command not found|executable file not found|No such file or directory|Permission denied/i;
 
 /** Docker's exit status when the daemon could not create or start the container. */
 const DOCKER_RUN_FAILED = 125;

@@ -44,9 +44,12 @@ export function containerName(runId: string): string {
   return `gpuctl-${runId.replace(/[^a-zA-Z0-9_.-]/g, "-")}`;
 }
 
-/** Where an attempt's variables wait for `docker run --env-file`. */
+/** The name of the file in the run dir where the variables wait for `docker run --env-file`. */
+const DOCKER_ENV_FILE = "docker.env";
+
+/** Where an attempt's variables wait for `docker run --env-file` (removed once it started). */
 export function dockerEnvFile(spec: RunSpec): string {
-  return `${spec.run_dir}/docker.env`;
+  return `${spec.run_dir}/${DOCKER_ENV_FILE}`;
 }
 
 /**
@@ -140,6 +143,7 @@ function dockerControl(
   docker: string,
   name: string,
   env: Record<string, string>,
+  envFile: string,
 ): AttemptControl {
   return {
     kind: "docker",
@@ -157,9 +161,13 @@ function dockerControl(
     async findMainPid(): Promise<number | null> {
       const out = await runDocker(docker, ["inspect", "--format", "{{.State.Pid}}", name], env);
       const pid = Number.parseInt(out.stdout.trim(), 10);
-      return out.ok && pid > 0 ? pid : null;
+      if (!out.ok || !(pid > 0)) return null;
+      // The container exists: docker has read the variables, which need not wait on disk.
+      await Deno.remove(envFile).catch(() => {});
+      return pid;
     },
     async settle(): Promise<{ oomKilled: boolean | null }> {
+      await Deno.remove(envFile).catch(() => {});
       const state = await containerState(docker, name, env);
       // Forced: a container whose `docker run` client was killed (with the agent's own
       // cgroup, say) runs on with no one reading its output; it ends here, not as an orphan.
@@ -232,7 +240,7 @@ export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
         // only the job's variables, named in `docker run`.
         env: resolved.agentEnv,
         jobEnv: {},
-        control: dockerControl(docker, name, resolved.agentEnv),
+        control: dockerControl(docker, name, resolved.agentEnv, dockerEnvFile(spec)),
         trackOom: false,
       }, resolved);
     },
@@ -246,7 +254,12 @@ export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
         ? state.container
         : containerName(parsed.run_id);
       const docker = typeof state.docker === "string" ? state.docker : dockerName;
-      const control = dockerControl(docker, name, resolved.agentEnv);
+      const control = dockerControl(
+        docker,
+        name,
+        resolved.agentEnv,
+        `${parsed.run_dir}/${DOCKER_ENV_FILE}`,
+      );
       return await reattachAttempt(parsed, hooks, lastDeliveredSeq, control, resolved);
     },
     /**

@@ -21,7 +21,7 @@ export interface ConformanceTarget {
    * a pid namespace of its own. Pids it cannot map are left out, never guessed.
    * @default the same pids
    */
-  hostPids?(jobPids: number[]): number[];
+  hostPids?(jobPids: number[]): number[] | Promise<number[]>;
   /**
    * Checks that nothing of the runs is left on the host once they ended (a container in
    * `docker ps -a`): called after each test that let its runs end, with their ids.
@@ -117,7 +117,7 @@ class Fixture {
   /** The pids the job wrote to `path`, as the host sees them. */
   async jobPids(path: string): Promise<number[]> {
     const pids = await readPids(path);
-    return this.target.hostPids ? this.target.hostPids(pids) : pids;
+    return this.target.hostPids ? await this.target.hostPids(pids) : pids;
   }
 
   async done(): Promise<void> {
