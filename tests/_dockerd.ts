@@ -125,6 +125,12 @@ async function rootfsTar(): Promise<string> {
     throw new Error(`Cannot make the test image's root filesystem: ${out.stderr}`);
   }
   await Deno.rename(partial, tar); // atomic: a parallel file sees all of it or none
+  // Older ones (another script or python3) are not used again.
+  for (const entry of Deno.readDirSync(tmp)) {
+    if (/^gpuctl-test-rootfs-[0-9a-f]+\.tar$/.test(entry.name) && `${tmp}/${entry.name}` !== tar) {
+      await Deno.remove(`${tmp}/${entry.name}`).catch(() => {});
+    }
+  }
   return tar;
 }
 

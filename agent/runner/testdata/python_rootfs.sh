@@ -61,8 +61,9 @@ tar -C "$stdlib" --dereference --exclude='./config-*' --exclude='./test' -cf - .
   tar -C "$stage$stdlib" -xf -
 while IFS= read -r so; do elves+=("$so"); done < <(find "$stdlib/lib-dynload" -name '*.so')
 
-# C++ runtime for compiled wheels (PyTorch) a test mounts into the container.
-for lib in libstdc++.so.6 libgcc_s.so.1; do
+# The C++ runtime and glibc's compatibility libraries that compiled wheels (PyTorch, NumPy)
+# load; a test mounts such a virtualenv into the container.
+for lib in libstdc++.so.6 libgcc_s.so.1 libpthread.so.0 libdl.so.2 librt.so.1 libutil.so.1; do
   found=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
   [ -n "$found" ] && elves+=("$found")
 done
