@@ -27,7 +27,10 @@ function installed(name: string): boolean {
   });
 }
 
-/** Why the Docker tests cannot run here, or null when they can. */
+/**
+ * Why the Docker tests cannot run here, or null when they can. Tests skip with it, except
+ * under CI (`CI=true`), where they must run.
+ */
 export function dockerMissing(): string | null {
   const missing = ["dockerd", "docker", "containerd", "runc"].filter((name) => !installed(name));
   if (missing.length > 0) {
@@ -35,13 +38,6 @@ export function dockerMissing(): string | null {
   }
   if (Deno.uid() !== 0) return "a private dockerd needs root";
   return null;
-}
-
-/** Test options for a Docker test: skipped with the reason outside CI when it cannot run. */
-export function dockerTest(name: string): { name: string; ignore: boolean } {
-  const missing = dockerMissing();
-  if (missing === null || Deno.env.get("CI") === "true") return { name, ignore: false };
-  return { name: `${name} (skipped: ${missing}; CI=true runs it)`, ignore: true };
 }
 
 /** What a docker command printed, and whether it succeeded. */

@@ -112,37 +112,39 @@ async function startCluster(engine: TestEngine, agentYaml: string[]) {
   await Deno.mkdir(`${home}/agent-home`);
   await Deno.writeTextFile(`${home}/agent-home/agent.yaml`, agentYaml.join("\n") + "\n");
   const server = await startServerProcess(`${home}/server`);
-  const agent = spawnDeno([
-    ...taskArgs("agent"),
-    "--server",
-    server.url,
-    "--token",
-    server.agentToken,
-    "--data-dir",
-    `${home}/agent`,
-    "--node-id",
-    "docker-node",
-    "--fake-gpus",
-    "1",
-    "--heartbeat-s",
-    "1",
-    "--sample-s",
-    "1",
-  ], { GPUCTL_HOME: `${home}/agent-home`, ...engine.env });
+  const startAgent = () =>
+    spawnDeno([
+      ...taskArgs("agent"),
+      "--server",
+      server.url,
+      "--token",
+      server.agentToken,
+      "--data-dir",
+      `${home}/agent`,
+      "--node-id",
+      "docker-node",
+      "--fake-gpus",
+      "1",
+      "--heartbeat-s",
+      "1",
+      "--sample-s",
+      "1",
+    ], { GPUCTL_HOME: `${home}/agent-home`, ...engine.env });
+  const agent = { proc: startAgent() };
   const call = api(server.url, server.adminToken);
   const stop = async () => {
-    await agent.kill("SIGTERM");
+    await agent.proc.kill("SIGTERM");
     await server.proc.kill("SIGTERM");
     await Deno.remove(home, { recursive: true }).catch(() => {});
   };
   try {
     await nodeOnline(call);
   } catch (err) {
-    const said = agent.output().slice(-3000);
+    const said = agent.proc.output().slice(-3000);
     await stop();
     throw new Error(`${(err as Error).message}; agent output:\n${said}`);
   }
-  return { home, call, agent, stop };
+  return { home, call, agent, startAgent, stop };
 }
 
 async function series(call: ReturnType<typeof api>, runId: string, key: string) {
@@ -241,6 +243,58 @@ Deno.test({
           "build it there (docker build -t gpuctl-test/not-here:2 .) or load it (docker load -i FILE)",
         );
         assertEquals(await engine.containers(), []);
+      },
+    );
+
+    await t.step(
+      "an agent killed with its docker client leaves no orphan container once it is back",
+      async () => {
+        const id = (await call("POST", "/api/jobs", {
+          name: "outlives-its-agent",
+          command: ["python3", "-c", "import time\nprint('up', flush=True)\ntime.sleep(600)"],
+          working_dir: work,
+          gpus: 0,
+          runner: "docker",
+          image: engine.image,
+          grace_s: 0,
+        })).json.id;
+        const first = await waitJob(call, id, ["RUNNING"], 60_000);
+        await eventually(
+          "its first line",
+          async () => (await logText(call, first.run_id)).length > 0,
+        );
+        // As a service manager that kills the agent's whole cgroup would: the agent, the
+        // wrapper and the docker client die; the container, in the engine's cgroup, runs on.
+        await cluster!.agent.proc.kill("SIGKILL");
+        const wrapper = JSON.parse(
+          await Deno.readTextFile(`${home}/agent/runs/${first.run_id}/pid.json`),
+        ).pid;
+        Deno.kill(-wrapper, "SIGKILL");
+        const name = `gpuctl-${first.run_id}`;
+        const running = await engine.docker("inspect", "--format", "{{.State.Running}}", name);
+        assertEquals(running.stdout.trim(), "true", "the container outlived its agent");
+
+        cluster!.agent.proc = cluster!.startAgent();
+        await eventually(
+          "the old container to go",
+          async () => !(await engine.containers()).includes(name),
+          60_000,
+        );
+        // The attempt ended AGENT_RESTART, which is requeued: a new attempt, a new run.
+        await eventually(
+          "the next attempt",
+          async () => (await call("GET", `/api/jobs/${id}`)).json.attempt === 2,
+          30_000,
+        );
+        const events = (await call("GET", `/api/events?run_id=${first.run_id}&limit=50`)).json;
+        assertStringIncludes(JSON.stringify(events), "AGENT_RESTART");
+        await call("POST", `/api/jobs/${id}/cancel`, {});
+        await waitJob(call, id, ["CANCELLED"], 60_000);
+        await eventually(
+          "no container at all",
+          async () => (await engine.containers()).length === 0,
+          30_000,
+        );
       },
     );
 

@@ -255,7 +255,7 @@ function dockerOnlyTests(e: TestEngine): void {
   });
 
   test("an agent killed with kill -9 leaves the container running; the next agent reattaches by its name and removes it at the end", async (t) => {
-    const { lines, state, stub } = await killedAgent(t, 60);
+    const { lines, state, stub } = await killedAgent(t, 150);
     assert.equal(state.container, containerName(state.run_id as string));
     assert.deepEqual(await leftOf(e, [state.run_id as string]), [state.container]);
     const after: OutputLine[] = [];
@@ -268,7 +268,7 @@ function dockerOnlyTests(e: TestEngine): void {
     assert.deepEqual([exit.exit_code, exit.failure_class], [0, null]);
     const all = [...lines, ...after];
     assert.deepEqual(all.map((l) => l.seq), all.map((_, i) => i + 1));
-    assert.deepEqual(all.map((l) => l.text), Array.from({ length: 60 }, (_, i) => `line ${i}`));
+    assert.deepEqual(all.map((l) => l.text), Array.from({ length: 150 }, (_, i) => `line ${i}`));
     await stub.status;
   });
 
