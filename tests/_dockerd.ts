@@ -15,7 +15,7 @@ const ROOTFS_SCRIPT = new URL("../agent/runner/testdata/python_rootfs.sh", impor
 export const TEST_IMAGE = "gpuctl-test-python:1";
 
 const START_WAIT_MS = 60_000;
-const STOP_WAIT_MS = 15_000;
+const STOP_WAIT_MS = 5_000;
 
 function installed(name: string): boolean {
   return ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"].some((dir) => {
@@ -155,6 +155,12 @@ export async function startEngine(): Promise<TestEngine> {
     "--bridge=none",
     "--shutdown-timeout",
     "2",
+    // A host whose own containerd runs makes dockerd use it: these keep this engine's
+    // containers and images apart from the host's and from other test files' engines there.
+    "--containerd-namespace",
+    `gpuctl-test-${dir.split("/").at(-1)}`,
+    "--containerd-plugins-namespace",
+    `gpuctl-test-${dir.split("/").at(-1)}-plugins`,
   ];
   const child = new Deno.Command("bash", {
     args: [
