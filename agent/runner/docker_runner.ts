@@ -177,11 +177,10 @@ function dockerControl(
   };
 }
 
-/** The fields of `docker inspect`'s `.State` the runner reads. */
+/** The field of `docker inspect`'s `.State` the runner reads. */
 interface ContainerState {
-  Running: boolean;
+  /** The kernel's OOM killer struck in the container's cgroup (its `--memory` limit). */
   OOMKilled: boolean;
-  ExitCode: number;
 }
 
 /** The container's state, or null when there is no such container (or no daemon). */

@@ -113,7 +113,7 @@ def inspect(state, args):
         print("Error: No such object: " + args[-1], file=sys.stderr)
         return 1
     if "json" in args[-2]:
-        print(json.dumps({"Running": True, "OOMKilled": False, "ExitCode": 0, "Pid": pid}))
+        print(json.dumps({"Running": True, "OOMKilled": False, "Pid": pid}))
     else:
         print(pid)
     return 0
