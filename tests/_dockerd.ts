@@ -114,7 +114,8 @@ async function rootfsTar(): Promise<string> {
   } catch {
     // not made yet
   }
-  const partial = `${tar}.${Deno.pid}.part`;
+  // Test files may run as workers of one process: the pid alone does not tell them apart.
+  const partial = `${tar}.${crypto.randomUUID()}.part`;
   const out = await run("bash", ["-c", 'bash "$0" > "$1"', ROOTFS_SCRIPT, partial]);
   if (!out.ok) {
     await Deno.remove(partial).catch(() => {});
