@@ -112,6 +112,9 @@ export async function startAgent(
       docker: createDockerRunner({
         baseEnv: deps.baseEnv,
         jobUser: config.jobUser,
+        // No container runtime can grant fake GPUs: their jobs get CUDA_VISIBLE_DEVICES only.
+        gpus: probe?.kind !== "fake",
+        runArgs: config.dockerRunArgs,
         // The socket's folder, not the socket: the next agent's socket is a new file.
         readOnlyMounts: SDK_DIR === null ? [socketFolder] : [SDK_DIR, socketFolder],
       }),

@@ -31,6 +31,12 @@ export interface AttemptControl {
   kill(tree: ProcessTree): Promise<void>;
   /** The job's main process when it is not the wrapper (Docker: the container's), or null. */
   findMainPid?(): Promise<number | null>;
+  /**
+   * Called once the wrapper has ended, before the end is classified: what the runner knows
+   * of that end besides the exit status, after removing what the attempt left (Docker: the
+   * container's state, then the container). `oomKilled` null: unknown.
+   */
+  settle?(): Promise<{ oomKilled: boolean | null }>;
 }
 
 /** Everything an attempt is made of. */
@@ -216,8 +222,9 @@ export class Attempt implements RunHandle {
       ? decodeExitStatus(status)
       : { exit_code: this.#childEnd?.code ?? null, signal: this.#childEnd?.signal ?? null };
     const cancelled = this.#cancelled || await exists(runFile(runDir, "cancel"));
+    const settled = await this.#init.control.settle?.() ?? null;
     const oomKilled = end.signal === "SIGKILL" && !cancelled
-      ? oomKilledSince(this.#init.oomCounter)
+      ? settled?.oomKilled ?? oomKilledSince(this.#init.oomCounter)
       : null;
     const log_tail = tail.recentLines();
     const verdict = classifyExit({
