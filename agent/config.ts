@@ -8,6 +8,7 @@ import { gpuctlHome } from "../protocol/config_files.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
 import { type JobUser, userSwitch } from "./runner/job_user.ts";
 import type { SlurmSettings } from "./runner/slurm/sbatch.ts";
+import { NODE_RUNNERS, type NodeRunner } from "../protocol/vocabulary.ts";
 
 /** CPU-only jobs this node runs at once. */
 export const DEFAULT_CPU_SLOTS = 2;
@@ -66,7 +67,7 @@ export const agentYaml = z.strictObject({
   /** The lease: seconds out of contact before the agent stops its jobs; 0 = never. @default 60 */
   fence_after_s: z.number().min(0).max(86_400).optional(),
   /** `process` runs jobs on this host; `slurm` hands them to Slurm (see `slurm`). @default "process" */
-  runner: z.enum(["process", "slurm"]).optional(),
+  runner: z.enum(NODE_RUNNERS).optional(),
   /** The Slurm pool this agent reports (with `runner: slurm`). */
   slurm: z.strictObject({
     /** The partition jobs go to, reported as one pool. */
@@ -106,7 +107,7 @@ export const agentFlags = z.strictObject({
   "heartbeat-s": z.coerce.number().positive().max(3600).optional(),
   "sample-s": z.coerce.number().positive().max(3600).optional(),
   "fence-after-s": z.coerce.number().min(0).max(86_400).optional(),
-  runner: z.enum(["process", "slurm"]).optional(),
+  runner: z.enum(NODE_RUNNERS).optional(),
 });
 export type AgentFlags = z.input<typeof agentFlags>;
 
@@ -145,7 +146,7 @@ export interface ResolvedAgentConfig {
   /** The lease in seconds; null: the agent never stops its jobs for lack of contact. */
   fenceAfterS: number | null;
   /** Where jobs run: on this host, or handed to Slurm. */
-  runner: "process" | "slurm";
+  runner: NodeRunner;
   /** With `runner: slurm`: the sbatch settings and how often Slurm is asked; else null. */
   slurm: (SlurmSettings & { pollMs: number }) | null;
   /**

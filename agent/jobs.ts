@@ -11,6 +11,7 @@ import type { Logger } from "./log.ts";
 import type { Runner } from "./runner/types.ts";
 import { loadState, StateWriter } from "./state_file.ts";
 import type { TelemetryJob } from "./telemetry.ts";
+import type { JobRunner } from "../protocol/vocabulary.ts";
 
 /** How often the TensorBoard and checkpoint folders are polled (points reach the server within 2 s). */
 export const WATCH_POLL_MS = 1000;
@@ -24,7 +25,8 @@ const LEASE_PERSIST_MS = 1000;
 /** Options of {@linkcode JobManager}. */
 export interface JobManagerOptions {
   dataDir: string;
-  runners: { process: Runner | null; docker: Runner | null };
+  /** The runner of each kind a job may name; null where this node has none. */
+  runners: Record<JobRunner, Runner | null>;
   emit(frame: NewDataFrame): Promise<unknown>;
   jobEnv(spec: DispatchSpec): Record<string, string>;
   /** File steps in jobs' folders, with the jobs' rights. @default the agent's own */

@@ -3,6 +3,7 @@
  * telemetry and the server connection together and returns a handle to stop it. `main.ts`
  * calls it with the resolved config; tests call it in-process against a fake server.
  */
+import type { JobRunner } from "../protocol/vocabulary.ts";
 import type { GpuInfoFrame, HeartbeatFrame, HelloFrame } from "../protocol/agent.ts";
 import type { ResolvedAgentConfig } from "./config.ts";
 import {
@@ -45,7 +46,7 @@ export interface AgentDeps {
   /** The environment jobs' processes start from. @default the runners' default (the agent's) */
   baseEnv?: Record<string, string>;
   /** Replaces the runners (tests). @default the process and Docker runners */
-  runners?: { process: Runner | null; docker: Runner | null };
+  runners?: Record<JobRunner, Runner | null>;
   /** Replaces the GPU probe (tests); null for a CPU-only node. @default from the config */
   probe?: GpuProbe | null;
   /** Unix ms. @default Date.now */

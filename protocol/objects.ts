@@ -1,4 +1,5 @@
 import type { FailureClass, JobStatus, RunStatus, Scope, Severity } from "./rest.ts";
+import type { JobRunner } from "./vocabulary.ts";
 
 /** A job as the API returns it: the submission plus its scheduling state. */
 export interface Job {
@@ -20,7 +21,7 @@ export interface Job {
   node: string | null;
   tensorboard_dir: string | null;
   checkpoint_dir: string | null;
-  runner: "process" | "docker";
+  runner: JobRunner;
   image: string | null;
   after: string[];
   max_steps: number | null;

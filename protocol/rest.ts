@@ -1,6 +1,18 @@
 import { z } from "zod";
 import { metricValue } from "./metric_value.ts";
 import { MAX_STREAMED_RUNS } from "./limits.ts";
+import {
+  FAILURE_CLASSES,
+  type FailureClass,
+  JOB_RUNNERS,
+  JOB_STATUSES,
+  type JobRunner,
+  type JobStatus,
+  RUN_STATUSES,
+  type RunStatus,
+  SEVERITIES,
+  type Severity,
+} from "./vocabulary.ts";
 
 /** The longest name (job, run, project, experiment, token, tag) accepted anywhere. */
 export const MAX_NAME_LENGTH = 200;
@@ -9,41 +21,18 @@ export const MAX_TEXT_LENGTH = 65_536;
 /** How deep free-form JSON (configs, metrics, event data) may nest. */
 export const MAX_JSON_DEPTH = 32;
 
-export const JOB_STATUSES = [
-  "QUEUED",
-  "DISPATCHED",
-  "RUNNING",
-  "SUCCEEDED",
-  "FAILED",
-  "CANCELLED",
-  "LOST",
-] as const;
-export type JobStatus = typeof JOB_STATUSES[number];
-
-export const RUN_STATUSES = [
-  "QUEUED",
-  "RUNNING",
-  "SUCCEEDED",
-  "FAILED",
-  "CANCELLED",
-  "LOST",
-  "IMPORTED",
-] as const;
-export type RunStatus = typeof RUN_STATUSES[number];
-
-export const FAILURE_CLASSES = [
-  "OOM",
-  "EXIT_CODE",
-  "DISPATCH_FAILED",
-  "NODE_LOST",
-  "AGENT_RESTART",
-  "SIGNAL",
-  "CANCELLED",
-] as const;
-export type FailureClass = typeof FAILURE_CLASSES[number];
-
-export const SEVERITIES = ["info", "warning", "critical"] as const;
-export type Severity = typeof SEVERITIES[number];
+export {
+  FAILURE_CLASSES,
+  type FailureClass,
+  JOB_RUNNERS,
+  JOB_STATUSES,
+  type JobRunner,
+  type JobStatus,
+  RUN_STATUSES,
+  type RunStatus,
+  SEVERITIES,
+  type Severity,
+};
 
 /** The anomaly event types (the others are lifecycle events); a job may be stopped on these. */
 export const ANOMALY_EVENT_TYPES = [
@@ -129,7 +118,11 @@ export const jobSubmission = z.strictObject({
   checkpoint_dir: text.min(1).optional().describe(
     "A directory (relative to working_dir) watched for checkpoint files",
   ),
-  runner: z.enum(["process", "docker"]).optional().describe('"process" (default) or "docker"'),
+  runner: z.enum(JOB_RUNNERS).optional().describe(
+    `How the job runs on its node: ${
+      JOB_RUNNERS.map((k) => `"${k}"`).join(" or ")
+    } (default "process")`,
+  ),
   image: text.min(1).optional().describe("The Docker image (runner docker)"),
   node: name.optional().describe("Run only on this node id"),
   after: z.array(id).max(100).optional().describe(

@@ -9,6 +9,7 @@ import { isSameProcess, ProcessTree, readStat } from "./_proc.ts";
 import { exists, readExitStatus, readJsonOrNull, runFile, writeJsonAtomic } from "./run_dir.ts";
 import { decodeExitStatus } from "./signals.ts";
 import type { ExitInfo, HandleState, RunHandle, RunnerKind } from "./types.ts";
+import type { JobRunner } from "../../protocol/vocabulary.ts";
 
 /** The longest gap between two reads of a quiet attempt's output files. */
 export const IDLE_POLL_MS = 500;
@@ -22,7 +23,7 @@ const MAIN_PID_SLOW_EVERY = 10;
 
 /** What the process and Docker runners do differently once an attempt runs. */
 export interface AttemptControl {
-  readonly kind: "process" | "docker";
+  readonly kind: JobRunner;
   /** Fields of `state()` besides the common ones (e.g. the container name). */
   stateFields(): Record<string, unknown>;
   /** Cancel, first step: ask every process of the attempt to stop. */

@@ -1,6 +1,7 @@
 // Decides how an attempt ended, from plain facts (DESIGN.md, "Scheduling": cancel, OOM).
 
 import type { FailureClass } from "../../protocol/rest.ts";
+import type { JobRunner } from "../../protocol/vocabulary.ts";
 
 /** What is known when an attempt has ended. */
 export interface ExitFacts {
@@ -18,7 +19,7 @@ export interface ExitFacts {
    */
   oomKilled: boolean | null;
   /** Which runner ran it: Docker reports its own failures to start with exit code 125. */
-  runner?: "process" | "docker";
+  runner?: JobRunner;
 }
 
 /** The failure class (null: success) and a sentence for people. */

@@ -8,10 +8,11 @@ import { readStat } from "./_proc.ts";
 import { MAX_LINE_BYTES } from "./line_splitter.ts";
 import { RUN_FILES } from "./run_dir.ts";
 import type { OutputLine, RunHandle, Runner, RunSpec } from "./types.ts";
+import type { JobRunner } from "../../protocol/vocabulary.ts";
 
 /** The runner under test. */
 export interface ConformanceTarget {
-  kind: "process" | "docker";
+  kind: JobRunner;
   /** A new runner instance (a new one stands for a restarted agent). */
   makeRunner(): Runner;
   /** `RunSpec.image` for this runner. */
