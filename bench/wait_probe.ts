@@ -1,15 +1,19 @@
+// deno-lint-ignore-file no-console -- a benchmark reports on the console
 /**
  * What a read token's waits cost the server: MCP `wait_for_run` calls aimed at the event loop,
  * beside a heartbeating agent, with the worst event-loop stall and the worst gap between the
  * agent's lease renewals measured under each probe. `deno task bench:waits`; numbers go in
  * README "Trust model".
  *
- * - many: 10 requests of 100 waits on a running run (1,000 calls from one read token);
- * - sweep: one request of 100 sweep waits from event 0 over a log of `--events` events;
- * - steps: 50 requests of 100 step waits on a run that logs a metric batch every 20 ms.
+ * - many: 1,000 waits on a running run from one read token;
+ * - sweep: 100 sweep waits from event 0 over a log of `--events` events (default 58,000);
+ * - steps: 5,000 step waits on a run that logs a metric batch every 20 ms;
+ * each in batches of 100 calls (what the server took before batches were capped) and of 32.
  */
 import { createGatewayHarness, FakeAgent } from "../tests/_fake_agent.ts";
 
+/** Calls per request: the most a batch may hold (the old server took any number). */
+const BATCH = 32;
 const eventsFlag = Deno.args.find((a) => a.startsWith("--events="));
 const EVENTS = eventsFlag ? Number(eventsFlag.slice("--events=".length)) : 58_000;
 
@@ -50,7 +54,12 @@ function batch(base: string, token: string, calls: Record<string, unknown>[], si
 /** Counts the answers of a batch by outcome: answered, refused (cap), other errors. */
 async function outcomes(res: Response) {
   const text = await res.text();
-  const counts = { ok: 0, capped: 0, error: 0, first_error: "" };
+  const counts = { ok: 0, capped: 0, error: 0, first_error: "", refused_requests: 0 };
+  if (res.status === 413 || res.status === 429) {
+    counts.refused_requests++;
+    counts.first_error = text.slice(0, 200);
+    return counts;
+  }
   for (const m of text.matchAll(/^data: (.*)$/gm)) {
     const msg = JSON.parse(m[1]);
     const items = Array.isArray(msg) ? msg : [msg];
@@ -73,7 +82,20 @@ const sum = (a: Counts, b: Counts): Counts => ({
   capped: a.capped + b.capped,
   error: a.error + b.error,
   first_error: a.first_error || b.first_error,
+  refused_requests: a.refused_requests + b.refused_requests,
 });
+
+/** `n` calls of `args` as requests of at most `per` calls each, all at once. */
+function calls(n: number, per: number, args: () => Record<string, unknown>, signal: AbortSignal) {
+  const requests = [];
+  for (let left = n; left > 0; left -= per) {
+    const k = Math.min(per, left);
+    requests.push(
+      batch(h.base, h.tokens.read, Array.from({ length: k }, args), signal).then(outcomes),
+    );
+  }
+  return Promise.all(requests).then((all) => all.reduce(sum));
+}
 
 const h = await createGatewayHarness({ nodeTimeoutMs: 90_000, livenessIntervalMs: 100 });
 const agent = await FakeAgent.connect(h.base, h.tokens.agent);
@@ -133,45 +155,46 @@ async function probe(name: string, fn: (signal: AbortSignal) => Promise<unknown>
   await new Promise((r) => setTimeout(r, 300));
 }
 
-await probe("many: 10 requests × 100 waits on a run", async (signal) => {
-  const calls = Array.from({ length: 100 }, () => ({ run_id: run.id, timeout_s: 2 }));
-  const answers = await Promise.all(
-    Array.from({ length: 10 }, () => batch(h.base, h.tokens.read, calls, signal).then(outcomes)),
-  );
-  return answers.reduce(sum);
+await probe("idle: nothing but the heartbeats, 2 s (the machine's own noise)", async () => {
+  await new Promise((r) => setTimeout(r, 2000));
+  return {};
 });
 
-await probe(`sweep: 1 request × 100 sweep waits from event 0 over ${EVENTS} events`, (signal) => {
-  const calls = Array.from(
-    { length: 100 },
-    () => ({ sweep_id: sweep.id, after_event_id: 0, timeout_s: 1 }),
+for (const per of [100, BATCH]) {
+  await probe(
+    `many: 1,000 waits on a run in requests of ${per}`,
+    (signal) => calls(1000, per, () => ({ run_id: run.id, timeout_s: 2 }), signal),
   );
-  return batch(h.base, h.tokens.read, calls, signal).then(outcomes);
-});
 
-await probe("steps: 50 requests × 100 step waits, a metric batch every 20 ms", async (signal) => {
-  const calls = Array.from(
-    { length: 100 },
-    () => ({ run_id: run.id, until: "step>=100000000", timeout_s: 3 }),
+  await probe(
+    `sweep: 100 sweep waits from event 0 over ${EVENTS} events in requests of ${per}`,
+    (signal) =>
+      calls(100, per, () => ({ sweep_id: sweep.id, after_event_id: 0, timeout_s: 1 }), signal),
   );
-  let step = 0;
-  const writer = setInterval(() => {
-    const points = Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, step, value: step }));
-    step++;
-    h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } }).catch(() => {});
-  }, 20);
-  try {
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, () => batch(h.base, h.tokens.read, calls, signal).then(outcomes)),
-    );
-    return {
-      ...answers.reduce(sum),
-      metric_batches: step,
-    };
-  } finally {
-    clearInterval(writer);
-  }
-});
+
+  await probe(
+    `steps: 5,000 step waits in requests of ${per}, a metric batch every 20 ms`,
+    async (signal) => {
+      let step = 0;
+      const writer = setInterval(() => {
+        const points = Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, step, value: step }));
+        step++;
+        h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } }).catch(() => {});
+      }, 20);
+      try {
+        const counts = await calls(
+          5000,
+          per,
+          () => ({ run_id: run.id, until: "step>=100000000", timeout_s: 3 }),
+          signal,
+        );
+        return { ...counts, metric_batches: step };
+      } finally {
+        clearInterval(writer);
+      }
+    },
+  );
+}
 
 clearInterval(beat);
 const node = (await h.call("GET", "/api/nodes/node-a")).json;

@@ -27,6 +27,8 @@ export interface Context {
     maxStreams?: number;
     maxStreamsPerToken?: number;
   };
+  /** Caps on open MCP waits (`wait_for_run`); tests lower these. */
+  waits?: { maxWaits?: number; maxWaitsPerToken?: number };
 }
 
 /** What `createContext` needs; everything but the store and the backup folder has a default. */
@@ -40,6 +42,7 @@ export interface ContextOptions {
   /** @default randomId */
   newId?: (prefix: string) => string;
   sse?: Context["sse"];
+  waits?: Context["waits"];
   /** Keep recently read series in memory (off: every query reads the store). @default true */
   seriesCache?: boolean;
 }
@@ -58,6 +61,7 @@ export function createContext(options: ContextOptions): Context {
     newId: options.newId ?? randomId,
     backupDir: options.backupDir,
     sse: options.sse,
+    waits: options.waits,
   };
   if (options.seriesCache ?? true) attachSeriesCache(ctx);
   return ctx;
