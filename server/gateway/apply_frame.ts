@@ -12,6 +12,7 @@ import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
 import { endAttempt, markPending, markRunning } from "../jobs/transitions.ts";
 import { ingestBatch } from "../runs/service.ts";
+import { maskSecretText, secretValues } from "../../protocol/secret_env.ts";
 
 /**
  * How far ahead of a node's cursor a frame's seq may be. An agent's seqs rise by one per
@@ -151,7 +152,7 @@ function applyJobFrame(ctx: Context, job: JobState, frame: Exclude<DataFrame, { 
       if (frame.state === "PENDING") {
         markPending(ctx, job, {
           slurm_job_id: frame.slurm_job_id ?? null,
-          reason: frame.reason ?? null,
+          reason: frame.reason == null ? null : maskJobText(job, frame.reason),
         }, at);
         return;
       }
@@ -182,7 +183,11 @@ function applyJobFrame(ctx: Context, job: JobState, frame: Exclude<DataFrame, { 
         failure_class: failureClass,
         exit_code: frame.exit_code ?? null,
         signal: frame.signal ?? null,
-        reason: frame.reason ?? describeExit(frame.exit_code, frame.signal, tail),
+        // The agent builds it from the job's output (an OOM line, a command that failed to
+        // start): masked here, before the job, its events and its failure card quote it.
+        reason: frame.reason == null
+          ? describeExit(frame.exit_code, frame.signal, tail)
+          : maskJobText(job, frame.reason),
         at,
       });
       return;
@@ -215,6 +220,11 @@ function applyRunData(
       return;
     }
   }
+}
+
+/** Text from a job's output with its secret values masked (see protocol/secret_env.ts). */
+function maskJobText(job: JobState, text: string): string {
+  return maskSecretText(text, secretValues(job.env, job.secret_env));
 }
 
 function describeExit(

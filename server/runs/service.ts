@@ -32,7 +32,7 @@ import { DEFAULT_PROJECT } from "../jobs/service.ts";
 import { ensureProjectAndExperiment } from "../projects/service.ts";
 import { checkpointsWithEvaluations, recordEvaluationResults } from "../evaluations/mod.ts";
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
-import { maskSecretValues, secretValues } from "../../protocol/secret_env.ts";
+import { maskSecretsDeep, maskSecretText, secretValues } from "../../protocol/secret_env.ts";
 import { registerCheckpoint } from "./register_checkpoint.ts";
 
 /** A run object with its primary metric resolved. */
@@ -209,8 +209,9 @@ export function registerSdkRun(
       name: r.name ?? id,
       source: "sdk",
       status: "RUNNING",
-      config: r.config ?? {},
-      env: r.env ?? {},
+      // Masked on the way in: a secret-named key, or a secret flag in the recorded argv.
+      config: maskSecretsDeep(r.config ?? {}, []) as Record<string, unknown>,
+      env: maskSecretsDeep(r.env ?? {}, []) as Record<string, unknown>,
       max_steps: r.max_steps ?? null,
       created_at: at,
       started_at: at,
@@ -250,7 +251,7 @@ export function registerImport(
       name: r.name,
       source: "import",
       status: "IMPORTED",
-      config: r.config ?? {},
+      config: maskSecretsDeep(r.config ?? {}, []) as Record<string, unknown>,
       env: {},
       max_steps: null,
       created_at: at,
@@ -276,7 +277,7 @@ const FINISH_EVENT = {
 };
 
 /** The values of a job's secret variables (see protocol/secret_env.ts). */
-function jobSecretValues(ctx: Context, jobId: string): string[] {
+export function jobSecretValues(ctx: Context, jobId: string): string[] {
   const job = jobsDb.getJob(ctx.db, jobId);
   return job ? secretValues(job.env, job.secret_env) : [];
 }
@@ -318,10 +319,17 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
         data: { dropped: b.dropped, dropped_total: run.dropped_points + b.dropped },
       });
     }
+    // A job's secret values, and secret-named keys and flags, are masked on the way in: in
+    // its log, its config and its recorded environment (the SDK's argv).
+    const secrets = (b.logs?.length || b.config || b.env) && run.job_id
+      ? jobSecretValues(ctx, run.job_id)
+      : [];
     if (b.config || b.env) {
+      const masked = (o: Record<string, unknown>) =>
+        maskSecretsDeep(o, secrets) as Record<string, unknown>;
       runsDb.updateRun(ctx.db, runId, {
-        config: b.config ? { ...run.config, ...b.config } : undefined,
-        env: b.env ? { ...run.env, ...b.env } : undefined,
+        config: b.config ? { ...run.config, ...masked(b.config) } : undefined,
+        env: b.env ? { ...run.env, ...masked(b.env) } : undefined,
       }, atIso);
     }
     let newCheckpoints = 0;
@@ -343,8 +351,8 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
     }
     // An evaluation job's results (`run.log_evaluation()` or its output file, via the agent).
     if (b.evaluation) recordEvaluationResults(ctx, run, b.evaluation);
-    // A job that prints one of its secret variables gets it masked in its stored log.
-    const secrets = b.logs?.length && run.job_id ? jobSecretValues(ctx, run.job_id) : [];
+    // A job that prints one of its secret variables gets it masked in its stored log, also
+    // where terminal escapes split it.
     const lines = logsDb.appendLogs(
       ctx.db,
       runId,
@@ -352,7 +360,7 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
         seq: l.seq,
         ts: typeof l.ts === "number" ? new Date(l.ts * 1000).toISOString() : l.ts ?? atIso,
         stream: l.stream ?? "stdout",
-        text: maskSecretValues(l.text, secrets),
+        text: maskSecretText(l.text, secrets),
       })),
     );
     if (b.status && run.status === "RUNNING") {
