@@ -17,7 +17,11 @@ export interface Context {
    * Where agent WebSockets are handed over (absent in tests that run no gateway); `nodeId` is
    * the node the agent token is bound to (null: the shared first-contact token).
    */
-  agents?: { attach(socket: WebSocket, nodeId: string | null): void };
+  agents?: {
+    attach(socket: WebSocket, nodeId: string | null): void;
+    /** Why another agent connection is refused now (a cap is full), or null. */
+    connectionRefusal?(nodeId: string | null): string | null;
+  };
   /** Recently read metric series in memory (absent: every query reads the store). */
   series?: SeriesCache;
   /** SSE tuning and caps (server.yaml); tests shorten these. */
