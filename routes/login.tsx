@@ -11,7 +11,8 @@ const loginForm = z.object({
 
 /** Where to go after signing in: a path on this server, never another site (`//x`, `/\x`). */
 export function safeNext(next: string | null | undefined): string {
-  return next && /^\/(?![/\\])[^\\\s]*$/.test(next) ? next : "/";
+  // Printable ASCII only: a Location header cannot hold other characters (a 500 once).
+  return next && /^\/(?![/\\])[!-[\]-~]*$/.test(next) ? next : "/";
 }
 
 function LoginPage(
