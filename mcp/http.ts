@@ -90,6 +90,8 @@ export async function handleMcpRequest(
   const problem = originProblem(req);
   if (problem) throw new HttpError(403, "OriginRefused", `POST /mcp refused: ${problem}`);
   if (req.method !== "POST") return await serveOnce(createMcpServer(ctx, principal), req);
+  // Requests that arrive together are read in one turn of the loop: each takes its own.
+  await yieldWhenBusy();
   const body = await readMcpBody(req);
   const waits = reserveWaits(ctx, principal.token_id, waitCalls(body.json));
   // Not JSON: the SDK reads the text again and answers with its parse error.

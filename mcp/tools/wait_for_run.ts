@@ -17,7 +17,7 @@ import { getJob } from "../../server/jobs/service.ts";
 import { getRun, runStreamEnd } from "../../server/runs/service.ts";
 import { diagnoseRunById } from "../../server/semantic/mod.ts";
 import { getSweep } from "../../server/sweeps/service.ts";
-import { defineTool, type ToolCall } from "../_tool.ts";
+import { defineTool, type ToolCall, yieldWhenBusy } from "../_tool.ts";
 import { acquireWait, MAX_WAITS, MAX_WAITS_PER_TOKEN } from "../wait_slots.ts";
 import { eventShape, nextActions } from "../_shapes.ts";
 import { idField } from "./_fields.ts";
@@ -405,6 +405,8 @@ async function waitAnswer(
       },
     },
   });
+  // Waits that time out together wake in one turn: each answer (a diagnosis) takes its own.
+  await yieldWhenBusy();
   const run = wake.run_id ? getRun(ctx, wake.run_id) : null;
   const diagnosis = run ? diagnoseRunById(ctx, run.id) : null;
   const lastId = Math.max(wake.event?.id ?? 0, since);
@@ -465,6 +467,7 @@ async function waitSweepAnswer(
     since,
     signal: call.signal,
   });
+  await yieldWhenBusy();
   const sweep = getSweep(ctx, sweepId);
   const lastId = Math.max(wake.event?.id ?? 0, since);
   const waited = Math.round((performance.now() - started) / 100) / 10;
