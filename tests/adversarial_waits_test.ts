@@ -238,9 +238,11 @@ Deno.test("step waits cost the store nothing per metric write, and wake on the s
       h.tokens.read,
       waits(MAX_MCP_BATCH, { run_id: run, until: "step>=50", timeout_s: 30 }),
     ).then(answers);
-    for (let i = 0; i < 100 && openWaits(h.ctx) < MAX_MCP_BATCH; i++) {
+    // Every wait has made its first look and listens to the run's points.
+    for (let i = 0; i < 500 && h.ctx.bus.listenerCount(`metrics:${run}`) < MAX_MCP_BATCH; i++) {
       await new Promise((r) => setTimeout(r, 10));
     }
+    assertEquals(h.ctx.bus.listenerCount(`metrics:${run}`), MAX_MCP_BATCH);
     // Statements run for one metric write, with 32 step waits listening and with none.
     const statements = async (step: number) => {
       let n = 0;
