@@ -9,6 +9,7 @@ import { startReceiver } from "../server/webhooks/_receiver.ts";
 import { resolveWebhooks, WebhookDispatcher } from "../server/webhooks/mod.ts";
 import { Bus, topics } from "../server/bus/bus.ts";
 import { memoryLogger } from "../server/log.ts";
+import { MAX_FAILED_SIGNINS_PER_MINUTE } from "../routes/login.tsx";
 
 Deno.test("/login with a next the Location header cannot hold answers, and signs in to /", async () => {
   const h = await createHarness();
@@ -113,6 +114,42 @@ Deno.test("a relative working dir and control characters in a job's name are ref
     assertEquals(control.json.error.details[0].field, "name");
     assertEquals((await h.call("GET", "/api/jobs")).json.items, []);
     assertEquals((await submit({})).status, 201);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("failed sign-ins are logged without the secret, and past the minute's budget every sign-in waits", async () => {
+  let ms = Date.parse("2026-01-01T12:00:00Z");
+  const h = await createHarness({ now: () => new Date(ms) });
+  try {
+    const signIn = (token: string) =>
+      h.app.fetch(
+        new Request("http://gpuctl.test/login", {
+          method: "POST",
+          headers: { origin: "http://gpuctl.test" },
+          body: new URLSearchParams({ token }),
+          redirect: "manual",
+        }),
+      );
+    const guess = "gpc_abcdefgh_" + "s".repeat(40);
+    for (let i = 0; i < MAX_FAILED_SIGNINS_PER_MINUTE; i++) {
+      const res = await signIn(guess);
+      assertEquals(res.status, 401);
+      await res.body?.cancel();
+    }
+    const lines = (h.ctx.log as unknown as { lines: string[] }).lines
+      .filter((l) => l.includes("console sign-in failed"));
+    assertEquals(lines.length, MAX_FAILED_SIGNINS_PER_MINUTE);
+    assert(!lines.some((l) => l.includes("s".repeat(40))), "a log line holds the secret");
+    assertStringIncludes(lines[0], "abcdefgh");
+    // Even the right token waits now.
+    const refused = await signIn(h.tokens.read);
+    assertEquals(refused.status, 429);
+    assertStringIncludes(await refused.text(), "try again in 60 s");
+    ms += 61_000;
+    const ok = await signIn(h.tokens.read);
+    assertEquals(ok.status, 303);
   } finally {
     await h.close();
   }
