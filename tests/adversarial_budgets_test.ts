@@ -4,8 +4,10 @@
  */
 import { assertEquals, assertStringIncludes } from "./assert.ts";
 import { createHarness } from "./_harness.ts";
-import { createGatewayHarness, FakeAgent } from "./_fake_agent.ts";
+import { createGatewayHarness, FakeAgent, FakeClock } from "./_fake_agent.ts";
 import { MAX_SWEEP_BYTES } from "../server/sweeps/service.ts";
+import { MAX_METRIC_KEYS_PER_RUN } from "../server/runs/service.ts";
+import { NODE_EVENT_BURST } from "../server/gateway/apply_frame.ts";
 
 Deno.test("a sweep whose trials × base size passes the budget is refused, naming the field and the numbers, and stores nothing", async () => {
   const h = await createHarness();
@@ -75,6 +77,71 @@ Deno.test("agent connections past the server's cap are refused before the upgrad
     await agents[agents.length - 1].until((a) => a.of("ack").length === 2);
   } finally {
     for (const a of agents) await a.close();
+    await h.stop();
+  }
+});
+
+Deno.test("a run's metric keys are capped: points of new keys past the budget are not stored, and the run says so", async () => {
+  const h = await createHarness();
+  try {
+    const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json.id;
+    const log = (points: { key: string; step: number; value: number }[]) =>
+      h.call("POST", `/api/sdk/runs/${run}/log`, { body: { points } });
+    for (let start = 0; start < MAX_METRIC_KEYS_PER_RUN + 50; start += 5000) {
+      const n = Math.min(5000, MAX_METRIC_KEYS_PER_RUN + 50 - start);
+      const res = await log(
+        Array.from({ length: n }, (_, i) => ({ key: `k/${start + i}`, step: 0, value: 1 })),
+      );
+      assertEquals(res.status < 300, true, res.text.slice(0, 200));
+    }
+    const keys = h.ctx.db.prepare("SELECT COUNT(*) AS n FROM metric_keys WHERE run_id = ?")
+      .get(run) as { n: number };
+    assertEquals(keys.n, MAX_METRIC_KEYS_PER_RUN);
+    const dropped = (await h.call("GET", `/api/events?type=POINTS_DROPPED&run_id=${run}`)).json
+      .items;
+    assertEquals(dropped.length, 1);
+    assertEquals(dropped[0].data.dropped, 50);
+    assertStringIncludes(dropped[0].message, `${MAX_METRIC_KEYS_PER_RUN} metric keys`);
+    // A key it has still takes points.
+    await log([{ key: "k/0", step: 1, value: 2 }]);
+    const points = h.ctx.db.prepare(
+      "SELECT COUNT(*) AS n FROM metric_points WHERE run_id = ? AND key = 'k/0'",
+    ).get(run) as { n: number };
+    assertEquals(points.n, 2);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a node's events past its budget are acknowledged and not stored", async () => {
+  const clock = new FakeClock();
+  const h = await createGatewayHarness({}, clock);
+  const agent = await FakeAgent.connect(h.base, h.tokens.agent);
+  try {
+    agent.hello();
+    await agent.until((a) => a.of("ack").length === 2);
+    const n = NODE_EVENT_BURST + 100;
+    let last = 0;
+    for (let i = 0; i < n; i++) {
+      last = agent.data(
+        { type: "event", event: { type: "DISK_LOW", severity: "warning", message: `e${i}` } },
+        "sys",
+      );
+    }
+    await agent.until((a) => a.of("ack").some((f) => f.stream === "sys" && f.seq === last));
+    const stored = (await h.call("GET", "/api/events?type=DISK_LOW&limit=1000")).json.items;
+    assertEquals(stored.length, NODE_EVENT_BURST);
+    // The budget refills with time.
+    clock.ms += 1000;
+    last = agent.data(
+      { type: "event", event: { type: "DISK_LOW", severity: "warning", message: "later" } },
+      "sys",
+    );
+    await agent.until((a) => a.of("ack").some((f) => f.stream === "sys" && f.seq === last));
+    const after = (await h.call("GET", "/api/events?type=DISK_LOW&limit=1000")).json.items;
+    assertEquals(after.length, NODE_EVENT_BURST + 1);
+  } finally {
+    await agent.close();
     await h.stop();
   }
 });

@@ -21,6 +21,44 @@ import { maskSecretText, secretValues } from "../../protocol/secret_env.ts";
  */
 export const MAX_SEQ_STEP = 10_000_000;
 
+/** Events a node may raise per second, on average, and at once. */
+export const NODE_EVENTS_PER_S = 20;
+export const NODE_EVENT_BURST = 200;
+
+interface EventBucket {
+  tokens: number;
+  at: number;
+  dropped: number;
+  loggedAt: number;
+}
+const eventBuckets = new WeakMap<Context, Map<string, EventBucket>>();
+
+/** Takes one of the node's event tokens (false: over its budget, the event is dropped). */
+function takeEventToken(ctx: Context, nodeId: string): boolean {
+  let buckets = eventBuckets.get(ctx);
+  if (!buckets) eventBuckets.set(ctx, buckets = new Map());
+  const now = ctx.now().getTime();
+  let b = buckets.get(nodeId);
+  if (!b) buckets.set(nodeId, b = { tokens: NODE_EVENT_BURST, at: now, dropped: 0, loggedAt: 0 });
+  b.tokens = Math.min(NODE_EVENT_BURST, b.tokens + (now - b.at) / 1000 * NODE_EVENTS_PER_S);
+  b.at = now;
+  if (b.tokens >= 1) {
+    b.tokens--;
+    return true;
+  }
+  b.dropped++;
+  if (now - b.loggedAt >= 60_000) {
+    ctx.log.warn("agent events over budget: not stored", {
+      node: nodeId,
+      dropped: b.dropped,
+      budget: `${NODE_EVENTS_PER_S}/s, ${NODE_EVENT_BURST} at once`,
+    });
+    b.loggedAt = now;
+    b.dropped = 0;
+  }
+  return false;
+}
+
 /** What the gateway does after a frame: ack it, and maybe refuse it or kill a stale copy. */
 export interface FrameOutcome {
   /** Absent for a frame refused before it was counted: its seq is not acknowledged. */
@@ -45,6 +83,9 @@ export function applyDataFrame(ctx: Context, nodeId: string, frame: DataFrame): 
     }
     cursors.setCursor(ctx.db, nodeId, frame.stream, frame.seq);
     if (frame.type === "event") {
+      // Past its budget a node's events are acknowledged and not stored (a flood would
+      // otherwise fill the log and hold the loop); the server logs how many, once a minute.
+      if (!takeEventToken(ctx, nodeId)) return { ack, applied: false };
       emitEvent(ctx, { ...frame.event, node_id: nodeId });
       return { ack, applied: true };
     }

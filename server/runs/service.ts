@@ -25,7 +25,7 @@ import type { StoredRun } from "../db/runs.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
-import { notFound, ValidationError } from "../errors.ts";
+import { notFound, quoted, ValidationError } from "../errors.ts";
 import { partitionSdkBatch, type Refused } from "../../protocol/sdk_batch.ts";
 import { primaryMetricOf, resolvePrimaryKey } from "../metrics/primary_metric.ts";
 import { DEFAULT_PROJECT } from "../jobs/service.ts";
@@ -276,6 +276,46 @@ const FINISH_EVENT = {
   CANCELLED: "RUN_CANCELLED",
 };
 
+/**
+ * Metric keys one run may have. Each key is a row of its Metrics tab, a summary and a series:
+ * a run that logs ever new keys (a key per sample, per step) would make every reader of the
+ * run slow; points of keys past the budget are not stored, and the run says so once per batch.
+ */
+export const MAX_METRIC_KEYS_PER_RUN = 10_000;
+
+/** The points whose keys fit the run's key budget, and what did not. */
+function withinKeyBudget<P extends { key: string }>(
+  ctx: Context,
+  runId: string,
+  points: P[],
+): { kept: P[]; dropped: { points: number; keys: number; example: string } } {
+  const none = { points: 0, keys: 0, example: "" };
+  if (points.length === 0) return { kept: points, dropped: none };
+  const keys = new Set(points.map((p) => p.key));
+  const have = metricsDb.keyCount(ctx.db, runId);
+  if (have + keys.size <= MAX_METRIC_KEYS_PER_RUN) return { kept: points, dropped: none };
+  let room = MAX_METRIC_KEYS_PER_RUN - have;
+  const allowed = new Set<string>();
+  const refused = new Set<string>();
+  for (const key of keys) {
+    if (metricsDb.hasKey(ctx.db, runId, key)) allowed.add(key);
+    else if (room > 0) {
+      allowed.add(key);
+      room--;
+    } else refused.add(key);
+  }
+  if (refused.size === 0) return { kept: points, dropped: none };
+  const kept = points.filter((p) => allowed.has(p.key));
+  return {
+    kept,
+    dropped: {
+      points: points.length - kept.length,
+      keys: refused.size,
+      example: refused.values().next().value!,
+    },
+  };
+}
+
 /** The values of a job's secret variables (see protocol/secret_env.ts). */
 export function jobSecretValues(ctx: Context, jobId: string): string[] {
   const job = jobsDb.getJob(ctx.db, jobId);
@@ -294,10 +334,30 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
   return ctx.db.tx(() => {
     const run = runsDb.getRun(ctx.db, runId);
     if (!run) throw notFound("Run", runId);
+    const { kept, dropped: overBudget } = withinKeyBudget(ctx, runId, b.points ?? []);
+    if (overBudget.points) {
+      runsDb.addDroppedPoints(ctx.db, runId, overBudget.points);
+      emitEvent(ctx, {
+        type: "POINTS_DROPPED",
+        severity: "warning",
+        run_id: runId,
+        job_id: run.job_id,
+        message: `Run "${run.name}" (${runId}) has ${MAX_METRIC_KEYS_PER_RUN} metric keys, ` +
+          `the most a run may have: ${overBudget.points} point` +
+          `${overBudget.points === 1 ? "" : "s"} of ${overBudget.keys} new key` +
+          `${overBudget.keys === 1 ? "" : "s"} (such as ${quoted(overBudget.example)}) not stored`,
+        data: {
+          dropped: overBudget.points,
+          dropped_total: run.dropped_points + overBudget.points,
+          reason: "metric key budget",
+          max_keys: MAX_METRIC_KEYS_PER_RUN,
+        },
+      });
+    }
     const stored = metricsDb.writePoints(
       ctx.db,
       runId,
-      (b.points ?? []).map((p) =>
+      kept.map((p) =>
         p.wall_time === undefined
           ? { ...p, wall_time: wallNow }
           : p as typeof p & { wall_time: number }
