@@ -49,7 +49,9 @@ export type AnomalyEventType = typeof ANOMALY_EVENT_TYPES[number];
 export const SCOPES = ["read", "write", "admin", "agent"] as const;
 export type Scope = typeof SCOPES[number];
 
-const name = z.string().trim().min(1, "must not be empty").max(MAX_NAME_LENGTH);
+const name = z.string().trim().min(1, "must not be empty").max(MAX_NAME_LENGTH)
+  // deno-lint-ignore no-control-regex -- refusing control characters is the point
+  .regex(/^[^\x00-\x1f\x7f-\x9f]*$/, "must not contain control characters");
 const text = z.string().max(MAX_TEXT_LENGTH);
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be a gpuctl id");
 
@@ -88,7 +90,7 @@ export const jobSubmission = z.strictObject({
       "is run with bash -lc",
   ),
   shell: z.boolean().optional().describe("Run an argv command through bash -lc (default false)"),
-  working_dir: text.min(1, "must not be empty").describe(
+  working_dir: text.min(1, "must not be empty").regex(/^\//, "must be an absolute path").describe(
     "The directory the command runs in, on the GPU host (an absolute path)",
   ),
   gpus: z.number().int().min(0).max(64).describe(

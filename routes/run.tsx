@@ -670,7 +670,7 @@ async function runPage(p: PageRequest): Promise<Response> {
     },
     <>
       <Header d={d} now={now} canWrite={p.canWrite} next={next} />
-      <Notice url={p.url} />
+      <Notice url={p.url} req={p.req} />
       <Tabs d={d} />
       {tab === "overview" && <Overview d={d} now={now} />}
       {tab === "metrics" && <MetricsTab d={d} canWrite={p.canWrite} next={next} />}

@@ -77,6 +77,13 @@ function sweepMetric(
   return { key, direction };
 }
 
+/**
+ * What one sweep may write: its trials × the size of its base (as JSON). Each trial is a job
+ * holding a copy of the base, so this bounds one request's write (and the trials count is
+ * bounded by MAX_TRIALS).
+ */
+export const MAX_SWEEP_BYTES = 8_000_000;
+
 /** `POST /api/sweeps`: stores the sweep and its trials, and submits the first trials. */
 export function createSweep(ctx: Context, req: SweepCreate): Sweep {
   const project = req.project ?? req.base.project ?? DEFAULT_PROJECT;
@@ -84,6 +91,18 @@ export function createSweep(ctx: Context, req: SweepCreate): Sweep {
   const method = req.method ?? "grid";
   const expansion = expandTrials(req.parameters, method, { runs: req.runs, seed: req.seed });
   if ("field" in expansion) throw invalidField("sweep", expansion.field, expansion.problem);
+  // Each trial stores a copy of the base: the sweep's write is trials × its size.
+  const baseBytes = new TextEncoder().encode(JSON.stringify(req.base)).length;
+  const trials = expansion.trials.length;
+  if (trials * baseBytes > MAX_SWEEP_BYTES) {
+    throw invalidField(
+      "sweep",
+      "base",
+      `${trials} trials × ${baseBytes} bytes of base = ${trials * baseBytes} bytes, more than ` +
+        `the ${MAX_SWEEP_BYTES} a sweep may write; make the base smaller (its env, its ` +
+        "command) or the sweep shorter",
+    );
+  }
   const passAs = req.pass_as ?? "args";
   // Every trial's job must be a valid submission (appended arguments count against limits).
   expansion.trials.forEach((params, i) => {
