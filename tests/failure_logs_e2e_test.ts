@@ -45,7 +45,7 @@ Deno.test("real failure logs replayed through the process runner: the card names
       const card = (await c.call("GET", `/api/runs/${first.id}/failure`)).json;
       const retried = (await c.call("GET", `/api/events?job_id=${id}&type=JOB_RETRIED`)).json
         .items;
-      const found = misses(f, card, retried.length > 0, card.suggested_fixes);
+      const found = misses(f.expect, card, retried.length > 0, card.suggested_fixes);
       if (card.retry !== f.expect.retry) {
         found.push(`retry ${card.retry}, expected ${f.expect.retry}`);
       }
