@@ -60,9 +60,10 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
 export const NONZERO_EXIT_CAUSE: CauseEntry = {
   id: "nonzero_exit",
   title: "non-zero exit",
-  retry: "unknown",
-  retry_advice: "Cannot tell whether a retry helps: the log shows no known error. Read the " +
-    "last lines; if the failure is in the code or data, a retry fails the same way.",
+  retry: "fails_again",
+  retry_advice: "A retry with the same configuration will most likely fail the same way: the " +
+    "process ended with an error status and the log shows no sign of a cause from outside the " +
+    "job (a lost connection, a signal from outside, a hardware fault). Read the last lines first.",
   fixes: [
     "Read the last log lines (`gpuctl logs <run>`), and the full log on the node if the tail " +
     "is too short",
