@@ -50,7 +50,7 @@ export interface CorpusEntry {
   stack: string;
   die: Die;
   expect: { cause: string; retry: string };
-  split: "dev" | "heldout";
+  split: "dev" | "heldout" | "fresh";
 }
 
 /** A log of either set, in one shape. */
@@ -62,7 +62,7 @@ export interface FailureCase {
   stack: string;
   die: Die;
   stdout_lines: [number, number][];
-  split: "dev" | "heldout";
+  split: "dev" | "heldout" | "fresh";
   expect: { cause: string; retry: string; line?: string; fix?: string; likely?: string };
 }
 
@@ -163,7 +163,7 @@ export async function diagnoseCase(
 
 async function score(only: string | undefined): Promise<void> {
   const cases = (await loadCases()).filter((c) => !only || c.split === only);
-  for (const split of ["dev", "heldout"] as const) {
+  for (const split of ["dev", "heldout", "fresh"] as const) {
     const mine = cases.filter((c) => c.split === split);
     if (mine.length === 0) continue;
     let exact = 0, contradictions = 0, undecided = 0, detail = 0;
