@@ -230,6 +230,11 @@ const CUDNN = [
   /cuDNN error: (\w+)/i,
   /(?:GET|FIND) was unable to find an engine to execute this computation/,
   /cuDNN Frontend error/i,
+  // TensorFlow and JAX/XLA name cuDNN by its calls or as "the DNN library".
+  /Failed to call ThenRnn\w+/,
+  /DNN library (?:initialization failed|is not found)/,
+  /Could not create cudnn handle/i,
+  /cuDNN failed to initialize/,
 ];
 
 /** cuDNN (the convolution and RNN library) refused or failed an operation. */

@@ -43,6 +43,16 @@ FloatingPointError: Loss became infinite or NaN at iteration=27!
 loss_dict = {'loss_cls': nan, 'loss_box_reg': 0.25}
 `;
 
+const TF_CUDNN_RNN = `
+2024-03-01 10:00:01.2: W tensorflow/core/framework/op_kernel.cc:1745] OP_REQUIRES failed at cudnn_rnn_ops.cc:1517 : Internal: Failed to call ThenRnnForward with model config: [rnn_mode, rnn_input_mode, rnn_direction_mode]: 2, 0, 0
+tensorflow.python.framework.errors_impl.InternalError: Failed to call ThenRnnForward with model config
+`;
+
+const JAX_DNN = `
+E0301 10:00:00.000000  100 cuda_dnn.cc:535] Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.
+jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.
+`;
+
 const GLOO_TIMEOUT = `
 Traceback (most recent call last):
   File "train.py", line 77, in <module>
@@ -214,6 +224,16 @@ Deno.test("diagnoseFailure() knows one cause in the words of several stacks (tab
       name: "detectron2 FloatingPointError",
       input: failed(D2_NAN),
       want: { cause: "nan_loss", line: 1005, retry: "fails_again" },
+    },
+    {
+      name: "cuDNN RNN in TensorFlow's words",
+      input: failed(TF_CUDNN_RNN),
+      want: { cause: "cudnn_error", retry: "fails_again" },
+    },
+    {
+      name: "cuDNN as JAX's DNN library",
+      input: failed(JAX_DNN),
+      want: { cause: "cudnn_error", line: 1001, retry: "fails_again" },
     },
     {
       name: "gloo collective timeout",
