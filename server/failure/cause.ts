@@ -9,7 +9,7 @@ export type RetryVerdict =
   | "may_help"
   /** Nothing failed (a cancel). */
   | "not_a_failure"
-  /** Cannot tell. */
+  /** Cannot tell: no catalogue entry decides so any more (kept for diagnoses stored before). */
   | "unknown";
 
 /** A catalogue entry's finding on one run. */
