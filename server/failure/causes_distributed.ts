@@ -136,6 +136,11 @@ const CONNECTION_LOST = [
   /RemoteDisconnected/,
   /requests\.exceptions\.(?:ConnectionError|ReadTimeout)/,
   /Max retries exceeded with url/,
+  // The rendezvous store of a multi-node launch, unreachable or gone.
+  /RendezvousConnectionError/,
+  /The connection to the C10d store has failed/,
+  /connect\(\) timed out\. Original timeout was \d+ ms/,
+  /client socket has timed out after \d+ms while trying to connect/,
 ];
 // multiprocessing talks to DataLoader workers over local sockets and pipes: a reset there is
 // a dead worker, not the network.
@@ -144,7 +149,7 @@ const LOCAL_IPC = /multiprocessing[\\/]|resource_sharer|torch[\\/]utils[\\/]data
 /** A connection to a peer rank or a remote service dropped. */
 export const CONNECTION_RESET_CAUSE: CauseEntry = {
   id: "connection_reset",
-  title: "connection lost",
+  title: "connection lost or refused",
   retry: "may_help",
   retry_advice: "A retry may help: a network connection (to another rank, the rendezvous store " +
     "or a download server) dropped, which is often transient. If another rank failed first, " +

@@ -53,6 +53,10 @@ E0301 10:00:00.000000  100 cuda_dnn.cc:535] Loaded runtime CuDNN library: 8.5.0 
 jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.
 `;
 
+const RDZV_STORE = `
+torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. See inner exception for details.
+`;
+
 const GLOO_TIMEOUT = `
 Traceback (most recent call last):
   File "train.py", line 77, in <module>
@@ -236,6 +240,11 @@ Deno.test("diagnoseFailure() knows one cause in the words of several stacks (tab
       want: { cause: "cudnn_error", line: 1001, retry: "fails_again" },
     },
     {
+      name: "the rendezvous store unreachable",
+      input: failed(RDZV_STORE),
+      want: { cause: "connection_reset", line: 1000, retry: "may_help" },
+    },
+    {
       name: "gloo collective timeout",
       input: failed(GLOO_TIMEOUT),
       want: { cause: "nccl_timeout", line: 1003, retry: "may_help" },
@@ -379,6 +388,20 @@ Deno.test("diagnoseFailure() words what it knows: worker deaths, torch.load, fau
   assert.equal(sigint.cause_id, "interrupted");
   assert.doesNotMatch(sigint.retry_advice, /^Nothing failed:/);
   assert.match(sigint.likely_cause, /ended FAILED/);
+});
+
+Deno.test("diagnoseFailure() decides an unknown error that reads as a network failure as transient", () => {
+  const d = diagnoseFailure(failed(`
+Traceback (most recent call last):
+  File "fetch.py", line 9, in <module>
+    sock.connect((host, port))
+OSError: [Errno 113] connect failed: Connection refused by 10.0.0.7:5000
+`));
+  assert.deepEqual([d.cause_id, d.retry], ["python_exception", "may_help"]);
+  const plain = diagnoseFailure(failed("init: connection timed out after 30s", { exit_code: 2 }));
+  assert.deepEqual([plain.cause_id, plain.retry], ["nonzero_exit", "may_help"]);
+  const other = diagnoseFailure(failed("usage: train.py [-h]", { exit_code: 2 }));
+  assert.equal(other.retry, "fails_again");
 });
 
 Deno.test("diagnoseFailure() always decides on a retry", () => {
