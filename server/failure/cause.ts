@@ -154,19 +154,24 @@ export function killedBy(facts: FailureFacts, signals: readonly string[]): Evide
 }
 
 /**
- * "rank 0 (local rank 0, pid 14750)": the first failing child as the launcher named it, or
- * null when no launcher reported one.
+ * "rank 0 (local rank 0, pid 14750)", "local rank 4 (pid 899509)": the first failing child as
+ * the launcher named it, or null when no launcher reported one (or named it not at all).
  */
 export function childName(facts: FailureFacts): string | null {
   const c = facts.child;
   if (!c) return null;
+  const head = c.rank !== null
+    ? `rank ${c.rank}`
+    : c.localRank !== null
+    ? `local rank ${c.localRank}`
+    : c.pid !== null
+    ? `pid ${c.pid}`
+    : null;
+  if (head === null) return null;
   const parts = [
-    c.localRank !== null && c.rank === null ? `local rank ${c.localRank}` : null,
     c.rank !== null && c.localRank !== null ? `local rank ${c.localRank}` : null,
-    c.pid !== null ? `pid ${c.pid}` : null,
+    c.pid !== null && !head.startsWith("pid") ? `pid ${c.pid}` : null,
   ].filter((x): x is string => x !== null);
-  if (c.rank === null && parts.length === 0) return null;
-  const head = c.rank !== null ? `rank ${c.rank}` : "the child process";
   return parts.length ? `${head} (${parts.join(", ")})` : head;
 }
 

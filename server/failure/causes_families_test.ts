@@ -322,7 +322,10 @@ Deno.test("diagnoseFailure() decodes a launcher's report of its failing child an
     cause: "killed",
     retry: "may_help",
   });
-  assert.match(torchrun.likely_cause, /^The training process rank 1 \(local rank 1, pid 2002\)/);
+  assert.match(
+    torchrun.likely_cause,
+    /^The training process of rank 1 \(local rank 1, pid 2002\) was killed by SIGKILL/,
+  );
   assert.match(torchrun.evidence[0].detail, /Signal 9 \(SIGKILL\) received by PID 2002/);
   // DeepSpeed passes the child's -9 to sys.exit(): the launcher exits 247.
   const ds = expectDiagnosis("deepspeed 247", failed(DEEPSPEED_SIGKILL, { exit_code: 247 }), {
@@ -330,13 +333,13 @@ Deno.test("diagnoseFailure() decodes a launcher's report of its failing child an
     line: 1001,
     retry: "may_help",
   });
-  assert.match(ds.likely_cause, /^The training process the child process \(local rank 0\) was/);
+  assert.match(ds.likely_cause, /^The training process of local rank 0 was killed by SIGKILL/);
   assert.ok(
     ds.evidence.some((e) => /^exit code 247 \(256 - 9: .*killed by SIGKILL\)$/.test(e.detail)),
   );
   expectDiagnosis("torchrun -6", failed(TORCHRUN_ABORT), {
     cause: "aborted",
-    likely: /^The training process .*pid 4001\) aborted/,
+    likely: /^The training process of local rank 0 \(pid 4001\) aborted/,
     retry: "fails_again",
   });
   const facts = buildFacts(failed(TORCHRUN_SIGKILL));

@@ -10,7 +10,7 @@ import {
 // The Hugging Face Hub refused the request: a gated or private repository without access, a
 // missing or invalid token, a repository id that does not exist.
 const HUB_AUTH = [
-  /GatedRepoError/,
+  /GatedRepoError:/,
   /Cannot access gated repo for url/,
   /You are trying to access a gated repo/,
   /is restricted and you are not in the authorized list/,

@@ -105,7 +105,7 @@ function who(facts: FailureFacts, text: string | undefined): string {
   if (findLine(facts, [WORKER_DIED])) return "A DataLoader worker was";
   if (text && /DataLoader worker/.test(text)) return "A DataLoader worker was";
   const child = childName(facts);
-  return child ? `The training process ${child} was` : "The process was";
+  return child ? `The training process of ${child} was` : "The process was";
 }
 
 /**
@@ -189,7 +189,7 @@ export const KILLED_CAUSE: CauseEntry = {
       confidence: 0.62,
       likely_cause:
         (child
-          ? `The training process ${child} was`
+          ? `The training process of ${child} was`
           : worker
           ? "A worker process was"
           : "The process was") +
@@ -242,7 +242,7 @@ export const SEGFAULT_CAUSE: CauseEntry = {
     const child = facts.child?.signal === "SIGSEGV" ? childName(facts) : null;
     return {
       confidence: killed && hit ? 0.87 : hit ? 0.8 : 0.75,
-      likely_cause: (child ? `The training process ${child}` : "The process") +
+      likely_cause: (child ? `The training process of ${child}` : "The process") +
         " crashed with a segmentation fault in native code" +
         (hit ? `: "${excerpt(hit.line.raw, 160)}"` : ""),
       evidence: present(hit ? logEvidence(hit.line) : null, killed),
@@ -281,7 +281,7 @@ export const ABORTED_CAUSE: CauseEntry = {
     const child = facts.child?.signal === "SIGABRT" ? childName(facts) : null;
     return {
       confidence: hit ? 0.7 : 0.6,
-      likely_cause: (child ? `The training process ${child} aborted` : "The process aborted") +
+      likely_cause: (child ? `The training process of ${child} aborted` : "The process aborted") +
         (what ? `: "${excerpt(what.match[1], 160)}"` : " (SIGABRT) in native code"),
       evidence: present(
         hit ? logEvidence(hit.line) : null,
