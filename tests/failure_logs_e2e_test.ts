@@ -14,7 +14,7 @@ import { startCluster, until } from "./_processes.ts";
 import { type FailureCase, FIXTURES, loadCases, misses } from "./failure_logs_score.ts";
 
 /** Jobs that run at once: one fake GPU each. */
-const SLOTS = 24;
+const SLOTS = 48;
 
 /** `items` mapped by `fn`, at most `width` at a time. */
 async function pool<T, R>(items: T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
