@@ -3,10 +3,10 @@
  * Scores the failure diagnosis on real failure logs from public issue threads: the 41 logs of
  * tests/fixtures/failure_logs (all in the development half) and the corpus of
  * tests/fixtures/failure_corpus, split by source thread into a development half and a
- * held-out half. For each log: what the agent would report (classifyExit) and what the server
+ * held-out half, plus a `fresh` set collected after the patterns were frozen. For each log: what the agent would report (classifyExit) and what the server
  * decides (the failure card and the retry policy), against what the log's entry expects.
  *
- *     deno run -A tests/failure_logs_score.ts               # both halves
+ *     deno run -A tests/failure_logs_score.ts               # every set
  *     deno run -A tests/failure_logs_score.ts --split=dev   # the development half only
  *
  * A log is right ("exact") when the card names the expected cause. A retry contradiction is a
