@@ -349,6 +349,21 @@ Deno.test("diagnoseFailure() decodes a launcher's report of its failing child an
   );
 });
 
+Deno.test("diagnoseFailure() knows CUDA kernel faults and allocations in other words", () => {
+  const cases: [string, string][] = [
+    [
+      "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: CUDA_ERROR_ILLEGAL_ADDRESS",
+      "cuda_device_error",
+    ],
+    ["RuntimeError: CUDA error: the launch timed out and was terminated", "cuda_device_error"],
+    ["RuntimeError: CUDA driver error: out of memory", "cuda_oom"],
+  ];
+  for (const [log, want] of cases) {
+    const d = diagnoseFailure(failed(log));
+    assert.deepEqual([d.cause_id, d.retry], [want, "fails_again"], log);
+  }
+});
+
 Deno.test("diagnoseFailure() lets the final exception outrank a louder earlier warning", () => {
   expectDiagnosis("driver warning, then a shape error", failed(WARNING_FIRST), {
     cause: "shape_mismatch",

@@ -40,6 +40,12 @@ Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException
 Aborted (core dumped)
 `;
 
+const ABORT_OTHER = `
+terminate called after throwing an instance of 'std::logic_error'
+  what():  basic_string::_M_construct null not valid
+Aborted (core dumped)
+`;
+
 const NOT_FOUND = `
 bash: line 1: torchrun: command not found
 `;
@@ -96,11 +102,21 @@ Deno.test("diagnoseFailure() recognises process deaths from exit status and log 
     },
     {
       name: "C++ abort quoting what()",
-      input: failed(ABORT, { exit_code: 134 }),
+      input: failed(ABORT_OTHER, { exit_code: 134 }),
       want: {
         cause: "aborted",
         line: 1000,
-        likely: /"CUDA error: an illegal instruction was encountered"/,
+        likely: /"basic_string::_M_construct null not valid"/,
+        retry: "fails_again" as const,
+      },
+    },
+    {
+      // The abort only reports the error its what() names, a known one here.
+      name: "C++ abort of a CUDA kernel fault",
+      input: failed(ABORT, { exit_code: 134 }),
+      want: {
+        cause: "cuda_device_error",
+        likely: /an illegal instruction was encountered/,
         retry: "fails_again" as const,
       },
     },
