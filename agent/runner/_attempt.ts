@@ -3,7 +3,7 @@
 // behind `AttemptControl`.
 
 import { classifyExit } from "./classify_exit.ts";
-import { type OomCounter, oomKilledSince } from "./_oom_counter.ts";
+import { type OomCounter, OomWatch } from "./_oom_counter.ts";
 import { OutputTail } from "./output_tail.ts";
 import { isSameProcess, ProcessTree, readStat } from "./_proc.ts";
 import { exists, readExitStatus, readJsonOrNull, runFile, writeJsonAtomic } from "./run_dir.ts";
@@ -66,6 +66,7 @@ export class Attempt implements RunHandle {
   readonly exited: Promise<ExitInfo>;
   readonly #init: AttemptInit;
   readonly #tree: ProcessTree;
+  readonly #oom: OomWatch;
   readonly #wrapperPid: number | null;
   readonly #wrapperStart: number;
   #pid: number | null;
@@ -92,6 +93,7 @@ export class Attempt implements RunHandle {
     this.#wrapperStart = init.wrapper?.startTime ?? init.previous?.startTime ?? -1;
     this.#tree = new ProcessTree(init.wrapper?.pid ?? null);
     if (init.wrapper) this.#tree.addRoot(init.wrapper.pid, init.wrapper.startTime);
+    this.#oom = new OomWatch(init.oomCounter);
     this.#pid = init.control.findMainPid ? null : this.#wrapperPid;
     init.childEnded?.then((end) => {
       this.#childEnd = end;
@@ -177,6 +179,7 @@ export class Attempt implements RunHandle {
       if (alive && Date.now() - this.#lastScan >= this.#init.scanMs) {
         this.#lastScan = Date.now();
         this.#tree.scan();
+        if (this.#init.oomCounter) this.#oom.observe(this.#tree.alive());
         await this.#lookForMainPid();
       }
       const lines = await this.#init.tail.poll(false);
@@ -224,9 +227,11 @@ export class Attempt implements RunHandle {
       : { exit_code: this.#childEnd?.code ?? null, signal: this.#childEnd?.signal ?? null };
     const cancelled = this.#cancelled || await exists(runFile(runDir, "cancel"));
     const settled = await this.#init.control.settle?.() ?? null;
-    const oomKilled = end.signal === "SIGKILL" && !cancelled
-      ? settled?.oomKilled ?? oomKilledSince(this.#init.oomCounter)
-      : null;
+    // Read for every end, not only the main process's SIGKILL: a worker the OOM killer took
+    // can make the main process exit with an error of its own.
+    const oomKilled = cancelled || end.exit_code === 0
+      ? null
+      : settled?.oomKilled ?? this.#oom.killedSince();
     const log_tail = tail.recentLines();
     const verdict = classifyExit({
       ...end,

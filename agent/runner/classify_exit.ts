@@ -99,6 +99,15 @@ export function classifyExit(facts: ExitFacts): ExitVerdict {
       : "";
     return { failure_class: "OOM", reason: `killed by SIGKILL from the kernel OOM killer${where}` };
   }
+  if (facts.oomKilled === true && facts.signal !== "SIGTERM" && facts.signal !== "SIGINT") {
+    // The main process ended on its own, but the kernel OOM killer took one of the job's
+    // processes (a DataLoader worker, a rank) in its memory cgroup meanwhile.
+    return {
+      failure_class: "OOM",
+      reason: `the kernel OOM killer killed a process of the job (its memory cgroup's oom_kill ` +
+        `count rose); ${end}`,
+    };
+  }
 
   const last = lastSaid(tail, facts.runner);
   if ((facts.exit_code === 126 || facts.exit_code === 127) && NOT_STARTED_PATTERN.test(last)) {

@@ -63,6 +63,22 @@ const cases: Array<[string, Partial<ExitFacts>, string | null, string | RegExp]>
     "SIGNAL",
     "killed by SIGKILL, possibly the kernel OOM killer",
   ],
+  [
+    "exit 1 after the OOM killer took a worker of the job's cgroup is OOM",
+    {
+      exit_code: 1,
+      oomKilled: true,
+      log_tail: ["RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed."],
+    },
+    "OOM",
+    /^the kernel OOM killer killed a process of the job .*exited with code 1$/,
+  ],
+  [
+    "exit 1 with an unchanged counter stays EXIT_CODE",
+    { exit_code: 1, oomKilled: false },
+    "EXIT_CODE",
+    "exited with code 1",
+  ],
   ["SIGSEGV is SIGNAL", { signal: "SIGSEGV" }, "SIGNAL", "killed by SIGSEGV"],
   [
     "a cancelled attempt is CANCELLED whatever ended it",
