@@ -43,7 +43,7 @@ const list = defineCommand({
       { header: "STEP", cell: (c) => c.step === null ? "" : String(c.step), right: true },
       {
         header: "PATH",
-        cell: (c) => clean(c.path) + (c.overwritten ? " (overwritten)" : ""),
+        cell: (c) => clean(c.path) + (c.state && c.state !== "valid" ? ` (${c.state})` : ""),
         flex: true,
       },
       { header: "SIZE", cell: (c) => size(c.size_bytes), right: true },
