@@ -148,14 +148,7 @@ export class CheckpointWatcher {
       this.#pending.delete(path);
       this.#baseline.delete(path);
       this.#reported.set(path, identity);
-      ready.push({
-        ...checkpoint,
-        step: checkpoint.step ?? checked.step,
-        epoch: checkpoint.epoch ?? checked.epoch,
-        state: checked.problem === null ? "valid" : "incomplete",
-        problem: checked.problem,
-        fingerprint,
-      });
+      ready.push(withVerdict(checkpoint, checked, fingerprint));
     }
     // Forget what vanished before it settled (a temp file renamed away, a rotated folder).
     for (const path of this.#pending.keys()) {
@@ -187,6 +180,31 @@ export class CheckpointWatcher {
   }
 }
 
+/**
+ * A found checkpoint checked and fingerprinted, as the watcher reports one at a job's end
+ * (`gpuctl import-run` reads a finished folder this way); null when it vanished meanwhile.
+ */
+export async function inspectCheckpoint(c: FoundCheckpoint): Promise<WatchedCheckpoint | null> {
+  const checked = await check(c);
+  const fingerprint = checked ? await fingerprintOf(c) : null;
+  return checked && fingerprint !== null ? withVerdict(c, checked, fingerprint) : null;
+}
+
+function withVerdict(
+  c: FoundCheckpoint,
+  checked: Completeness,
+  fingerprint: string,
+): WatchedCheckpoint {
+  return {
+    ...c,
+    step: c.step ?? checked.step,
+    epoch: c.epoch ?? checked.epoch,
+    state: checked.problem === null ? "valid" : "incomplete",
+    problem: checked.problem,
+    fingerprint,
+  };
+}
+
 function check(c: FoundCheckpoint): Promise<Completeness | null> {
   switch (c.kind) {
     case "file":
@@ -215,13 +233,15 @@ function goneCheckpoint(path: string, identity: FileIdentity): WatchedCheckpoint
   };
 }
 
-/** The `checkpoint` a data frame carries for a watched checkpoint. */
-export function checkpointWire(c: WatchedCheckpoint): CheckpointIn {
+/** The `checkpoint` a data frame (or an import's batch) carries for a checkpoint. */
+export function checkpointWire(
+  c: FoundCheckpoint & Partial<Pick<WatchedCheckpoint, "state" | "problem" | "fingerprint">>,
+): CheckpointIn {
   const wire: CheckpointIn = { path: c.path, size_bytes: c.size_bytes, mtime: c.mtime_ms / 1000 };
   if (c.step !== null) wire.step = c.step;
   if (c.epoch !== null) wire.epoch = c.epoch;
-  if (c.state !== "valid") wire.state = c.state;
-  if (c.problem !== null) wire.problem = c.problem.slice(0, 1000);
-  if (c.fingerprint !== null) wire.fingerprint = c.fingerprint;
+  if (c.state && c.state !== "valid") wire.state = c.state;
+  if (c.problem) wire.problem = c.problem.slice(0, 1000);
+  if (c.fingerprint) wire.fingerprint = c.fingerprint;
   return wire;
 }

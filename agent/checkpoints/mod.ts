@@ -38,6 +38,7 @@ export {
   type CheckpointWatcherState,
   checkpointWire,
   DEFAULT_DEBOUNCE_MS,
+  inspectCheckpoint,
   type WatchedCheckpoint,
 } from "./checkpoint_watcher.ts";
 export { checkBytes, checkFile, checkFolder, type Completeness } from "./check_complete.ts";
