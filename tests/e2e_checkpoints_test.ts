@@ -225,3 +225,87 @@ Deno.test({
     }
   },
 });
+
+/**
+ * Lightning as a user writes it, keeping its 2 best checkpoints and `last.ckpt`; each epoch
+ * ends a few seconds apart so every file lives long enough to be seen before Lightning deletes it.
+ */
+const LIGHTNING = `
+import time
+import torch
+import lightning as L
+from lightning.pytorch.callbacks import Callback, ModelCheckpoint
+from gpuctl import run
+
+class Tiny(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(4, 1)
+    def training_step(self, batch, _):
+        x, y = batch
+        loss = torch.nn.functional.mse_loss(self.layer(x), y)
+        self.log("train_loss", loss, on_epoch=True, on_step=False)
+        return loss
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.05)
+
+class Report(Callback):
+    def on_train_epoch_end(self, trainer, module):
+        run.log({"train/loss": float(trainer.callback_metrics["train_loss"])}, step=trainer.global_step)
+        time.sleep(4)
+
+torch.manual_seed(0)
+data = torch.utils.data.TensorDataset(torch.randn(28, 4), torch.randn(28, 1))
+keep = ModelCheckpoint(dirpath="ckpt", save_top_k=2, monitor="train_loss", mode="min", save_last=True)
+trainer = L.Trainer(max_epochs=4, callbacks=[Report(), keep], logger=False,
+                    enable_progress_bar=False, enable_model_summary=False)
+trainer.fit(Tiny(), torch.utils.data.DataLoader(data, batch_size=4))
+run.finish()
+`;
+
+Deno.test({
+  name: name(
+    "Lightning's save_top_k: the checkpoints it deleted are gone, the rest valid, last.ckpt has its step",
+  ),
+  ignore,
+  async fn() {
+    const c = await startCluster({ fakeGpus: 1, prefix: "gpuctl-e2e-ckpt-" });
+    try {
+      const dir = `${c.home}/work`;
+      await Deno.mkdir(dir);
+      await Deno.writeTextFile(`${dir}/train.py`, LIGHTNING);
+      const job = await submit(c, "lightning", dir, []);
+      const runId = (await waitJob(c.call, job.id, ["SUCCEEDED"], 120_000)).run_id;
+      const onDisk = [...Deno.readDirSync(`${dir}/ckpt`)].map((e) => e.name).sort();
+      assertEquals(onDisk, ["epoch=2-step=21.ckpt", "epoch=3-step=28.ckpt", "last.ckpt"]);
+      const listed = await until(
+        async () => {
+          const items = (await c.call("GET", `/api/runs/${runId}/checkpoints`)).json
+            .items as Ckpt[];
+          return items.filter((k) => k.state === "gone").length === 2 ? items : false;
+        },
+        20_000,
+        "two checkpoints gone",
+      ) as Ckpt[];
+      const base = (k: Ckpt) => k.path.slice(k.path.lastIndexOf("/") + 1);
+      assertEquals(
+        listed.map((k) => [base(k), k.step, k.state]).sort(),
+        [
+          ["epoch=0-step=7.ckpt", 7, "gone"],
+          ["epoch=1-step=14.ckpt", 14, "gone"],
+          ["epoch=2-step=21.ckpt", 21, "valid"],
+          ["epoch=3-step=28.ckpt", 28, "valid"],
+          ["last.ckpt", 28, "valid"],
+        ],
+      );
+      const rec = (await c.call("GET", `/api/checkpoints:recommend?run=${runId}`)).json;
+      assert(onDisk.includes(base(rec.checkpoint)), JSON.stringify(rec.checkpoint));
+      assertEquals(
+        rec.skipped.map((s: { why: string }) => s.why.split(":")[0]),
+        ["gone", "gone"],
+      );
+    } finally {
+      await c.stop();
+    }
+  },
+});
