@@ -141,7 +141,7 @@ export async function readImportSource(dir: string): Promise<ImportSource> {
     importKey: await importKeyOf(realDir),
     points,
     keys: [...new Set(points.map((p) => p.key))].sort(),
-    checkpoints: await inspected(await scanCheckpoints(realDir)),
+    checkpoints: await inspected(await scanCheckpoints(realDir), realDir),
     skipped,
     left_out: leftOutOf(report),
     config: report.hparams ?? {},
@@ -178,10 +178,10 @@ function wireCheckpoint(c: ImportSource["checkpoints"][number]): WireCheckpoint 
 
 // Each checkpoint checked as the agent checks one at a job's end: a file cut short is sent as
 // `incomplete`, so it is listed and never recommended; one that vanished meanwhile is left out.
-async function inspected(found: FoundCheckpoint[]): Promise<WatchedCheckpoint[]> {
+async function inspected(found: FoundCheckpoint[], root: string): Promise<WatchedCheckpoint[]> {
   const out: WatchedCheckpoint[] = [];
   for (const c of found) {
-    const i = await inspectCheckpoint(c);
+    const i = await inspectCheckpoint(c, root);
     if (i) out.push(i);
   }
   return out;

@@ -19,6 +19,7 @@
 
 import { join } from "node:path";
 import { filesBelow } from "./identity.ts";
+import { openInside } from "./_open_inside.ts";
 
 /** What the bytes of a checkpoint say. */
 export interface Completeness {
@@ -107,16 +108,20 @@ export async function checkBytes(name: string, src: ByteSource): Promise<Complet
   return none(null);
 }
 
-/** `checkBytes` on a file; a file that vanished or cannot be read is null. */
-export async function checkFile(path: string, name: string): Promise<Completeness | null> {
-  let file: Deno.FsFile;
+/**
+ * `checkBytes` on a file inside the folder `root`; a file that vanished or cannot be read is
+ * null; a link out of `root` is not read (unchecked, as a format of its own).
+ */
+export async function checkFile(
+  path: string,
+  name: string,
+  root: string,
+): Promise<Completeness | null> {
+  const opened = await openInside(path, root);
+  if (opened === "gone") return null;
+  if (opened === "outside") return none(null);
+  const { file, size } = opened;
   try {
-    file = await Deno.open(path, { read: true });
-  } catch {
-    return null;
-  }
-  try {
-    const size = (await file.stat()).size;
     return await checkBytes(name, fileSource(file, size));
   } catch {
     return null;
@@ -155,26 +160,34 @@ export function memorySource(bytes: Uint8Array): ByteSource {
 /**
  * Checks a checkpoint folder: a Hugging Face `checkpoint-N/` needs a `trainer_state.json` that
  * parses (its `global_step` and `epoch` are the checkpoint's); in any folder, each file of a
- * checkable format must be complete.
+ * checkable format must be complete. Only files inside `root` are read.
  */
-export async function checkFolder(dir: string, hf: boolean): Promise<Completeness> {
+export async function checkFolder(dir: string, hf: boolean, root: string): Promise<Completeness> {
   const format = hf ? "hf-folder" : "folder";
   if (hf) {
-    let state: unknown;
-    try {
-      state = JSON.parse(await Deno.readTextFile(join(dir, "trainer_state.json")));
-    } catch (err) {
+    const opened = await openInside(join(dir, "trainer_state.json"), root);
+    if (opened === "gone" || opened === "outside") {
       return incomplete(
         format,
-        err instanceof Deno.errors.NotFound
-          ? "no trainer_state.json yet: the Trainer writes it last, once the checkpoint is saved"
-          : "trainer_state.json does not parse: it is still being written or was cut short",
+        "no trainer_state.json yet: the Trainer writes it last, once the checkpoint is saved",
       );
+    }
+    let state: unknown;
+    try {
+      const bytes = await fileSource(opened.file, opened.size).read(0, opened.size);
+      state = JSON.parse(new TextDecoder().decode(bytes));
+    } catch {
+      return incomplete(
+        format,
+        "trainer_state.json does not parse: it is still being written or was cut short",
+      );
+    } finally {
+      opened.file.close();
     }
     const step = (state as { global_step?: unknown })?.global_step;
     const epoch = (state as { epoch?: unknown })?.epoch;
     for (const file of await filesBelow(dir, 4)) {
-      const c = await checkFile(join(dir, file), file);
+      const c = await checkFile(join(dir, file), file, root);
       if (c?.problem) return incomplete(format, `${file}: ${c.problem}`);
     }
     return {
@@ -186,7 +199,7 @@ export async function checkFolder(dir: string, hf: boolean): Promise<Completenes
     };
   }
   for (const file of await filesBelow(dir, 4)) {
-    const c = await checkFile(join(dir, file), file);
+    const c = await checkFile(join(dir, file), file, root);
     if (c?.problem) return incomplete(format, `${file}: ${c.problem}`);
   }
   return none(format);

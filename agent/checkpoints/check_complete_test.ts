@@ -93,10 +93,10 @@ Deno.test("checkBytes() leaves bytes of no known format unchecked (a legacy pick
 
 Deno.test("checkFile() reads a file on disk, and answers null for one that is gone", async () => {
   assertEquals(
-    (await checkFile(join(TESTDATA, "lightning_last.ckpt"), "last.ckpt"))?.step,
+    (await checkFile(join(TESTDATA, "lightning_last.ckpt"), "last.ckpt", TESTDATA))?.step,
     21,
   );
-  assertEquals(await checkFile(join(TESTDATA, "missing.pt"), "missing.pt"), null);
+  assertEquals(await checkFile(join(TESTDATA, "missing.pt"), "missing.pt", TESTDATA), null);
 });
 
 Deno.test("checkFolder() waits for a Hugging Face folder's trainer_state.json and complete files", async () => {
@@ -107,18 +107,20 @@ Deno.test("checkFolder() waits for a Hugging Face folder's trainer_state.json an
     const weights = await fixture("model.safetensors");
     await Deno.writeFile(join(hf, "model.safetensors"), weights);
     assertEquals(
-      (await checkFolder(hf, true)).problem,
+      (await checkFolder(hf, true, dir)).problem,
       "no trainer_state.json yet: the Trainer writes it last, once the checkpoint is saved",
     );
     await Deno.writeTextFile(join(hf, "trainer_state.json"), '{"global_step": 40, "epo');
-    assert((await checkFolder(hf, true)).problem?.startsWith("trainer_state.json does not parse"));
+    assert(
+      (await checkFolder(hf, true, dir)).problem?.startsWith("trainer_state.json does not parse"),
+    );
     await Deno.writeTextFile(join(hf, "trainer_state.json"), '{"global_step": 40, "epoch": 2.5}');
     const optimizer = await fixture("torch_state_dict.pt");
     await Deno.writeFile(join(hf, "optimizer.pt"), optimizer.subarray(0, 900));
-    const cut = await checkFolder(hf, true);
+    const cut = await checkFolder(hf, true, dir);
     assert(cut.problem?.startsWith("optimizer.pt: "), cut.problem ?? "complete");
     await Deno.writeFile(join(hf, "optimizer.pt"), optimizer);
-    assertEquals(await checkFolder(hf, true), {
+    assertEquals(await checkFolder(hf, true, dir), {
       format: "hf-folder",
       problem: null,
       step: 40,

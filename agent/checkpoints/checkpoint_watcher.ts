@@ -58,7 +58,7 @@ export interface WatchedCheckpoint extends FoundCheckpoint {
    */
   state: "valid" | "incomplete" | "gone";
   problem: string | null;
-  /** The content fingerprint (`identity.ts`); null for a gone one. */
+  /** The content fingerprint (`identity.ts`); null for a gone one, and a link out of the folder (not read). */
   fingerprint: string | null;
 }
 
@@ -139,12 +139,13 @@ export class CheckpointWatcher {
         continue;
       }
       if (now - pending.since < this.#debounceMs) continue;
-      pending.checked ??= await check(checkpoint);
+      pending.checked ??= await check(checkpoint, this.dir);
       const checked = pending.checked;
       if (checked === null) continue; // vanished while read: the next scan says
       if (checked.problem !== null && !options.final) continue;
-      const fingerprint = await fingerprintOf(checkpoint);
-      if (fingerprint === null) continue;
+      const read = await fingerprintOf(checkpoint, this.dir);
+      if (read === null) continue;
+      const { fingerprint } = read;
       this.#pending.delete(path);
       this.#baseline.delete(path);
       this.#reported.set(path, identity);
@@ -184,16 +185,19 @@ export class CheckpointWatcher {
  * A found checkpoint checked and fingerprinted, as the watcher reports one at a job's end
  * (`gpuctl import-run` reads a finished folder this way); null when it vanished meanwhile.
  */
-export async function inspectCheckpoint(c: FoundCheckpoint): Promise<WatchedCheckpoint | null> {
-  const checked = await check(c);
-  const fingerprint = checked ? await fingerprintOf(c) : null;
-  return checked && fingerprint !== null ? withVerdict(c, checked, fingerprint) : null;
+export async function inspectCheckpoint(
+  c: FoundCheckpoint,
+  root: string,
+): Promise<WatchedCheckpoint | null> {
+  const checked = await check(c, root);
+  const read = checked ? await fingerprintOf(c, root) : null;
+  return checked && read ? withVerdict(c, checked, read.fingerprint) : null;
 }
 
 function withVerdict(
   c: FoundCheckpoint,
   checked: Completeness,
-  fingerprint: string,
+  fingerprint: string | null,
 ): WatchedCheckpoint {
   return {
     ...c,
@@ -205,13 +209,13 @@ function withVerdict(
   };
 }
 
-function check(c: FoundCheckpoint): Promise<Completeness | null> {
+function check(c: FoundCheckpoint, root: string): Promise<Completeness | null> {
   switch (c.kind) {
     case "file":
-      return checkFile(c.path, basename(c.path));
+      return checkFile(c.path, basename(c.path), root);
     case "folder":
     case "hf_folder":
-      return checkFolder(c.path, c.kind === "hf_folder");
+      return checkFolder(c.path, c.kind === "hf_folder", root);
     case "tf":
       // TensorFlow writes the index last, after its shards: the scanner's rule already.
       return Promise.resolve({ format: "tensorflow", problem: null, step: null, epoch: null });

@@ -178,3 +178,36 @@ Deno.test("a watcher resumed from a version 1 state reports nothing it had, and 
     await cleanup();
   }
 });
+
+Deno.test("a link planted to a file outside the folder is never read; a link inside it is", async () => {
+  const { dir, cleanup } = await tempDir();
+  try {
+    // A secret the job cannot read, shaped so that reading it would quote it in a problem.
+    const secret = join(dir, "agent-home", "secret");
+    await Deno.mkdir(join(dir, "agent-home"));
+    const header = new TextEncoder().encode('{"TOKEN-s3cr3t": {}}');
+    const bytes = new Uint8Array(8 + header.length);
+    new DataView(bytes.buffer).setUint32(0, header.length, true);
+    bytes.set(header, 8);
+    await Deno.writeFile(secret, bytes);
+    const ckpt = join(dir, "ckpt");
+    await Deno.mkdir(ckpt);
+    await Deno.symlink(secret, join(ckpt, "w.safetensors"));
+    await Deno.writeFile(
+      join(ckpt, "epoch=2-step=21.ckpt"),
+      await fixtureBytes("lightning_last.ckpt"),
+    );
+    await Deno.symlink(join(ckpt, "epoch=2-step=21.ckpt"), join(ckpt, "last.ckpt"));
+    const clock = fakeClock();
+    const watcher = new CheckpointWatcher(ckpt, { now: clock.now });
+    const all = [...await settle(watcher, clock), ...await watcher.poll({ final: true })];
+    const wire = JSON.stringify(all.map(checkpointWire));
+    assert(!wire.includes("TOKEN"), wire);
+    const byName = new Map(all.map((c) => [c.path.slice(ckpt.length + 1), c]));
+    assertEquals(byName.get("w.safetensors")?.fingerprint, null);
+    assertEquals(byName.get("last.ckpt")?.step, 21); // read through the link inside
+    assert(byName.get("last.ckpt")?.fingerprint, "the link inside is fingerprinted");
+  } finally {
+    await cleanup();
+  }
+});

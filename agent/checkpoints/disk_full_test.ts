@@ -58,8 +58,11 @@ Deno.test({
       assertEquals((await load("ckpt-100.pt")).code, 0);
       assert((await load("ckpt-200.pt")).code !== 0, "torch.load read the cut file");
 
-      assertEquals((await checkFile(join(disk, "ckpt-100.pt"), "ckpt-100.pt"))?.problem, null);
-      const cut = await checkFile(join(disk, "ckpt-200.pt"), "ckpt-200.pt");
+      assertEquals(
+        (await checkFile(join(disk, "ckpt-100.pt"), "ckpt-100.pt", disk))?.problem,
+        null,
+      );
+      const cut = await checkFile(join(disk, "ckpt-200.pt"), "ckpt-200.pt", disk);
       assert(cut?.problem, "the cut file passed as complete");
 
       await watcher.poll();

@@ -8,12 +8,13 @@
 //   new file over the old one changes the inode).
 // - The fingerprint is a SHA-256 over the size and the first and last 64 KiB of each file (a
 //   folder: over its files' relative paths and fingerprints). Read once, when a checkpoint is
-//   reported. The end of a zip is its central directory, which holds every entry's CRC-32, so
+//   reported, and only from files inside the watched folder (`_open_inside.ts`). The end of a zip is its central directory, which holds every entry's CRC-32, so
 //   for torch and Keras files it changes with any weight; for others it tells apart two files
 //   of the same size and time that differ in their first or last bytes.
 
 import { join } from "node:path";
 import type { FoundCheckpoint } from "./scan_checkpoints.ts";
+import { openInside } from "./_open_inside.ts";
 
 /** What `stat` says about a checkpoint; a changed one is a new write. */
 export interface FileIdentity {
@@ -37,32 +38,47 @@ export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
 }
 
 /**
- * The content fingerprint of a checkpoint (hex SHA-256), or null when it vanished meanwhile.
- * A TensorFlow checkpoint's is its index's, which names every shard's checksum.
+ * The content fingerprint of a checkpoint (hex SHA-256) under the folder `root`: `null` inside
+ * when it was not read (a link out of `root`), null when it vanished meanwhile. A TensorFlow
+ * checkpoint's is its index's, which names every shard's checksum.
  */
-export async function fingerprintOf(c: FoundCheckpoint): Promise<string | null> {
-  try {
-    if (c.kind === "file") return hex(await fileDigestInput(c.path));
-    if (c.kind === "tf") return hex(await fileDigestInput(`${c.path}.index`));
+export async function fingerprintOf(
+  c: FoundCheckpoint,
+  root: string,
+): Promise<{ fingerprint: string | null } | null> {
+  const one = async (path: string) => {
+    const input = await fileDigestInput(path, root);
+    return input === null || input === "outside" ? input : { fingerprint: await hex(input) };
+  };
+  const result = async () => {
+    if (c.kind === "file") return await one(c.path);
+    if (c.kind === "tf") return await one(`${c.path}.index`);
     const parts: Uint8Array[] = [];
     for (const rel of await filesBelow(c.path, 8)) {
-      const inner = await fileDigestInput(join(c.path, rel));
+      const inner = await fileDigestInput(join(c.path, rel), root);
+      if (inner === null) return null;
+      if (inner === "outside") continue;
       parts.push(new TextEncoder().encode(`${rel}\0`), await sha256(inner));
     }
-    return hex(concat(parts));
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
-    throw err;
-  }
+    return { fingerprint: await hex(concat(parts)) };
+  };
+  const r = await result();
+  return r === "outside" ? { fingerprint: null } : r;
 }
 
-async function fileDigestInput(path: string): Promise<Uint8Array> {
-  using file = await Deno.open(path, { read: true });
-  const size = (await file.stat()).size;
-  const head = await readAt(file, 0, Math.min(size, FINGERPRINT_SPAN));
-  const tailStart = Math.max(head.length, size - FINGERPRINT_SPAN);
-  const tail = await readAt(file, tailStart, size - tailStart);
-  return concat([new TextEncoder().encode(`${size}\0`), head, tail]);
+async function fileDigestInput(path: string, root: string): Promise<Uint8Array | "outside" | null> {
+  const opened = await openInside(path, root);
+  if (opened === "gone") return null;
+  if (opened === "outside") return "outside";
+  const { file, size } = opened;
+  try {
+    const head = await readAt(file, 0, Math.min(size, FINGERPRINT_SPAN));
+    const tailStart = Math.max(head.length, size - FINGERPRINT_SPAN);
+    const tail = await readAt(file, tailStart, size - tailStart);
+    return concat([new TextEncoder().encode(`${size}\0`), head, tail]);
+  } finally {
+    file.close();
+  }
 }
 
 async function readAt(file: Deno.FsFile, offset: number, length: number): Promise<Uint8Array> {
