@@ -150,3 +150,42 @@ Deno.test("a checkpoint's state, problem and fingerprint are checked at the edge
     assertEquals(await checkpoints(h, run), []);
   });
 });
+
+Deno.test("a run saving last.ckpt again: the evaluation of its older file no longer ranks it", async () => {
+  let clock = Date.parse("2026-03-01T10:00:00.000Z");
+  await withHarness(async (h) => {
+    const run = await startedJob(h, "lightning");
+    const last = "/w/ckpt/last.ckpt";
+    await log(h, run, {
+      points: loss([10, 20]),
+      checkpoints: [
+        { path: "/w/ckpt/epoch=0-step=10.ckpt", step: 10, mtime: T0 + 10, fingerprint: FP_A },
+        { path: last, step: 10, mtime: T0 + 10, fingerprint: FP_A },
+      ],
+    });
+    const [, lastCk] = await checkpoints(h, run);
+    const queued = await h.call("POST", `/api/checkpoints/${lastCk.id}/evaluations`, {
+      body: { suite: "heldout", command: "python eval.py" },
+    });
+    assertEquals(queued.status, 201, queued.text);
+    const evalRun = h.ctx.db.tx(() => {
+      const job = jobsDb.getJob(h.ctx.db, queued.json.job.id)!;
+      const { run_id } = dispatchJob(h.ctx, job, "gpu-1", [0]);
+      markRunning(h.ctx, jobsDb.getJob(h.ctx.db, job.id)!, 78, h.ctx.now());
+      return run_id;
+    });
+    clock += 60_000;
+    await log(h, evalRun, { evaluation: { metrics: { accuracy: 0.9 } } });
+    const before = (await h.call("GET", `/api/checkpoints:recommend?run=${run}`)).json;
+    assertEquals([before.checkpoint.checkpoint_id, before.basis], [lastCk.id, "evaluation"]);
+
+    // The next epoch: last.ckpt holds step 20's weights now, which nothing evaluated.
+    clock += 60_000;
+    await log(h, run, {
+      checkpoints: [{ path: last, step: 20, mtime: T0 + 20, fingerprint: FP_B }],
+    });
+    const after = (await h.call("GET", `/api/checkpoints:recommend?run=${run}`)).json;
+    assertEquals(after.basis, "training_metric");
+    assertEquals(after.checkpoint.step, 20);
+  }, { now: () => new Date(clock) });
+});

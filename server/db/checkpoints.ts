@@ -6,17 +6,22 @@ interface CheckpointRow extends Omit<Checkpoint, "metrics" | "overwritten" | "st
   host: string | null;
   metrics: string;
   overwritten_at: string | null;
+  written_at: string | null;
 }
 
-/** A checkpoint as the store keeps it: the API object plus the host its path lives on. */
+/**
+ * A checkpoint as the store keeps it: the API object plus the host its path lives on and when
+ * its current file was registered (a rewrite by its own run moves it).
+ */
 export interface StoredCheckpoint extends Checkpoint {
   host: string | null;
+  written_at: string;
 }
 
 /** What registering a checkpoint writes. */
 export type NewCheckpoint = Omit<
   StoredCheckpoint,
-  "overwritten" | "overwritten_by_run" | "state" | "gone_at"
+  "overwritten" | "overwritten_by_run" | "state" | "gone_at" | "written_at"
 >;
 
 /** A record's state: overwritten before gone (which run's weights it holds says more), then incomplete. */
@@ -43,10 +48,13 @@ const toStored = (r: CheckpointRow): StoredCheckpoint => ({
   gone_at: r.gone_at,
   fingerprint: r.fingerprint,
   host: r.host,
+  written_at: r.written_at ?? r.created_at,
 });
 
-/** The API object: the host stays inside the server. */
-export const publicCheckpoint = ({ host: _host, ...c }: StoredCheckpoint): Checkpoint => c;
+/** The API object: the host and the write time stay inside the server. */
+export const publicCheckpoint = (
+  { host: _host, written_at: _written, ...c }: StoredCheckpoint,
+): Checkpoint => c;
 
 /**
  * Registers a checkpoint; the same path of the same run is updated, never duplicated.
@@ -69,7 +77,8 @@ export function upsertCheckpoint(
       `UPDATE checkpoints SET step = COALESCE(?, step), epoch = COALESCE(?, epoch),
          size_bytes = COALESCE(?, size_bytes), mtime = COALESCE(?, mtime), metrics = ?,
          fingerprint = COALESCE(?, fingerprint), problem = ?,
-         gone_at = CASE WHEN ? THEN NULL ELSE gone_at END
+         gone_at = CASE WHEN ? THEN NULL ELSE gone_at END,
+         written_at = CASE WHEN ? THEN ? ELSE written_at END
        WHERE id = ?`,
     ).run(
       c.step,
@@ -80,6 +89,8 @@ export function upsertCheckpoint(
       c.fingerprint,
       c.problem,
       rewritten ? 1 : 0,
+      rewritten ? 1 : 0,
+      c.created_at,
       existing.id,
     );
     return { checkpoint: getStoredCheckpoint(db, existing.id)!, created: false, rewritten };
@@ -165,8 +176,13 @@ export function getCheckpoint(db: Database, id: string): Checkpoint | null {
 
 /** A run's checkpoints by step (unknown steps last), then registration order. */
 export function listCheckpoints(db: Database, runId: string): Checkpoint[] {
+  return listStoredCheckpoints(db, runId).map(publicCheckpoint);
+}
+
+/** `listCheckpoints` as the store keeps them. */
+export function listStoredCheckpoints(db: Database, runId: string): StoredCheckpoint[] {
   const rows = db.prepare(
     "SELECT * FROM checkpoints WHERE run_id = ? ORDER BY step IS NULL, step, seq",
   ).all(runId) as unknown as CheckpointRow[];
-  return rows.map((r) => publicCheckpoint(toStored(r)));
+  return rows.map(toStored);
 }
