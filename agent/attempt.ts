@@ -14,6 +14,7 @@ import { LogBatcher } from "./log_batcher.ts";
 import { markSdkJournalTaken, readSdkJournal } from "./sdk_journal.ts";
 import type { Logger } from "./log.ts";
 import { RunWatchers, type WatcherStates, type WatchResult } from "./run_watchers.ts";
+import { checkpointWire } from "./checkpoints/mod.ts";
 import type {
   ExitInfo,
   OutputLine,
@@ -462,13 +463,7 @@ export class ManagedAttempt {
           type: "checkpoint",
           stream: "data",
           ...this.ref,
-          checkpoint: {
-            path: c.path,
-            size_bytes: c.size_bytes,
-            mtime: c.mtime_ms / 1000,
-            ...(c.step !== null ? { step: c.step } : {}),
-            ...(c.epoch !== null ? { epoch: c.epoch } : {}),
-          },
+          checkpoint: checkpointWire(c),
         })),
       );
       // The state file claims only progress whose frames are spooled: after a crash, what was

@@ -128,7 +128,22 @@ export interface Checkpoint {
   overwritten: boolean;
   /** The run whose checkpoint replaced this file. */
   overwritten_by_run: string | null;
+  /**
+   * Whether the file can be used: `valid`; `incomplete` (its bytes are not a complete file of
+   * its format, `problem` says why); `overwritten` (see above); `gone` (the file no longer
+   * exists). Recommendations and evaluations take only `valid` ones.
+   */
+  state: CheckpointState;
+  /** Why an incomplete checkpoint is not complete; null otherwise. */
+  problem: string | null;
+  /** When the file was seen gone (ISO 8601); null while it exists. */
+  gone_at: string | null;
+  /** The content fingerprint its agent read (hex SHA-256 of the size and both ends); null when not reported. */
+  fingerprint: string | null;
 }
+
+/** What a checkpoint's file is now: see `Checkpoint.state`. */
+export type CheckpointState = "valid" | "incomplete" | "overwritten" | "gone";
 
 /**
  * The label an agent on a Slurm submit host reports its partition in. It travels with the

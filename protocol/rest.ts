@@ -214,6 +214,15 @@ export const checkpointIn = z.strictObject({
   /** The file's modification time when it was registered, Unix seconds. */
   mtime: z.number().min(0).max(1e11).optional(),
   metrics: freeObject.optional(),
+  /**
+   * What the agent found: `valid` (the default), `incomplete` (its bytes are not a complete
+   * file of its format: `problem` says why), or `gone` (the file at `path` no longer exists;
+   * `size_bytes` and `mtime` are those last seen).
+   */
+  state: z.enum(["valid", "incomplete", "gone"]).optional(),
+  problem: z.string().max(1000).optional(),
+  /** The content fingerprint the agent read (hex SHA-256 of the size and both ends). */
+  fingerprint: z.string().regex(/^[0-9a-f]{16,128}$/).optional(),
 });
 export type CheckpointIn = z.infer<typeof checkpointIn>;
 

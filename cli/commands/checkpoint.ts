@@ -32,7 +32,7 @@ const list = defineCommand({
       { header: "STEP", cell: (c) => c.step === null ? "" : String(c.step), right: true },
       {
         header: "PATH",
-        cell: (c) => clean(c.path) + (c.overwritten ? " (overwritten)" : ""),
+        cell: (c) => clean(c.path) + (c.state && c.state !== "valid" ? ` (${c.state})` : ""),
         flex: true,
       },
       { header: "SIZE", cell: (c) => c.size_bytes === null ? "" : fmtBytes(c.size_bytes), right: true },

@@ -33,7 +33,7 @@ import { ensureProjectAndExperiment } from "../projects/service.ts";
 import { checkpointsWithEvaluations, recordEvaluationResults } from "../evaluations/mod.ts";
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import { maskSecretsDeep, maskSecretText, secretValues } from "../../protocol/secret_env.ts";
-import { registerCheckpoint } from "./register_checkpoint.ts";
+import { checkpointGone, registerCheckpoint } from "./register_checkpoint.ts";
 
 /** A run object with its primary metric resolved. */
 export function withPrimaryMetric(ctx: Context, run: StoredRun): Run {
@@ -394,9 +394,28 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
     }
     let newCheckpoints = 0;
     for (const c of b.checkpoints ?? []) {
+      if (c.state === "gone") {
+        checkpointGone(ctx, run, c, atIso);
+        continue;
+      }
       const metrics = c.metrics ?? metricsAtStep(ctx, runId, c.step);
-      const { checkpoint, created } = registerCheckpoint(ctx, run, c, metrics, atIso);
-      if (created) {
+      const { checkpoint, created, rewritten } = registerCheckpoint(ctx, run, c, metrics, atIso);
+      if (checkpoint.state === "incomplete" && (created || rewritten)) {
+        emitEvent(ctx, {
+          type: "CHECKPOINT_INCOMPLETE",
+          severity: "warning",
+          run_id: runId,
+          job_id: run.job_id,
+          message: `Checkpoint "${c.path}" of run ${runId}` +
+            (c.step !== undefined ? ` at step ${c.step}` : "") +
+            ` is not complete: ${checkpoint.problem}. It is never recommended or evaluated`,
+          data: {
+            checkpoint_id: checkpoint.id,
+            path: checkpoint.path,
+            problem: checkpoint.problem,
+          },
+        });
+      } else if (created) {
         newCheckpoints++;
         emitEvent(ctx, {
           type: "CHECKPOINT_CREATED",
