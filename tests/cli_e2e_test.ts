@@ -151,7 +151,7 @@ Deno.test("gpuctl, installed, drives a server and an agent with fake GPUs end to
           "-g",
           "2",
           "-d",
-          "~/not/rewritten",
+          "/srv/not/rewritten",
           "--watch",
           "ckpt",
           "--tb-dir",
@@ -204,7 +204,7 @@ Deno.test("gpuctl, installed, drives a server and an agent with fake GPUs end to
             job.tensorboard_dir,
             job.priority,
           ],
-          ["all-flags", 2, "~/not/rewritten", "ckpt", "tb", 5],
+          ["all-flags", 2, "/srv/not/rewritten", "ckpt", "tb", 5],
         );
         assertEquals([job.project, job.experiment, job.node, job.runner, job.image], [
           "flags",
