@@ -5,7 +5,7 @@
  */
 import type { DispatchSpec, OwnedProcess } from "../protocol/agent.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
-import { type AttemptRef, metricsFrames, type NewDataFrame } from "./frames.ts";
+import { type AttemptRef, clip, metricsFrames, type NewDataFrame } from "./frames.ts";
 import { encodeMetricValue } from "../protocol/metric_value.ts";
 import { endFrame, lostExit, pendingFrame, runningFrame } from "./job_state.ts";
 import { evalFrame, prepareEvalOutput, readEvalOutput } from "./eval_output.ts";
@@ -302,6 +302,7 @@ export class ManagedAttempt {
     await this.#startReport;
     await this.#batcher.flush();
     await this.#watch(true);
+    await this.#noteMissingEventFiles();
     const results = await readEvalOutput(this.spec);
     if (results && "metrics" in results) {
       await this.#emitInOrder(evalFrame(this.ref, results));
@@ -336,6 +337,47 @@ export class ManagedAttempt {
       reason: exit.reason,
     });
     return true;
+  }
+
+  /**
+   * A run that got no TensorBoard scalars where some were expected says why: a warning event
+   * and a line in its log (stream `system`), after the job's own last line.
+   */
+  async #noteMissingEventFiles(): Promise<void> {
+    if (this.#detached || this.spec.kind !== "TRAIN" || !this.#watchers) return;
+    let note: string | null;
+    try {
+      note = await this.#watchers.missingEventFilesNote();
+    } catch (err) {
+      this.#deps.log.warn("cannot look for the run's event files", {
+        ...this.ref,
+        error: String(err),
+      });
+      return;
+    }
+    if (note === null) return;
+    const text = clip(`gpuctl: ${note}`, 4000);
+    const seq = this.#record.last_line_seq + 1;
+    const spooled = await this.#emitInOrder(
+      {
+        type: "event",
+        stream: "data",
+        event: {
+          type: "TENSORBOARD_MISSING",
+          severity: "warning",
+          message: note,
+          job_id: this.ref.job_id,
+          run_id: this.ref.run_id,
+        },
+      },
+      {
+        type: "logs",
+        stream: "data",
+        ...this.ref,
+        lines: [{ seq, ts: new Date(this.#deps.now()).toISOString(), stream: "system", text }],
+      },
+    );
+    if (spooled) this.#record.last_line_seq = seq;
   }
 
   /** What the job's SDK could not deliver before it exited, as sdk frames ahead of the end. */
@@ -415,8 +457,21 @@ export class ManagedAttempt {
           wall_time: Math.max(0, p.wall_time),
         }));
       const waiting = this.#outbox.length;
+      // The run's config from the hparams plugin, and its epoch, after the points they came with.
+      const progress: NewDataFrame[] = found.config !== null || found.epoch !== null
+        ? [{
+          type: "sdk",
+          stream: "data",
+          ...this.ref,
+          batch: {
+            ...(found.config !== null ? { config: found.config } : {}),
+            ...(found.epoch !== null ? { epoch: found.epoch } : {}),
+          },
+        }]
+        : [];
       const spooled = await this.#emitInOrder(
         ...metricsFrames(this.ref, "data", points),
+        ...progress,
         ...found.checkpoints.map((c): NewDataFrame => ({
           type: "checkpoint",
           stream: "data",
@@ -432,7 +487,8 @@ export class ManagedAttempt {
       );
       // The state file claims only progress whose frames are spooled: after a crash, what was
       // read but refused is read again.
-      if (spooled && (points.length > 0 || found.checkpoints.length > 0 || waiting > 0)) {
+      const any = points.length > 0 || found.checkpoints.length > 0 || progress.length > 0;
+      if (spooled && (any || waiting > 0)) {
         this.#watcherStates = watchers.state();
         (this.#deps.persistSoon ?? this.#deps.persist)();
       }

@@ -1,6 +1,7 @@
 /**
  * What an attempt writes besides its output: TensorBoard scalars (its `tensorboard_dir`, or
- * `<working_dir>/runs`) and checkpoints (its `checkpoint_dir`), followed while it runs.
+ * the folders frameworks write to by default under its working dir) and checkpoints (its
+ * `checkpoint_dir`), followed while it runs.
  */
 import type { DispatchSpec } from "../protocol/agent.ts";
 import {
@@ -11,19 +12,31 @@ import {
   scanCheckpoints,
 } from "./checkpoints/mod.ts";
 import {
-  listEventFiles,
+  DEFAULT_LOG_ROOTS,
+  discoverEventFiles,
+  type EventFile,
+  listKeyedEventFiles,
   type ScalarPoint,
+  strayEventFiles,
   type TailerState,
   TensorBoardTailer,
+  writtenRootsWithoutEvents,
 } from "./tensorboard/mod.ts";
 
-/** The folder TensorBoard writers (PyTorch's `SummaryWriter`) use by default. */
-export const DEFAULT_TENSORBOARD_DIR = "runs";
+/** How far before the attempt's start a file time still counts as written during it. */
+const MTIME_SLACK_MS = 1000;
+
+/** TensorBoard hparams, as the run's config. */
+export type Hparams = Record<string, string | number | boolean | null>;
 
 /** What one poll found. */
 export interface WatchResult {
   points: ScalarPoint[];
   checkpoints: FoundCheckpoint[];
+  /** The hparams read so far, when they changed in this poll (they become the run's config). */
+  config: Hparams | null;
+  /** The epoch of an `epoch` scalar (Lightning `epoch`, Transformers `train/epoch`) when it rose. */
+  epoch: number | null;
 }
 
 /** Saved progress, for the agent's state file. */
@@ -37,41 +50,72 @@ export function resolveIn(workingDir: string, dir: string): string {
   return dir.startsWith("/") ? dir : `${workingDir.replace(/\/+$/, "")}/${dir}`;
 }
 
-/** The TensorBoard and checkpoint folders of an attempt (null: not watched). */
+/** Where an attempt's event files are looked for. */
+export interface TensorBoardSource {
+  /** The folder the tailer walks: the `tensorboard_dir`, else the working dir. */
+  root: string;
+  /** True when the job named its folder (`tensorboard_dir`). */
+  explicit: boolean;
+  /** Finds the event files under `root`, each with its key prefix. */
+  list(root: string): Promise<EventFile[]>;
+}
+
+/** The TensorBoard source and checkpoint folder of an attempt (null: not watched). */
 export function watchedDirs(
   spec: DispatchSpec,
-): { tensorboard: string; checkpoints: string | null } {
+): { tensorboard: TensorBoardSource; checkpoints: string | null } {
+  const tensorboard: TensorBoardSource = spec.tensorboard_dir
+    ? {
+      root: resolveIn(spec.working_dir, spec.tensorboard_dir),
+      explicit: true,
+      list: listKeyedEventFiles,
+    }
+    : { root: spec.working_dir, explicit: false, list: discoverEventFiles };
   return {
-    tensorboard: resolveIn(spec.working_dir, spec.tensorboard_dir ?? DEFAULT_TENSORBOARD_DIR),
+    tensorboard,
     checkpoints: spec.checkpoint_dir ? resolveIn(spec.working_dir, spec.checkpoint_dir) : null,
   };
 }
 
-/** Follows one attempt's TensorBoard folder and checkpoint folder. */
+/** Follows one attempt's event files and checkpoint folder. */
 export class RunWatchers {
   #tailer: TensorBoardTailer;
+  #source: TensorBoardSource;
   #checkpoints: CheckpointWatcher | null;
   #clock: { boost: number };
+  /** Unix ms when the watchers were made for a new attempt; null after a reattach. */
+  #since: number | null;
+  #sentConfig = "";
+  #sentEpoch = -1;
 
   private constructor(
     tailer: TensorBoardTailer,
+    source: TensorBoardSource,
     checkpoints: CheckpointWatcher | null,
     clock: { boost: number },
+    since: number | null,
   ) {
     this.#tailer = tailer;
+    this.#source = source;
     this.#checkpoints = checkpoints;
     this.#clock = clock;
+    this.#since = since;
   }
 
   /**
-   * Watchers for an attempt. With `saved` (a reattach) they resume from it; without, files
-   * already there before the attempt started (an earlier attempt's, in a reused folder) are
-   * taken as seen, so they are not attributed to this run.
+   * Watchers for an attempt. With `saved` (a reattach) they resume from it; without, event
+   * files already there are taken as read to their current end and checkpoints as seen, so
+   * an earlier run's files in a reused folder are not attributed to this one: only files
+   * created after this moment, and bytes appended to older files, are this attempt's.
    */
   static async create(spec: DispatchSpec, saved: WatcherStates | null): Promise<RunWatchers> {
     const dirs = watchedDirs(spec);
+    const since = Date.now();
     const tensorboard = saved ? saved.tensorboard : await existingEventFiles(dirs.tensorboard);
-    const tailer = new TensorBoardTailer(dirs.tensorboard, { state: tensorboard ?? undefined });
+    const tailer = new TensorBoardTailer(dirs.tensorboard.root, {
+      state: tensorboard ?? undefined,
+      list: dirs.tensorboard.list,
+    });
     // Moved forward once the job ended, when nothing changes any more.
     const clock = { boost: 0 };
     let watcher: CheckpointWatcher | null = null;
@@ -84,14 +128,14 @@ export class RunWatchers {
         now: () => Date.now() + clock.boost,
       });
     }
-    return new RunWatchers(tailer, watcher, clock);
+    return new RunWatchers(tailer, dirs.tensorboard, watcher, clock, saved ? null : since);
   }
 
-  /** New scalars and settled checkpoints since the last poll. */
+  /** New scalars, hparams and epoch, and settled checkpoints since the last poll. */
   async poll(): Promise<WatchResult> {
     const points = await this.#tailer.poll();
     const checkpoints = this.#checkpoints ? await this.#checkpoints.poll() : [];
-    return { points, checkpoints };
+    return { points, checkpoints, config: this.#newConfig(), epoch: this.#newEpoch(points) };
   }
 
   /**
@@ -107,18 +151,80 @@ export class RunWatchers {
     return {
       points: [...first.points, ...second.points],
       checkpoints: [...first.checkpoints, ...second.checkpoints],
+      config: second.config ?? first.config,
+      epoch: second.epoch ?? first.epoch,
     };
   }
 
   state(): WatcherStates {
     return { tensorboard: this.#tailer.state(), checkpoints: this.#checkpoints?.state() ?? null };
   }
+
+  /**
+   * After the job ended: why the run got no TensorBoard scalars, when event files were
+   * expected (a `tensorboard_dir` was given, event files were written where gpuctl does not
+   * look, or a framework's log folder was written without any); null when it read some, or
+   * nothing suggests the script meant to write any.
+   */
+  async missingEventFilesNote(): Promise<string | null> {
+    if (this.#tailer.stats().records > 0) return null;
+    const source = this.#source;
+    if (source.explicit) {
+      return `No TensorBoard event files were written under ${source.root} during this run ` +
+        "(its tensorboard_dir): check where the script writes them.";
+    }
+    if (this.#since === null) return null;
+    // File times come from the kernel's coarse clock, a few ms behind Date.now().
+    const since = this.#since - MTIME_SLACK_MS;
+    const stray = await strayEventFiles(source.root, since);
+    if (stray.length > 0) {
+      const listed = stray.slice(0, 3).join(", ") + (stray.length > 3 ? ", …" : "");
+      return `TensorBoard event files written during this run are outside the folders gpuctl ` +
+        `follows (${roots()} in the working dir or one folder down), so the run has none of ` +
+        `their scalars: ${listed}. Submit with --tb-dir ${
+          stray[0]
+        } (tensorboard_dir) to follow them.`;
+    }
+    const empty = await writtenRootsWithoutEvents(source.root, since);
+    if (empty.length > 0) {
+      return `${empty[0]} was written during this run but holds no TensorBoard event files ` +
+        "(is the tensorboard package installed where the job runs?), so the run has no " +
+        "scalars from it.";
+    }
+    return null;
+  }
+
+  #newConfig(): Hparams | null {
+    const hparams = this.#tailer.skippedReport().hparams;
+    if (hparams === null) return null;
+    const json = JSON.stringify(hparams);
+    if (json === this.#sentConfig) return null;
+    this.#sentConfig = json;
+    return hparams;
+  }
+
+  #newEpoch(points: ScalarPoint[]): number | null {
+    let epoch = -1;
+    for (const point of points) {
+      if (point.tag !== "epoch" && !point.tag.endsWith("/epoch")) continue;
+      if (Number.isFinite(point.value) && point.value >= 0) {
+        epoch = Math.max(epoch, Math.floor(point.value));
+      }
+    }
+    if (epoch <= this.#sentEpoch) return null;
+    this.#sentEpoch = epoch;
+    return epoch;
+  }
 }
 
-/** A tailer state that marks every event file now in `root` as read to its end. */
-async function existingEventFiles(root: string): Promise<TailerState> {
+function roots(): string {
+  return DEFAULT_LOG_ROOTS.map((name) => `${name}/`).join(", ");
+}
+
+/** A tailer state that marks every event file now in the source as read to its end. */
+async function existingEventFiles(source: TensorBoardSource): Promise<TailerState> {
   const state: TailerState = { version: 1, files: {} };
-  for (const file of await listEventFiles(root)) {
+  for (const file of await source.list(source.root)) {
     try {
       const info = await Deno.stat(file.path);
       state.files[file.relPath] = {

@@ -37,4 +37,14 @@ export {
   type TailerStats,
   TensorBoardTailer,
 } from "./tailer.ts";
+export {
+  DEFAULT_LOG_ROOTS,
+  discoverEventFiles,
+  findLogRoots,
+  isRunInstanceName,
+  listKeyedEventFiles,
+  metricPrefix,
+  strayEventFiles,
+  writtenRootsWithoutEvents,
+} from "./log_dirs.ts";
 export { mergeScalars, readEventDir, readEventDirReport } from "./read_event_dir.ts";

@@ -40,6 +40,12 @@ export interface TailerOptions {
   state?: TailerState;
   /** Bytes per read call. @default DEFAULT_CHUNK_BYTES (1 MiB) */
   chunkBytes?: number;
+  /**
+   * Finds the event files to tail, oldest first; each file's `dir` is its tags' prefix and
+   * the group whose files compete for a (tag, step).
+   * @default listEventFiles: every file under the root, prefixed by its folder
+   */
+  list?: (root: string) => Promise<EventFile[]>;
 }
 
 /** Counters since the tailer was constructed. */
@@ -90,6 +96,8 @@ export interface SkippedReport {
 /**
  * Tails every `events.out.tfevents.*` file under `root`, recursively. Tags of files in a
  * subfolder get the folder as prefix (`train/epoch_loss`); files in the root keep theirs.
+ * A `list` option finds the files instead, giving each its prefix (its `dir`): files of one
+ * `dir` are "one folder" below.
  *
  * Merge contract: a consumer that applies the points of successive `poll()` calls in the
  * order returned, keeping the last write per (tag, step), ends with TensorBoard's value:
@@ -110,6 +118,7 @@ export class TensorBoardTailer {
   /** The directory being tailed. */
   readonly root: string;
   #chunkBytes: number;
+  #list: (root: string) => Promise<EventFile[]>;
   #cursors = new Map<string, Cursor>();
   // relPath → prefixed tag → steps in the file's consumed bytes; see the class comment.
   #index = new Map<string, Map<string, Set<number>>>();
@@ -130,6 +139,7 @@ export class TensorBoardTailer {
   constructor(root: string, options: TailerOptions = {}) {
     this.root = root;
     this.#chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+    this.#list = options.list ?? listEventFiles;
     if (!Number.isSafeInteger(this.#chunkBytes) || this.#chunkBytes < 1) {
       throw new RangeError(
         `Cannot tail "${root}": chunkBytes must be a positive integer, got ${options.chunkBytes}`,
@@ -201,7 +211,7 @@ export class TensorBoardTailer {
   }
 
   async #poll(): Promise<ScalarPoint[]> {
-    const files = await listEventFiles(this.root);
+    const files = await this.#list(this.root);
     const present = new Set(files.map((file) => file.relPath));
     for (const relPath of this.#cursors.keys()) {
       if (!present.has(relPath)) this.#forget(relPath);
