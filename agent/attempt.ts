@@ -202,7 +202,10 @@ export class ManagedAttempt {
     const runner = this.#deps.runner;
     const reattaching = this.#saved !== null;
     try {
-      this.#watchers = await RunWatchers.create(this.spec, this.#saved);
+      // The agent's own runs folder may lie in a working dir: its files are no job's logs.
+      this.#watchers = await RunWatchers.create(this.spec, this.#saved, {
+        ignore: [this.#deps.runsDir],
+      });
       this.#watcherStates = this.#watchers.state();
     } catch (err) {
       log.warn("cannot watch the TensorBoard and checkpoint folders", {

@@ -58,19 +58,28 @@ export interface TensorBoardSource {
   explicit: boolean;
   /** Finds the event files under `root`, each with its key prefix. */
   list(root: string): Promise<EventFile[]>;
+  /** Folders that are never a job's logs (the agent's own runs folder). */
+  ignore: readonly string[];
 }
 
 /** The TensorBoard source and checkpoint folder of an attempt (null: not watched). */
 export function watchedDirs(
   spec: DispatchSpec,
+  ignore: readonly string[] = [],
 ): { tensorboard: TensorBoardSource; checkpoints: string | null } {
   const tensorboard: TensorBoardSource = spec.tensorboard_dir
     ? {
       root: resolveIn(spec.working_dir, spec.tensorboard_dir),
       explicit: true,
       list: listKeyedEventFiles,
+      ignore,
     }
-    : { root: spec.working_dir, explicit: false, list: discoverEventFiles };
+    : {
+      root: spec.working_dir,
+      explicit: false,
+      list: (root) => discoverEventFiles(root, ignore),
+      ignore,
+    };
   return {
     tensorboard,
     checkpoints: spec.checkpoint_dir ? resolveIn(spec.working_dir, spec.checkpoint_dir) : null,
@@ -108,8 +117,12 @@ export class RunWatchers {
    * an earlier run's files in a reused folder are not attributed to this one: only files
    * created after this moment, and bytes appended to older files, are this attempt's.
    */
-  static async create(spec: DispatchSpec, saved: WatcherStates | null): Promise<RunWatchers> {
-    const dirs = watchedDirs(spec);
+  static async create(
+    spec: DispatchSpec,
+    saved: WatcherStates | null,
+    options: { ignore?: readonly string[] } = {},
+  ): Promise<RunWatchers> {
+    const dirs = watchedDirs(spec, options.ignore);
     const since = Date.now();
     const tensorboard = saved ? saved.tensorboard : await existingEventFiles(dirs.tensorboard);
     const tailer = new TensorBoardTailer(dirs.tensorboard.root, {
@@ -176,7 +189,7 @@ export class RunWatchers {
     if (this.#since === null) return null;
     // File times come from the kernel's coarse clock, a few ms behind Date.now().
     const since = this.#since - MTIME_SLACK_MS;
-    const stray = await strayEventFiles(source.root, since);
+    const stray = await strayEventFiles(source.root, since, source.ignore);
     if (stray.length > 0) {
       const listed = stray.slice(0, 3).join(", ") + (stray.length > 3 ? ", …" : "");
       return `TensorBoard event files written during this run are outside the folders gpuctl ` +
@@ -185,7 +198,7 @@ export class RunWatchers {
           stray[0]
         } (tensorboard_dir) to follow them.`;
     }
-    const empty = await writtenRootsWithoutEvents(source.root, since);
+    const empty = await writtenRootsWithoutEvents(source.root, since, source.ignore);
     if (empty.length > 0) {
       return `${empty[0]} was written during this run but holds no TensorBoard event files ` +
         "(is the tensorboard package installed where the job runs?), so the run has no " +

@@ -166,3 +166,26 @@ Deno.test("a run without event files where they were expected says why", async (
     strictEqual(await plain.missingEventFilesNote(), null);
   });
 });
+
+Deno.test("the agent's own runs folder inside a working dir is never a job's logs", async () => {
+  await withWorkingDir(async (dir) => {
+    const runsDir = `${dir}/agent-data/runs`;
+    const watchers = await RunWatchers.create(dispatchSpec({ working_dir: dir }), null, {
+      ignore: [runsDir],
+    });
+    // Another run's folder, and an event file a job wrote into its GPUCTL_RUN_DIR.
+    await Deno.mkdir(`${runsDir}/r-other/files`, { recursive: true });
+    await writeEvents(`${runsDir}/r-other/files/events.out.tfevents.1.vm.1.0`, [["loss", 1, 1]]);
+    await writeEvents(`${dir}/runs/Dec02_01-18-45_vm/events.out.tfevents.2.vm.1.0`, [
+      ["loss", 2, 2],
+    ]);
+    deepStrictEqual(keyed((await watchers.finalPoll()).points), ["loss@2=2"]);
+
+    const quiet = await RunWatchers.create(dispatchSpec({ working_dir: dir }), null, {
+      ignore: [runsDir],
+    });
+    await Deno.mkdir(`${runsDir}/r-next/files`, { recursive: true });
+    await quiet.finalPoll();
+    strictEqual(await quiet.missingEventFilesNote(), null);
+  });
+});

@@ -64,7 +64,10 @@ export async function listKeyedEventFiles(root: string): Promise<EventFile[]> {
  * `DEFAULT_LOG_ROOTS` in the folder itself and in its subfolders (not hidden, not an
  * environment or cache), a root inside another root left out.
  */
-export async function findLogRoots(workingDir: string): Promise<string[]> {
+export async function findLogRoots(
+  workingDir: string,
+  ignore: readonly string[] = [],
+): Promise<string[]> {
   const base = workingDir.length > 1 ? workingDir.replace(/\/+$/, "") : workingDir;
   const names = new Set<string>(DEFAULT_LOG_ROOTS);
   const top: string[] = [];
@@ -93,7 +96,15 @@ export async function findLogRoots(workingDir: string): Promise<string[]> {
       }
     }
   }
-  return roots;
+  return roots.filter((root) => !isIgnored(`${base}/${root}`, ignore));
+}
+
+/** `path` is one of `ignore`, or inside one. */
+function isIgnored(path: string, ignore: readonly string[]): boolean {
+  return ignore.some((dir) => {
+    const d = dir.replace(/\/+$/, "");
+    return path === d || path.startsWith(`${d}/`);
+  });
 }
 
 /**
@@ -102,10 +113,13 @@ export async function findLogRoots(workingDir: string): Promise<string[]> {
  * and less its run-instance levels (`lightning_logs/version_0/…` → "", `logs/train/…` →
  * `train`, `out/runs/Dec02_01-18-45_vm/1796173826.32/…` → "").
  */
-export async function discoverEventFiles(workingDir: string): Promise<EventFile[]> {
+export async function discoverEventFiles(
+  workingDir: string,
+  ignore: readonly string[] = [],
+): Promise<EventFile[]> {
   const base = workingDir.length > 1 ? workingDir.replace(/\/+$/, "") : workingDir;
   const files: EventFile[] = [];
-  for (const root of await findLogRoots(base)) {
+  for (const root of await findLogRoots(base, ignore)) {
     for (const file of await listEventFiles(`${base}/${root}`)) {
       files.push({ ...file, relPath: `${root}/${file.relPath}`, dir: metricPrefix(file.dir) });
     }
@@ -121,9 +135,13 @@ export const STRAY_SEARCH_LIMITS = { depth: 6, entries: 20_000 } as const;
  * modified at or after `sinceMs` outside the default log roots: where a script wrote its
  * event files without gpuctl following them. A bounded walk: `STRAY_SEARCH_LIMITS`.
  */
-export async function strayEventFiles(workingDir: string, sinceMs: number): Promise<string[]> {
+export async function strayEventFiles(
+  workingDir: string,
+  sinceMs: number,
+  ignore: readonly string[] = [],
+): Promise<string[]> {
   const base = workingDir.length > 1 ? workingDir.replace(/\/+$/, "") : workingDir;
-  const roots = await findLogRoots(base);
+  const roots = await findLogRoots(base, ignore);
   const inRoot = (rel: string) => roots.some((root) => rel === root || rel.startsWith(`${root}/`));
   const found = new Set<string>();
   let budget: number = STRAY_SEARCH_LIMITS.entries;
@@ -141,8 +159,11 @@ export async function strayEventFiles(workingDir: string, sinceMs: number): Prom
     for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : 1)) {
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
       if (entry.isDirectory) {
-        if (!entry.name.startsWith(".") && !NOT_OUTPUT.has(entry.name)) {
-          await walk(`${path}/${entry.name}`, childRel, depth + 1);
+        const child = `${path}/${entry.name}`;
+        if (
+          !entry.name.startsWith(".") && !NOT_OUTPUT.has(entry.name) && !isIgnored(child, ignore)
+        ) {
+          await walk(child, childRel, depth + 1);
         }
       } else if (entry.isFile && entry.name.startsWith("events.out.tfevents.")) {
         try {
@@ -162,31 +183,33 @@ export async function strayEventFiles(workingDir: string, sinceMs: number): Prom
 const TENSORBOARD_ONLY_ROOTS = new Set(["runs", "lightning_logs", "tb_logs"]);
 
 /**
- * Default log roots under `workingDir` (only those TensorBoard writers alone make) in which
- * a folder was created or changed at or after `sinceMs`: the newest such subfolder of each
- * (`lightning_logs/version_3`), or the root itself.
+ * Run-instance folders (`lightning_logs/version_3`, `runs/Dec02_01-18-45_host`) made or
+ * changed at or after `sinceMs` in the default log roots under `workingDir` (only roots
+ * TensorBoard writers alone make) that hold no event file: the newest of each root. A
+ * framework's logger wrote something else there (Lightning's CSV without tensorboard).
  */
 export async function writtenRootsWithoutEvents(
   workingDir: string,
   sinceMs: number,
+  ignore: readonly string[] = [],
 ): Promise<string[]> {
   const base = workingDir.length > 1 ? workingDir.replace(/\/+$/, "") : workingDir;
   const out: string[] = [];
-  for (const root of await findLogRoots(base)) {
+  for (const root of await findLogRoots(base, ignore)) {
     if (!TENSORBOARD_ONLY_ROOTS.has(root.split("/").at(-1)!)) continue;
     let newest: { name: string; ms: number } | null = null;
     try {
       for await (const entry of Deno.readDir(`${base}/${root}`)) {
-        if (!entry.isDirectory) continue;
+        if (!entry.isDirectory || !isRunInstanceName(entry.name)) continue;
         const ms = (await Deno.stat(`${base}/${root}/${entry.name}`)).mtime?.getTime() ?? 0;
         if (ms >= sinceMs && (newest === null || ms > newest.ms)) newest = { name: entry.name, ms };
       }
-      const rootMs = (await Deno.stat(`${base}/${root}`)).mtime?.getTime() ?? 0;
-      if (newest !== null) out.push(`${root}/${newest.name}`);
-      else if (rootMs >= sinceMs) out.push(root);
     } catch {
-      // Gone meanwhile: nothing to say about it.
+      continue; // gone meanwhile: nothing to say about it
     }
+    if (newest === null) continue;
+    const folder = `${root}/${newest.name}`;
+    if ((await listEventFiles(`${base}/${folder}`)).length === 0) out.push(folder);
   }
   return out;
 }
