@@ -4,6 +4,7 @@
  * `checkpoint_dir`), followed while it runs.
  */
 import type { DispatchSpec } from "../protocol/agent.ts";
+import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
 import {
   CheckpointWatcher,
   type CheckpointWatcherState,
@@ -208,8 +209,12 @@ export class RunWatchers {
   }
 
   #newConfig(): Hparams | null {
-    const hparams = this.#tailer.skippedReport().hparams;
-    if (hparams === null) return null;
+    const read = this.#tailer.skippedReport().hparams;
+    if (read === null) return null;
+    // A config key the server would refuse would make the whole frame unstorable.
+    const hparams = Object.fromEntries(
+      Object.entries(read).filter(([name]) => name.length <= MAX_NAME_LENGTH),
+    );
     const json = JSON.stringify(hparams);
     if (json === this.#sentConfig) return null;
     this.#sentConfig = json;

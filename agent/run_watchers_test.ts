@@ -46,7 +46,7 @@ Deno.test("with no tensorboard_dir, a Lightning re-run in the same folder reads 
     await writeEvents(
       `${dir}/lightning_logs/version_1/events.out.tfevents.200.vm.2.0`,
       [["train_loss", 4, 0.5], ["epoch", 4, 0]],
-      { hparams: { lr: 0.05, hidden: 16 } },
+      { hparams: { lr: 0.05, hidden: 16, ["x".repeat(201)]: 1 } },
     );
     const first = await watchers.poll();
     deepStrictEqual(keyed(first.points), ["epoch@4=0", "train_loss@4=0.5"]);
