@@ -27,6 +27,9 @@ import {
 /** How far before the attempt's start a file time still counts as written during it. */
 const MTIME_SLACK_MS = 1000;
 
+/** An `epoch` scalar above this is not an epoch count (and would not fit the wire's integer). */
+const MAX_EPOCH = 1e9;
+
 /** TensorBoard hparams, as the run's config. */
 export type Hparams = Record<string, string | number | boolean | null>;
 
@@ -225,7 +228,7 @@ export class RunWatchers {
     let epoch = -1;
     for (const point of points) {
       if (point.tag !== "epoch" && !point.tag.endsWith("/epoch")) continue;
-      if (Number.isFinite(point.value) && point.value >= 0) {
+      if (Number.isFinite(point.value) && point.value >= 0 && point.value <= MAX_EPOCH) {
         epoch = Math.max(epoch, Math.floor(point.value));
       }
     }
