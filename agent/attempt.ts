@@ -46,6 +46,8 @@ export interface AttemptDeps {
   now(): number;
   /** Milliseconds between log flushes. */
   logFlushMs?: number;
+  /** True when `pid` is a live process of another attempt of this agent. @default never */
+  otherAttemptPid?(pid: number): boolean;
 }
 
 /** An attempt this agent runs. */
@@ -205,6 +207,7 @@ export class ManagedAttempt {
       // The agent's own runs folder may lie in a working dir: its files are no job's logs.
       this.#watchers = await RunWatchers.create(this.spec, this.#saved, {
         ignore: [this.#deps.runsDir],
+        otherAttemptPid: this.#deps.otherAttemptPid,
       });
       this.#watcherStates = this.#watchers.state();
     } catch (err) {

@@ -16,6 +16,7 @@ import {
   DEFAULT_LOG_ROOTS,
   discoverEventFiles,
   type EventFile,
+  eventFileWriterPid,
   listKeyedEventFiles,
   type ScalarPoint,
   strayEventFiles,
@@ -90,6 +91,17 @@ export function watchedDirs(
   };
 }
 
+/** Options of `RunWatchers.create`; every field is optional. */
+export interface RunWatchersOptions {
+  /** Folders that are never a job's logs (the agent's own runs folder). @default none */
+  ignore?: readonly string[];
+  /**
+   * True when `pid` is a live process of another attempt on this agent: an event file it
+   * writes is not this attempt's. @default every writer is this attempt's
+   */
+  otherAttemptPid?: (pid: number) => boolean;
+}
+
 /** Follows one attempt's event files and checkpoint folder. */
 export class RunWatchers {
   #tailer: TensorBoardTailer;
@@ -124,14 +136,23 @@ export class RunWatchers {
   static async create(
     spec: DispatchSpec,
     saved: WatcherStates | null,
-    options: { ignore?: readonly string[] } = {},
+    options: RunWatchersOptions = {},
   ): Promise<RunWatchers> {
     const dirs = watchedDirs(spec, options.ignore);
     const since = Date.now();
     const tensorboard = saved ? saved.tensorboard : await existingEventFiles(dirs.tensorboard);
+    const otherAttempt = options.otherAttemptPid;
     const tailer = new TensorBoardTailer(dirs.tensorboard.root, {
       state: tensorboard ?? undefined,
       list: dirs.tensorboard.list,
+      // Two attempts may share a working dir (a sweep's trials): a new file whose writer is
+      // a live process of another attempt is that attempt's, not this one's.
+      accept: otherAttempt
+        ? (file) => {
+          const pid = eventFileWriterPid(file.path.slice(file.path.lastIndexOf("/") + 1));
+          return pid === null || !otherAttempt(pid);
+        }
+        : undefined,
     });
     // Moved forward once the job ended, when nothing changes any more.
     const clock = { boost: 0 };

@@ -189,3 +189,30 @@ Deno.test("the agent's own runs folder inside a working dir is never a job's log
     strictEqual(await quiet.missingEventFilesNote(), null);
   });
 });
+
+Deno.test("attempts sharing a working dir each keep the event files their own processes write", async () => {
+  await withWorkingDir(async (dir) => {
+    const spec = dispatchSpec({ working_dir: dir });
+    const otherAttemptPid = (pid: number) => pid === 4242;
+    const watchers = await RunWatchers.create(spec, null, { otherAttemptPid });
+    // Another trial's writer (pid 4242) and this one's (pid 555), in the same runs/ folder.
+    await writeEvents(`${dir}/runs/Dec02_01-18-45_vm/events.out.tfevents.10.vm.4242.0`, [
+      ["loss", 1, 9],
+    ]);
+    await writeEvents(`${dir}/runs/Dec02_01-18-45_vm/events.out.tfevents.10.vm.555.0`, [
+      ["loss", 1, 1],
+    ]);
+    deepStrictEqual(keyed((await watchers.poll()).points), ["loss@1=1"]);
+    // Still turned down after growing, and after the agent restarts from the saved state.
+    await writeEvents(
+      `${dir}/runs/Dec02_01-18-45_vm/events.out.tfevents.10.vm.4242.0`,
+      [["loss", 2, 9]],
+      { append: true },
+    );
+    deepStrictEqual((await watchers.poll()).points, []);
+    const resumed = await RunWatchers.create(spec, watchers.state(), {
+      otherAttemptPid: () => false,
+    });
+    deepStrictEqual((await resumed.poll()).points, []);
+  });
+});

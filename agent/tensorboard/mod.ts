@@ -27,6 +27,7 @@ export {
   EVENT_FILE_PREFIX,
   type EventFile,
   eventFileTimestamp,
+  eventFileWriterPid,
   listEventFiles,
 } from "./event_file.ts";
 export {
