@@ -9,8 +9,7 @@ import {
   CheckpointWatcher,
   type CheckpointWatcherState,
   DEFAULT_DEBOUNCE_MS,
-  type FoundCheckpoint,
-  scanCheckpoints,
+  type WatchedCheckpoint,
 } from "./checkpoints/mod.ts";
 import {
   DEFAULT_LOG_ROOTS,
@@ -37,7 +36,7 @@ export type Hparams = Record<string, string | number | boolean | null>;
 /** What one poll found. */
 export interface WatchResult {
   points: ScalarPoint[];
-  checkpoints: FoundCheckpoint[];
+  checkpoints: WatchedCheckpoint[];
   /** The hparams read so far, when they changed in this poll (they become the run's config). */
   config: Hparams | null;
   /** The epoch of an `epoch` scalar (Lightning `epoch`, Transformers `train/epoch`) when it rose. */
@@ -129,9 +128,10 @@ export class RunWatchers {
 
   /**
    * Watchers for an attempt. With `saved` (a reattach) they resume from it; without, event
-   * files already there are taken as read to their current end and checkpoints as seen, so
-   * an earlier run's files in a reused folder are not attributed to this one: only files
-   * created after this moment, and bytes appended to older files, are this attempt's.
+   * files already there are taken as read to their current end and checkpoints already there
+   * as seen, so an earlier run's files in a reused folder are not attributed to this one: only
+   * files created after this moment, bytes appended to older event files, and checkpoints
+   * written again are this attempt's.
    */
   static async create(
     spec: DispatchSpec,
@@ -160,7 +160,7 @@ export class RunWatchers {
     if (dirs.checkpoints !== null) {
       const state = saved
         ? saved.checkpoints
-        : { registered: (await scanCheckpoints(dirs.checkpoints)).map((c) => c.path) };
+        : await CheckpointWatcher.baselineState(dirs.checkpoints);
       watcher = new CheckpointWatcher(dirs.checkpoints, {
         state: state ?? undefined,
         now: () => Date.now() + clock.boost,
@@ -179,13 +179,19 @@ export class RunWatchers {
   /**
    * The last poll, after the job ended: checkpoints still settling are complete by now, so
    * the watcher's clock jumps past its debounce (a first scan notes any checkpoint not seen
-   * before, the second reports it).
+   * before, the second reports it, as `incomplete` when its bytes are not complete).
    */
   async finalPoll(): Promise<WatchResult> {
     const first = await this.poll();
     if (!this.#checkpoints) return first;
     this.#clock.boost = DEFAULT_DEBOUNCE_MS * 10;
-    const second = await this.poll();
+    const points = await this.#tailer.poll();
+    const second = {
+      points,
+      checkpoints: await this.#checkpoints.poll({ final: true }),
+      config: this.#newConfig(),
+      epoch: this.#newEpoch(points),
+    };
     return {
       points: [...first.points, ...second.points],
       checkpoints: [...first.checkpoints, ...second.checkpoints],

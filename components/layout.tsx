@@ -6,17 +6,7 @@ import type { ComponentChildren } from "preact";
 import type { Principal } from "../server/auth/service.ts";
 import { Island } from "./island.tsx";
 import TopBar, { type FleetSummary } from "../islands/TopBar.tsx";
-
-/** The console's pages, in the order the top bar shows them, with their `g` shortcut key. */
-const NAV: { href: string; label: string; key: string }[] = [
-  { href: "/", label: "Dashboard", key: "d" },
-  { href: "/runs", label: "Runs", key: "r" },
-  { href: "/experiments", label: "Experiments", key: "x" },
-  { href: "/sweeps", label: "Sweeps", key: "s" },
-  { href: "/jobs", label: "Jobs", key: "j" },
-  { href: "/nodes", label: "Nodes", key: "n" },
-  { href: "/events", label: "Events", key: "e" },
-];
+import { NAV } from "../islands/_nav.ts";
 
 export interface LayoutProps {
   principal: Principal;

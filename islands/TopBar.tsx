@@ -1,10 +1,11 @@
 /**
  * The live part of the top bar: the fleet summary ("3/4 GPUs busy · 2 queued"), a small
  * marker while the connection to the server is lost, and the keyboard shortcuts (`/` focuses
- * the page's search, `g` then d/r/j/n/e goes to a page, `Esc` closes what is open).
+ * the page's search, `g` then a page's key from islands/_nav.ts goes to it, `Esc` closes what is open).
  */
 import { useEffect } from "preact/hooks";
 import { type LiveEvent, useJson, useLiveState } from "./_live.ts";
+import { navTarget } from "./_nav.ts";
 
 export interface FleetSummary {
   gpus: { busy: number; total: number };
@@ -15,15 +16,6 @@ export interface FleetSummary {
 export interface TopBarProps {
   fleet: FleetSummary;
 }
-
-const GO: Record<string, string> = {
-  d: "/",
-  r: "/runs",
-  x: "/experiments",
-  j: "/jobs",
-  n: "/nodes",
-  e: "/events",
-};
 
 const changesFleet = (e: LiveEvent) => /^(JOB_|RUN_|NODE_)|^OOM$/.test(e.type);
 
@@ -62,9 +54,10 @@ export default function TopBar({ fleet }: TopBarProps) {
         pendingG = Date.now();
         return;
       }
-      if (pendingG && Date.now() - pendingG < 1500 && GO[e.key]) {
+      const target = pendingG && Date.now() - pendingG < 1500 ? navTarget(e.key) : undefined;
+      if (target) {
         pendingG = 0;
-        location.assign(GO[e.key]);
+        location.assign(target);
       }
     };
     addEventListener("keydown", onKey);

@@ -266,11 +266,21 @@ Deno.test("the console's pages in Chromium, with a running agent", async (t) => 
       },
     );
 
-    await t.step("keyboard: g then j opens Jobs, / focuses the search", async () => {
+    await t.step("keyboard: every page's g shortcut opens it, / focuses the search", async () => {
       const { page } = admin;
+      // The shortcut each nav link advertises in its title ("g s") is the one that works.
       await hydrated(admin, `${rig.url}/`);
-      await page.keyboard.press("g");
-      await Promise.all([page.waitForURL(`${rig.url}/jobs`), page.keyboard.press("j")]);
+      const links = await page.locator("nav[aria-label=Pages] a").evaluateAll((as) =>
+        as.map((a) => [a.getAttribute("href"), a.getAttribute("title")])
+      );
+      assertEquals(links.length, 7);
+      for (const [href, title] of links) {
+        const key = /^g (\w)$/.exec(title ?? "")?.[1];
+        assert(key, `${href} advertises a shortcut: ${title}`);
+        await hydrated(admin, `${rig.url}${href === "/" ? "/runs" : "/"}`);
+        await page.keyboard.press("g");
+        await Promise.all([page.waitForURL(`${rig.url}${href}`), page.keyboard.press(key)]);
+      }
       await hydrated(admin, `${rig.url}/runs`);
       await page.keyboard.press("/");
       assertEquals(await page.evaluate("document.activeElement?.getAttribute('name')"), "q");
