@@ -17,6 +17,7 @@ import {
   type EventFile,
   eventFileWriterPid,
   listKeyedEventFiles,
+  NOT_OUTPUT,
   type ScalarPoint,
   strayEventFiles,
   type TailerState,
@@ -66,11 +67,11 @@ export interface TensorBoardSource {
   ignore: readonly string[];
 }
 
-/** The TensorBoard source and checkpoint folder of an attempt (null: not watched). */
+/** The TensorBoard source and checkpoint folder of an attempt. */
 export function watchedDirs(
   spec: DispatchSpec,
   ignore: readonly string[] = [],
-): { tensorboard: TensorBoardSource; checkpoints: string | null } {
+): { tensorboard: TensorBoardSource; checkpoints: CheckpointSource } {
   const tensorboard: TensorBoardSource = spec.tensorboard_dir
     ? {
       root: resolveIn(spec.working_dir, spec.tensorboard_dir),
@@ -86,9 +87,29 @@ export function watchedDirs(
     };
   return {
     tensorboard,
-    checkpoints: spec.checkpoint_dir ? resolveIn(spec.working_dir, spec.checkpoint_dir) : null,
+    checkpoints: spec.checkpoint_dir
+      ? { dir: resolveIn(spec.working_dir, spec.checkpoint_dir), explicit: true }
+      : { dir: spec.working_dir, explicit: false },
   };
 }
+
+/** Where an attempt's checkpoints are looked for. */
+export interface CheckpointSource {
+  /** The job's `checkpoint_dir`, else its working dir. */
+  dir: string;
+  /** True when the job named its folder (`checkpoint_dir`). */
+  explicit: boolean;
+}
+
+/**
+ * Without a `checkpoint_dir` the working dir is searched (zero change: Lightning's
+ * `lightning_logs/version_N/checkpoints/`, the Trainer's `<output_dir>/checkpoint-N/`, a
+ * script's `torch.save` next to it), four levels deep, skipping code, environments, caches
+ * and the agent's own folders, listing at most this many entries a scan.
+ */
+export const DISCOVERY_MAX_ENTRIES = 5000;
+/** And scanned this often while the job runs (a named folder: every poll). */
+export const DISCOVERY_SCAN_MS = 5000;
 
 /** Options of `RunWatchers.create`; every field is optional. */
 export interface RunWatchersOptions {
@@ -109,6 +130,9 @@ export class RunWatchers {
   #clock: { boost: number };
   /** Unix ms when the watchers were made for a new attempt; null after a reattach. */
   #since: number | null;
+  /** How often the checkpoint folder is scanned while the job runs (0: every poll). */
+  #checkpointScanMs: number;
+  #lastCheckpointScan = -Infinity;
   #sentConfig = "";
   #sentEpoch = -1;
 
@@ -118,7 +142,9 @@ export class RunWatchers {
     checkpoints: CheckpointWatcher | null,
     clock: { boost: number },
     since: number | null,
+    checkpointScanMs: number,
   ) {
+    this.#checkpointScanMs = checkpointScanMs;
     this.#tailer = tailer;
     this.#source = source;
     this.#checkpoints = checkpoints;
@@ -156,23 +182,38 @@ export class RunWatchers {
     });
     // Moved forward once the job ended, when nothing changes any more.
     const clock = { boost: 0 };
-    let watcher: CheckpointWatcher | null = null;
-    if (dirs.checkpoints !== null) {
-      const state = saved
-        ? saved.checkpoints
-        : await CheckpointWatcher.baselineState(dirs.checkpoints);
-      watcher = new CheckpointWatcher(dirs.checkpoints, {
-        state: state ?? undefined,
-        now: () => Date.now() + clock.boost,
-      });
-    }
-    return new RunWatchers(tailer, dirs.tensorboard, watcher, clock, saved ? null : since);
+    const scan = dirs.checkpoints.explicit ? {} : {
+      skip: { paths: options.ignore ?? [], names: NOT_OUTPUT },
+      limit: { entries: DISCOVERY_MAX_ENTRIES },
+    };
+    // A reattach resumes the saved watcher; one that saved none (an agent from before the
+    // working dir was searched) takes what is there now as the baseline, like a new attempt.
+    const state = saved?.checkpoints ??
+      await CheckpointWatcher.baselineState(dirs.checkpoints.dir, scan);
+    const watcher = new CheckpointWatcher(dirs.checkpoints.dir, {
+      ...scan,
+      state,
+      now: () => Date.now() + clock.boost,
+    });
+    return new RunWatchers(
+      tailer,
+      dirs.tensorboard,
+      watcher,
+      clock,
+      saved ? null : since,
+      dirs.checkpoints.explicit ? 0 : DISCOVERY_SCAN_MS,
+    );
   }
 
   /** New scalars, hparams and epoch, and settled checkpoints since the last poll. */
   async poll(): Promise<WatchResult> {
     const points = await this.#tailer.poll();
-    const checkpoints = this.#checkpoints ? await this.#checkpoints.poll() : [];
+    let checkpoints: WatchedCheckpoint[] = [];
+    const now = Date.now();
+    if (this.#checkpoints && now - this.#lastCheckpointScan >= this.#checkpointScanMs) {
+      this.#lastCheckpointScan = now;
+      checkpoints = await this.#checkpoints.poll();
+    }
     return { points, checkpoints, config: this.#newConfig(), epoch: this.#newEpoch(points) };
   }
 

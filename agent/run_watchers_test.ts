@@ -216,3 +216,57 @@ Deno.test("attempts sharing a working dir each keep the event files their own pr
     deepStrictEqual((await resumed.poll()).points, []);
   });
 });
+
+const FIXTURES = new URL("./checkpoints/testdata/", import.meta.url).pathname;
+
+async function copyFixture(name: string, to: string): Promise<void> {
+  await Deno.mkdir(to.slice(0, to.lastIndexOf("/")), { recursive: true });
+  await Deno.copyFile(`${FIXTURES}${name}`, to);
+}
+
+Deno.test("with no checkpoint_dir, the working dir is searched: a Lightning re-run's new checkpoint is the run's, the old one is not", async () => {
+  await withWorkingDir(async (dir) => {
+    // The previous run's checkpoint and files that are never checkpoints of a run.
+    await copyFixture(
+      "epoch=2-step=21.ckpt",
+      `${dir}/lightning_logs/version_0/checkpoints/epoch=2-step=21.ckpt`,
+    );
+    await copyFixture("torch_dict.pt", `${dir}/node_modules/pkg/model.pt`);
+    const watchers = await RunWatchers.create(dispatchSpec({ working_dir: dir }), null, {
+      ignore: [`${dir}/agent-runs`],
+    });
+    await copyFixture(
+      "epoch=2-step=21.ckpt",
+      `${dir}/lightning_logs/version_1/checkpoints/epoch=2-step=21.ckpt`,
+    );
+    await copyFixture("torch_dict.pt", `${dir}/node_modules/pkg/other.pt`);
+    await copyFixture("torch_dict.pt", `${dir}/agent-runs/r-1/files/ckpt.pt`);
+    await copyFixture("model-03.keras", `${dir}/model-03.keras`);
+    const end = await watchers.finalPoll();
+    deepStrictEqual(
+      end.checkpoints.map((c) => [c.path.slice(dir.length), c.state, c.step, c.epoch]).sort(),
+      [
+        ["/lightning_logs/version_1/checkpoints/epoch=2-step=21.ckpt", "valid", 21, 2],
+        ["/model-03.keras", "valid", null, 3],
+      ],
+    );
+  });
+});
+
+Deno.test("a working dir larger than one scan lists is searched in part, and nothing it did not reach is called gone", async () => {
+  await withWorkingDir(async (dir) => {
+    await copyFixture("torch_dict.pt", `${dir}/zz/ckpt-1.pt`);
+    const watchers = await RunWatchers.create(dispatchSpec({ working_dir: dir }), null);
+    // Then the job writes more files than one scan lists, in folders searched before `zz/`.
+    for (let i = 0; i < 60; i++) {
+      const sub = `${dir}/a${String(i).padStart(2, "0")}`;
+      await Deno.mkdir(sub);
+      for (let j = 0; j < 90; j++) await Deno.writeTextFile(`${sub}/f${j}.txt`, "x");
+    }
+    await copyFixture("torch_dict.pt", `${dir}/a00/ckpt-2.pt`);
+    const end = await watchers.finalPoll();
+    deepStrictEqual(end.checkpoints.map((c) => [c.path.slice(dir.length), c.state]), [
+      ["/a00/ckpt-2.pt", "valid"],
+    ]);
+  });
+});

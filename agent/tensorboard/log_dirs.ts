@@ -21,8 +21,14 @@ export const DEFAULT_LOG_ROOTS = ["runs", "lightning_logs", "logs", "tb_logs"] a
 /** Subfolders of the working dir looked into for a log root (the first, by name). */
 export const MAX_SUBFOLDERS = 256;
 
-// Folders that hold code, environments or caches, never a script's logs.
-const NOT_OUTPUT = new Set(["node_modules", "__pycache__", "site-packages", "venv", "env"]);
+/** Folders that hold code, environments or caches, never a script's logs or checkpoints. */
+export const NOT_OUTPUT: ReadonlySet<string> = new Set([
+  "node_modules",
+  "__pycache__",
+  "site-packages",
+  "venv",
+  "env",
+]);
 
 const RUN_INSTANCE_PATTERNS = [
   // Lightning: version_0, version_12.

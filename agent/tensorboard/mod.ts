@@ -45,6 +45,7 @@ export {
   isRunInstanceName,
   listKeyedEventFiles,
   metricPrefix,
+  NOT_OUTPUT,
   strayEventFiles,
   writtenRootsWithoutEvents,
 } from "./log_dirs.ts";
