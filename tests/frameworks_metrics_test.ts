@@ -2,7 +2,8 @@
  * The zero-change promise with the real frameworks: each example in examples/frameworks runs
  * as a gpuctl job with nothing but its command, and the run holds every scalar TensorBoard's
  * own reader finds in the files the framework wrote (same keys, steps and values), its
- * hparams as config and its epoch. The SDK callbacks are held to what the same trainer's own
+ * hparams as config and its epoch, and every checkpoint the script left in its working dir
+ * (and no other) as a valid checkpoint of the run. The SDK callbacks are held to what the same trainer's own
  * TensorBoard writer logs (and, for Transformers, `trainer.state.log_history`).
  *
  * Needs the framework virtualenv (.ci/framework-venv); ignored with the reason without it.
@@ -221,6 +222,36 @@ async function tail(call: Call, runId: string): Promise<string> {
   return lines.map((l: { text: string }) => l.text).join("\n");
 }
 
+/**
+ * The checkpoints a script left under `dir`, as a user would list them: `.pt`, `.ckpt` and
+ * `.keras` files, and the Trainer's `checkpoint-N` folders (not what is inside them).
+ */
+async function checkpointsOnDisk(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (folder: string) => {
+    for await (const entry of Deno.readDir(folder)) {
+      const path = `${folder}/${entry.name}`;
+      if (entry.name.startsWith(".")) continue;
+      if (entry.isDirectory && /^checkpoint-\d+$/.test(entry.name)) found.push(path);
+      else if (entry.isDirectory) await walk(path);
+      else if (/\.(pt|ckpt|keras)$/.test(entry.name)) found.push(path);
+    }
+  };
+  await walk(dir);
+  return found.sort();
+}
+
+/** The run's valid checkpoints are exactly the ones on disk under `dir`. */
+async function assertCheckpoints(what: string, call: Call, runId: string, dir: string) {
+  const items: { path: string; state: string }[] =
+    (await call("GET", `/api/runs/${runId}/checkpoints`)).json.items;
+  assertEquals(
+    items.filter((c) => c.state === "valid").map((c) => c.path).sort(),
+    await checkpointsOnDisk(dir),
+    `${what}: the run's valid checkpoints are the files on disk`,
+  );
+}
+
 /** What the run holds once its last frames are in (the job's end is applied after them). */
 async function checkCase(call: Call, c: Case, job: { run_id: string }, dirs: {
   work: string;
@@ -247,12 +278,13 @@ async function checkCase(call: Call, c: Case, job: { run_id: string }, dirs: {
   }
   if (c.keys.length) assertEquals([...got.keys()].sort(), c.keys, `${c.name}: keys`);
   assertEquals(run.epoch, c.epoch, `${c.name}: epoch`);
+  await assertCheckpoints(c.name, call, job.run_id, dirs.work);
   return { run, got };
 }
 
 Deno.test({
   name:
-    "framework scripts run with only their command: every TensorBoard scalar, hparams and epoch on the run; the callbacks log what the trainer logs" +
+    "framework scripts run with only their command: every TensorBoard scalar, hparams, epoch and checkpoint on the run; the callbacks log what the trainer logs" +
     (FRAMEWORKS.python ? "" : ` (${FRAMEWORKS.reason})`),
   ignore: FRAMEWORKS.python === null,
   async fn() {
@@ -322,6 +354,19 @@ Deno.test({
       assertSamePoints("lightning re-run", got, expectedPoints(second));
       assertEquals(Math.max(...got.get("train_loss")!.keys()), 29);
       assertEquals((await call("GET", `/api/runs/${rerun.run_id}`)).json.epoch, 1);
+      // Its checkpoints are version_1's; version_0's stay the first run's.
+      await assertCheckpoints(
+        "lightning re-run",
+        call,
+        rerun.run_id,
+        `${again.work}/lightning_logs/version_1`,
+      );
+      await assertCheckpoints(
+        "lightning, after the re-run",
+        call,
+        results.get("lightning")!.run.id,
+        `${again.work}/lightning_logs/version_0`,
+      );
     } finally {
       await cluster.stop();
     }

@@ -4,7 +4,8 @@
 ``keras.callbacks.TensorBoard()`` writes to ``logs/train/`` and ``logs/validation/``; gpuctl
 finds them with no flags and keys the scalars as TensorBoard shows them, split first:
 ``train/epoch_loss``, ``validation/epoch_loss``, ``validation/evaluation_loss_vs_iterations`` …
-A small dense network on synthetic data: seconds on a CPU.
+``ModelCheckpoint`` saves ``checkpoints/model-NN.keras`` each epoch; gpuctl finds them in the working
+dir, with the epoch from the name. A small dense network on synthetic data: seconds on a CPU.
 
     deno task cli job submit -- python examples/frameworks/keras/train.py
 """
@@ -34,7 +35,8 @@ def main():
     model.compile(optimizer=keras.optimizers.Adam(0.01), loss="binary_crossentropy",
                   metrics=["accuracy"])
     model.fit(x, y, epochs=args.epochs, batch_size=32, validation_split=0.25, verbose=2,
-              callbacks=[keras.callbacks.TensorBoard()])
+              callbacks=[keras.callbacks.TensorBoard(),
+                         keras.callbacks.ModelCheckpoint("checkpoints/model-{epoch:02d}.keras")])
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ A 2-layer BERT built from a ``BertConfig`` (no download) classifies synthetic to
 sequences. With ``report_to="tensorboard"`` the Trainer writes to
 ``<output_dir>/runs/<date>_<host>/``; gpuctl finds it with no flags and keys the scalars as
 the Trainer writes them (``train/loss``, ``eval/loss``, ``train/learning_rate`` …), without the
-dated folder. Seconds on a CPU.
+dated folder. Its ``<output_dir>/checkpoint-N/`` folders (one an epoch) are registered once the
+Trainer has written ``trainer_state.json`` in them. Seconds on a CPU.
 
 ``--gpuctl-callback`` adds gpuctl's ``GpuctlCallback`` (same keys and steps, through the SDK);
 ``--logging-dir DIR`` puts the Trainer's TensorBoard files in DIR; ``--log-history FILE``
@@ -63,7 +64,7 @@ def main():
         logging_steps=4,
         eval_strategy="steps",
         eval_steps=8,
-        save_strategy="no",
+        save_strategy="epoch",
         report_to="tensorboard",
         use_cpu=True,
         disable_tqdm=True,
