@@ -5,7 +5,7 @@
  */
 import type { DispatchSpec, OwnedProcess } from "../protocol/agent.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
-import { type AttemptRef, metricsFrames, type NewDataFrame } from "./frames.ts";
+import { type AttemptRef, clip, metricsFrames, type NewDataFrame } from "./frames.ts";
 import { encodeMetricValue } from "../protocol/metric_value.ts";
 import { endFrame, lostExit, pendingFrame, runningFrame } from "./job_state.ts";
 import { evalFrame, prepareEvalOutput, readEvalOutput } from "./eval_output.ts";
@@ -56,6 +56,8 @@ export interface AttemptDeps {
   now(): number;
   /** Milliseconds between log flushes. */
   logFlushMs?: number;
+  /** True when `pid` is a live process of another attempt of this agent. @default never */
+  otherAttemptPid?(pid: number): boolean;
 }
 
 /** An attempt this agent runs. */
@@ -212,7 +214,11 @@ export class ManagedAttempt {
     const runner = this.#deps.runner;
     const reattaching = this.#saved !== null;
     try {
-      this.#watchers = await RunWatchers.create(this.spec, this.#saved);
+      // The agent's own runs folder may lie in a working dir: its files are no job's logs.
+      this.#watchers = await RunWatchers.create(this.spec, this.#saved, {
+        ignore: [this.#deps.runsDir],
+        otherAttemptPid: this.#deps.otherAttemptPid,
+      });
       this.#watcherStates = this.#watchers.state();
     } catch (err) {
       log.warn("cannot watch the TensorBoard and checkpoint folders", {
@@ -312,6 +318,7 @@ export class ManagedAttempt {
     await this.#startReport;
     await this.#batcher.flush();
     await this.#watch(true);
+    await this.#noteMissingEventFiles();
     const results = await readEvalOutput(this.spec, this.#files);
     if (results && "metrics" in results) {
       await this.#emitInOrder(evalFrame(this.ref, results));
@@ -346,6 +353,47 @@ export class ManagedAttempt {
       reason: exit.reason,
     });
     return true;
+  }
+
+  /**
+   * A run that got no TensorBoard scalars where some were expected says why: a warning event
+   * and a line in its log (stream `system`), after the job's own last line.
+   */
+  async #noteMissingEventFiles(): Promise<void> {
+    if (this.#detached || this.spec.kind !== "TRAIN" || !this.#watchers) return;
+    let note: string | null;
+    try {
+      note = await this.#watchers.missingEventFilesNote();
+    } catch (err) {
+      this.#deps.log.warn("cannot look for the run's event files", {
+        ...this.ref,
+        error: String(err),
+      });
+      return;
+    }
+    if (note === null) return;
+    const text = clip(`gpuctl: ${note}`, 4000);
+    const seq = this.#record.last_line_seq + 1;
+    const spooled = await this.#emitInOrder(
+      {
+        type: "event",
+        stream: "data",
+        event: {
+          type: "TENSORBOARD_MISSING",
+          severity: "warning",
+          message: note,
+          job_id: this.ref.job_id,
+          run_id: this.ref.run_id,
+        },
+      },
+      {
+        type: "logs",
+        stream: "data",
+        ...this.ref,
+        lines: [{ seq, ts: new Date(this.#deps.now()).toISOString(), stream: "system", text }],
+      },
+    );
+    if (spooled) this.#record.last_line_seq = seq;
   }
 
   /** File steps in the job's folders. */
@@ -457,8 +505,21 @@ export class ManagedAttempt {
           wall_time: Math.max(0, p.wall_time),
         }));
       const waiting = this.#outbox.length;
+      // The run's config from the hparams plugin, and its epoch, after the points they came with.
+      const progress: NewDataFrame[] = found.config !== null || found.epoch !== null
+        ? [{
+          type: "sdk",
+          stream: "data",
+          ...this.ref,
+          batch: {
+            ...(found.config !== null ? { config: found.config } : {}),
+            ...(found.epoch !== null ? { epoch: found.epoch } : {}),
+          },
+        }]
+        : [];
       const spooled = await this.#emitInOrder(
         ...metricsFrames(this.ref, "data", points),
+        ...progress,
         ...found.checkpoints.map((c): NewDataFrame => ({
           type: "checkpoint",
           stream: "data",
@@ -468,7 +529,8 @@ export class ManagedAttempt {
       );
       // The state file claims only progress whose frames are spooled: after a crash, what was
       // read but refused is read again.
-      if (spooled && (points.length > 0 || found.checkpoints.length > 0 || waiting > 0)) {
+      const any = points.length > 0 || found.checkpoints.length > 0 || progress.length > 0;
+      if (spooled && (any || waiting > 0)) {
         this.#watcherStates = watchers.state();
         (this.#deps.persistSoon ?? this.#deps.persist)();
       }

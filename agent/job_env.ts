@@ -42,6 +42,14 @@ export function buildJobEnv(spec: DispatchSpec, ctx: JobEnvContext): Record<stri
     PYTHONUNBUFFERED: "1",
   });
   if (pythonPath !== "") env.PYTHONPATH = pythonPath;
+  // Python would write the SDK's bytecode into the checkout (`sdk/python/gpuctl/__pycache__`),
+  // which may be shared, read-only or another user's. There is no switch for one package, so
+  // the job writes none: installed packages keep the bytecode pip compiled (it is still read),
+  // and only the job's own modules are compiled again at each start, in milliseconds. A job
+  // that sets PYTHONDONTWRITEBYTECODE itself (an empty value writes bytecode) decides.
+  if (ctx.sdkDir !== null && spec.env.PYTHONDONTWRITEBYTECODE === undefined) {
+    env.PYTHONDONTWRITEBYTECODE = "1";
+  }
   return env;
 }
 

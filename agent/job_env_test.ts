@@ -26,7 +26,16 @@ Deno.test("buildJobEnv() sets exactly the assigned GPUs and the gpuctl variables
     GPUCTL_RUN_DIR: "/data/runs/r-abc/files",
     PYTHONUNBUFFERED: "1",
     PYTHONPATH: "/repo/sdk/python",
+    PYTHONDONTWRITEBYTECODE: "1",
   });
+});
+
+Deno.test("buildJobEnv() keeps bytecode out of the SDK's folder unless the job decides", () => {
+  assertEquals(buildJobEnv(dispatchSpec(), ctx).PYTHONDONTWRITEBYTECODE, "1");
+  const own = buildJobEnv(dispatchSpec({ env: { PYTHONDONTWRITEBYTECODE: "" } }), ctx);
+  assertEquals(own.PYTHONDONTWRITEBYTECODE, "");
+  const noSdk = buildJobEnv(dispatchSpec(), { ...ctx, sdkDir: null });
+  assertEquals(noSdk.PYTHONDONTWRITEBYTECODE, undefined);
 });
 
 Deno.test("buildJobEnv() gives every run a folder of its own and a socket URL that outlives the agent", () => {

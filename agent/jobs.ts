@@ -9,9 +9,13 @@ import type { JobFiles } from "./job_files.ts";
 import type { AttemptRef, NewDataFrame } from "./frames.ts";
 import type { Logger } from "./log.ts";
 import type { Runner } from "./runner/types.ts";
+import { readStat } from "./runner/mod.ts";
 import { loadState, StateWriter } from "./state_file.ts";
 import type { TelemetryJob } from "./telemetry.ts";
 import type { JobRunner } from "../protocol/vocabulary.ts";
+
+/** Parents walked up from an event file's writer to find the attempt it belongs to. */
+const MAX_ANCESTRY = 64;
 
 /** How often the TensorBoard and checkpoint folders are polled (points reach the server within 2 s). */
 export const WATCH_POLL_MS = 1000;
@@ -282,6 +286,28 @@ export class JobManager {
     }, PROGRESS_SAVE_MS);
   }
 
+  /**
+   * True when `pid` is a live process of an attempt other than `runId`'s: one of its known
+   * processes, or a descendant of one (walked up through /proc, as a process that just
+   * started may not be in the attempt's last scan yet).
+   */
+  #otherAttemptPid(runId: string, pid: number): boolean {
+    const others = new Set<number>();
+    for (const managed of this.#attempts.values()) {
+      if (managed.spec.run_id === runId) continue;
+      const root = managed.owned().pid;
+      if (root !== null) others.add(root);
+      for (const p of managed.pids()) others.add(p);
+    }
+    if (others.size === 0) return false;
+    let at: number | null = pid;
+    for (let hops = 0; at !== null && at > 1 && hops < MAX_ANCESTRY; hops++) {
+      if (others.has(at)) return true;
+      at = readStat(at)?.ppid ?? null;
+    }
+    return false;
+  }
+
   #deps(spec: DispatchSpec): AttemptDeps {
     const o = this.#options;
     return {
@@ -295,6 +321,7 @@ export class JobManager {
       log: o.log,
       now: o.now ?? Date.now,
       logFlushMs: o.logFlushMs,
+      otherAttemptPid: (pid) => this.#otherAttemptPid(spec.run_id, pid),
     };
   }
 

@@ -187,15 +187,16 @@ Deno.test("JobManager sends new TensorBoard scalars and settled checkpoints, not
   const { dir, runner, frames, jobs } = await setup();
   const fixtures = tfeventsPath("torch-logs");
   try {
-    await Deno.mkdir(`${dir}/runs`);
+    // logs/ (a default TensorBoard folder): runs/ here is the agent's own (the data dir).
+    await Deno.mkdir(`${dir}/logs`);
     await Deno.mkdir(`${dir}/ckpt`);
     await Deno.writeTextFile(`${dir}/ckpt/old-step-1.pt`, "old");
     const [older, newer] = [...Deno.readDirSync(fixtures)].map((e) => e.name).sort();
-    await Deno.copyFile(`${fixtures}/${older}`, `${dir}/runs/${older}`); // before the attempt
+    await Deno.copyFile(`${fixtures}/${older}`, `${dir}/logs/${older}`); // before the attempt
     jobs.start();
     jobs.dispatch(dispatchSpec({ working_dir: dir, checkpoint_dir: "ckpt" }));
     await eventually("RUNNING", () => states(frames).includes("RUNNING"));
-    await Deno.copyFile(`${fixtures}/${newer}`, `${dir}/runs/${newer}`);
+    await Deno.copyFile(`${fixtures}/${newer}`, `${dir}/logs/${newer}`);
     await Deno.writeTextFile(`${dir}/ckpt/model-step-7.pt`, "weights");
     await eventually("metrics", () => frames.some((f) => f.type === "metrics"));
     runner.started[0].handle.end();
@@ -281,12 +282,12 @@ Deno.test("scalars written while the disk is full arrive once, after the frames 
   const { dir, runner, frames, disk, jobs } = await setupFullDisk();
   const fixtures = tfeventsPath("torch-logs");
   try {
-    await Deno.mkdir(`${dir}/runs`);
+    await Deno.mkdir(`${dir}/logs`); // runs/ here is the agent's own (the data dir)
     jobs.start();
     jobs.dispatch(dispatchSpec({ working_dir: dir }));
     await eventually("the start", () => runner.started.length === 1);
     const newer = [...Deno.readDirSync(fixtures)].map((e) => e.name).sort().at(-1)!;
-    await Deno.copyFile(`${fixtures}/${newer}`, `${dir}/runs/${newer}`);
+    await Deno.copyFile(`${fixtures}/${newer}`, `${dir}/logs/${newer}`);
     await eventually("several refused polls", () => disk.refused >= 5);
     disk.full = false;
     await eventually("the scalars", () => frames.some((f) => f.type === "metrics"));

@@ -167,6 +167,26 @@ function terminalOutput(): Output {
   };
 }
 
+/** The checkout's root, where `deno task cli` runs (null in a compiled binary). */
+const CHECKOUT_ROOT = new URL("..", import.meta.url).protocol === "file:"
+  ? decodeURIComponent(new URL("..", import.meta.url).pathname).replace(/\/+$/, "")
+  : null;
+
+/**
+ * The folder the user typed the command in. `deno task cli …` runs in the checkout's root
+ * and passes that folder as `INIT_CWD`; it is taken only when the process does run in the
+ * checkout's root, so an `INIT_CWD` left in a shell never moves a command run elsewhere.
+ */
+export function invocationDir(
+  env: Record<string, string | undefined>,
+  cwd: string,
+  checkoutRoot: string | null,
+): string {
+  const init = env.INIT_CWD;
+  if (!init || !init.startsWith("/") || checkoutRoot === null) return cwd;
+  return cwd.replace(/\/+$/, "") === checkoutRoot ? init : cwd;
+}
+
 if (import.meta.main) {
   const env = Deno.env.toObject();
   const interrupt = new AbortController();
@@ -179,6 +199,16 @@ if (import.meta.main) {
   // Long commands (logs -f, event-hook) stop cleanly on the first Ctrl-C; others just end.
   const isDaemon = Deno.args[0] === "server" || Deno.args[0] === "agent";
   if (!isDaemon) Deno.addSignalListener("SIGINT", onInterrupt);
+  // Relative paths (a job's working dir, import-run's folder, a backup's file) are the
+  // user's: under `deno task cli` the process starts in the checkout's root instead.
+  const cwd = invocationDir(env, Deno.cwd(), CHECKOUT_ROOT);
+  if (!isDaemon && cwd !== Deno.cwd()) {
+    try {
+      Deno.chdir(cwd);
+    } catch {
+      // Gone or not enterable: the checkout's root stays the folder, as before.
+    }
+  }
   const tty = Deno.stdout.isTerminal();
   const code = await runCli(Deno.args, {
     env,

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { assertEquals, assertStringIncludes } from "../tests/assert.ts";
 import { runInProcess, runSubprocess, tempHome, TFEVENTS_FIXTURES } from "./_test_server.ts";
+import { invocationDir } from "./main.ts";
 
 Deno.test("gpuctl --help lists the commands and exits 0; no command is a usage error", async () => {
   const help = await runInProcess(["--help"], {});
@@ -41,4 +42,57 @@ Deno.test("gpuctl (a subprocess) prints a command's help and exits 2 on a bad fl
   assertEquals(bad.code, 2);
   assertStringIncludes(bad.stderr, "--forse");
   assertStringIncludes(bad.stderr, 'Run "gpuctl sync --help" for usage.');
+});
+
+Deno.test("invocationDir() is INIT_CWD under `deno task cli` (run in the checkout's root), else the folder", () => {
+  const root = "/src/gpuctl";
+  assertEquals(invocationDir({ INIT_CWD: "/home/me/exp" }, root, root), "/home/me/exp");
+  assertEquals(invocationDir({ INIT_CWD: "/home/me/exp" }, `${root}/`, root), "/home/me/exp");
+  // A stale INIT_CWD in a shell does not move a command run anywhere else.
+  assertEquals(
+    invocationDir({ INIT_CWD: "/home/me/exp" }, "/home/me/other", root),
+    "/home/me/other",
+  );
+  assertEquals(invocationDir({}, root, root), root);
+  assertEquals(invocationDir({ INIT_CWD: "relative" }, root, root), root);
+  assertEquals(invocationDir({ INIT_CWD: "/home/me/exp" }, root, null), root);
+});
+
+Deno.test("`deno task cli job submit` without -d submits the folder it was typed in", async () => {
+  const here = await Deno.realPath(await Deno.makeTempDir({ prefix: "gpuctl-invocation-" }));
+  // A stand-in server that answers the submission with what it was sent.
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const body = await req.json();
+    return Response.json({ ...body, id: "j-1", status: "QUEUED", attempt: 1 }, { status: 201 });
+  });
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "task",
+        "--quiet",
+        "--config",
+        new URL("../deno.json", import.meta.url).pathname,
+        "cli",
+        "job",
+        "submit",
+        "--json",
+        "--",
+        "true",
+      ],
+      cwd: here,
+      env: {
+        GPUCTL_SERVER_URL: `http://127.0.0.1:${server.addr.port}`,
+        GPUCTL_TOKEN: "gpuctl_test",
+        GPUCTL_HOME: here,
+      },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assertEquals(out.code, 0, stderr);
+    assertEquals(JSON.parse(new TextDecoder().decode(out.stdout)).working_dir, here);
+  } finally {
+    await server.shutdown();
+    await Deno.remove(here, { recursive: true });
+  }
 });

@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   "RUN_LOST",
   "OOM",
   "POINTS_DROPPED",
+  "TENSORBOARD_MISSING",
   // sweeps
   "SWEEP_TRIAL_STOPPED",
   "SWEEP_FINISHED",

@@ -115,7 +115,9 @@ export const jobSubmission = z.strictObject({
     "The experiment within the project: runs of one experiment are compared with each other",
   ),
   tensorboard_dir: text.min(1).optional().describe(
-    "A TensorBoard log dir (relative to working_dir) whose scalars become the run's metrics",
+    "A TensorBoard log dir (relative to working_dir) whose scalars become the run's metrics; " +
+      "without it, the frameworks' default folders (runs/, lightning_logs/, logs/, tb_logs/, " +
+      "in working_dir or one folder down) are followed",
   ),
   checkpoint_dir: text.min(1).optional().describe(
     "A directory (relative to working_dir) watched for checkpoint files",

@@ -85,7 +85,7 @@ export class CheckpointWatcher {
     this.dir = dir;
     this.#debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
     this.#now = options.now ?? Date.now;
-    this.#scan = { maxDepth: options.maxDepth };
+    this.#scan = { maxDepth: options.maxDepth, skip: options.skip, limit: options.limit };
     const state = options.state;
     if (state && "version" in state && state.version === 2) {
       this.#baseline = new Map(Object.entries(state.baseline ?? {}));
@@ -156,7 +156,9 @@ export class CheckpointWatcher {
       if (!seen.has(path)) this.#pending.delete(path);
     }
     // A file reported, or there at the start, that is no longer: whichever run's record holds
-    // it is told (Lightning's `save_top_k` deletes the checkpoints it no longer keeps).
+    // it is told (Lightning's `save_top_k` deletes the checkpoints it no longer keeps). Not
+    // after a scan cut short by its entry limit: what it did not reach is not gone.
+    if (this.#scan.limit?.truncated) return ready;
     for (const known of [this.#reported, this.#baseline]) {
       for (const [path, identity] of known) {
         if (seen.has(path)) continue;

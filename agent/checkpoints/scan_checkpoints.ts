@@ -34,6 +34,17 @@ const FOLDER_CONTENT_DEPTH = 8;
 export interface ScanOptions {
   /** Folder levels below `dir` to search. @default 4 */
   maxDepth?: number;
+  /**
+   * Folders not searched (absolute paths, and by name anywhere below `dir`): code,
+   * environments and caches when a whole working dir is searched. @default none
+   */
+  skip?: { paths?: readonly string[]; names?: ReadonlySet<string> };
+  /**
+   * The most entries one scan lists; past it, deeper folders are not searched and the scan
+   * says so in `limit.truncated` (the caller must then not take a missing file as deleted).
+   * @default no limit
+   */
+  limit?: { entries: number; truncated?: boolean };
 }
 
 /**
@@ -45,7 +56,14 @@ export async function scanCheckpoints(
   options: ScanOptions = {},
 ): Promise<FoundCheckpoint[]> {
   const found: FoundCheckpoint[] = [];
-  await scanFolder(resolve(dir), options.maxDepth ?? DEFAULT_SCAN_DEPTH, found);
+  const walk: Walk = {
+    skipPaths: new Set(options.skip?.paths?.map((p) => resolve(p)) ?? []),
+    skipNames: options.skip?.names ?? new Set(),
+    limit: options.limit ?? null,
+    listed: 0,
+  };
+  if (walk.limit) walk.limit.truncated = false;
+  await scanFolder(resolve(dir), options.maxDepth ?? DEFAULT_SCAN_DEPTH, found, walk);
   return found.sort(compareCheckpoints);
 }
 
@@ -73,8 +91,21 @@ interface Totals {
   mtimeMs: number;
 }
 
-async function scanFolder(dir: string, depthLeft: number, out: FoundCheckpoint[]): Promise<void> {
+interface Walk {
+  skipPaths: Set<string>;
+  skipNames: ReadonlySet<string>;
+  limit: { entries: number; truncated?: boolean } | null;
+  listed: number;
+}
+
+async function scanFolder(
+  dir: string,
+  depthLeft: number,
+  out: FoundCheckpoint[],
+  walk: Walk,
+): Promise<void> {
   const entries = await listEntries(dir);
+  walk.listed += entries.length;
   const dataPrefixes = new Set(entries.map((e) => tfDataPrefix(e.name)).filter((p) => p !== null));
   const tfIndexes: { prefix: string; name: CheckpointName; totals: Totals; ino: number | null }[] =
     [];
@@ -120,7 +151,16 @@ async function scanFolder(dir: string, depthLeft: number, out: FoundCheckpoint[]
     if (all.size > 0) out.push(found(join(dir, prefix), "tf", ino, name, all));
   }
   if (depthLeft <= 0) return;
-  for (const sub of subfolders) await scanFolder(sub, depthLeft - 1, out);
+  // In name order, so a scan cut short by its limit always covers the same folders.
+  for (const sub of subfolders.sort()) {
+    const name = sub.slice(sub.lastIndexOf("/") + 1);
+    if (walk.skipNames.has(name) || walk.skipPaths.has(sub)) continue;
+    if (walk.limit && walk.listed >= walk.limit.entries) {
+      walk.limit.truncated = true;
+      return;
+    }
+    await scanFolder(sub, depthLeft - 1, out, walk);
+  }
 }
 
 function found(

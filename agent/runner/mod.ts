@@ -42,3 +42,5 @@ export { RUN_FILES } from "./run_dir.ts";
 export { MAX_LINE_BYTES } from "./line_splitter.ts";
 /** Reads a shell-style exit status (128 + N is signal N) and names signals. */
 export { decodeExitStatus, signalName } from "./signals.ts";
+/** The kernel's view of one process (`/proc/<pid>/stat`: parent, group, start time), or null. */
+export { readStat } from "./_proc.ts";

@@ -28,6 +28,17 @@ export function eventFileTimestamp(name: string): number {
   return match ? Number(match[1]) : 0;
 }
 
+/**
+ * The process id writers put in the name (`events.out.tfevents.<ts>.<host>.<pid>.<n>`, with
+ * `.v2` from TF2; the host may hold dots), or null when the name carries none.
+ */
+export function eventFileWriterPid(name: string): number | null {
+  const match = /^events\.out\.tfevents\.\d+(?:\.\d+)?\..+\.(\d+)\.\d+(?:\.v2)?$/.exec(name);
+  if (!match) return null;
+  const pid = Number(match[1]);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+}
+
 /** Orders files oldest first: by name timestamp, then relative path (TensorBoard's order). */
 export function compareEventFiles(a: EventFile, b: EventFile): number {
   if (a.timestamp !== b.timestamp) return a.timestamp - b.timestamp;

@@ -1,6 +1,11 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { fixturePath, KERAS_TRAIN } from "./_fixtures.ts";
-import { eventFileTimestamp, listEventFiles, readEventRange } from "./event_file.ts";
+import {
+  eventFileTimestamp,
+  eventFileWriterPid,
+  listEventFiles,
+  readEventRange,
+} from "./event_file.ts";
 
 Deno.test("eventFileTimestamp() reads the Unix seconds writers put after the prefix", () => {
   strictEqual(
@@ -71,4 +76,16 @@ Deno.test("readEventRange() reads records larger than its chunk and stops at the
   const half = await readEventRange(file, 0, Math.floor(size / 2), scalarTags, 512);
   const rest = await readEventRange(file, half.nextOffset, size, scalarTags, 512);
   deepStrictEqual([...half.points, ...rest.points], whole.points);
+});
+
+Deno.test("eventFileWriterPid() reads the writer's pid from PyTorch, TF2 and dotted-host names", () => {
+  const names: [string, number | null][] = [
+    ["events.out.tfevents.1796180029.vm.20685.0", 20685],
+    ["events.out.tfevents.1796180211.vm.27001.0.v2", 27001],
+    ["events.out.tfevents.1796180237.gpu-3.example.com.26987.1", 26987],
+    ["events.out.tfevents.1662121387.DESKTOP-BD07O37.13672.0", 13672],
+    ["events.out.tfevents.1", null],
+    ["events.out.tfevents.1.host", null],
+  ];
+  for (const [name, pid] of names) strictEqual(eventFileWriterPid(name), pid, name);
 });

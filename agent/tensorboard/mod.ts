@@ -27,6 +27,7 @@ export {
   EVENT_FILE_PREFIX,
   type EventFile,
   eventFileTimestamp,
+  eventFileWriterPid,
   listEventFiles,
 } from "./event_file.ts";
 export {
@@ -37,4 +38,15 @@ export {
   type TailerStats,
   TensorBoardTailer,
 } from "./tailer.ts";
+export {
+  DEFAULT_LOG_ROOTS,
+  discoverEventFiles,
+  findLogRoots,
+  isRunInstanceName,
+  listKeyedEventFiles,
+  metricPrefix,
+  NOT_OUTPUT,
+  strayEventFiles,
+  writtenRootsWithoutEvents,
+} from "./log_dirs.ts";
 export { mergeScalars, readEventDir, readEventDirReport } from "./read_event_dir.ts";

@@ -25,6 +25,8 @@ export interface TailerFileState {
   ino: number | null;
   /** The file's framing was lost at `offset`; it is not read again unless replaced. */
   framingLost: boolean;
+  /** `accept` turned the file down: it is not read unless replaced. @default false */
+  refused?: boolean;
 }
 
 /** JSON-serialisable progress of a tailer; pass it back to resume without rereading. */
@@ -40,6 +42,17 @@ export interface TailerOptions {
   state?: TailerState;
   /** Bytes per read call. @default DEFAULT_CHUNK_BYTES (1 MiB) */
   chunkBytes?: number;
+  /**
+   * Finds the event files to tail, oldest first; each file's `dir` is its tags' prefix and
+   * the group whose files compete for a (tag, step).
+   * @default listEventFiles: every file under the root, prefixed by its folder
+   */
+  list?: (root: string) => Promise<EventFile[]>;
+  /**
+   * Asked once for each file the tailer has not seen (and again when one is replaced): false
+   * leaves it unread, as another writer's. @default every file is read
+   */
+  accept?: (file: EventFile) => boolean;
 }
 
 /** Counters since the tailer was constructed. */
@@ -69,6 +82,7 @@ interface Cursor {
   scalarTags: Set<string>;
   ino: number | null;
   framingLost: boolean;
+  refused: boolean;
   /** In memory only: what this tailer skipped in the file, and its hparams. */
   notes: EventNotes;
   /** Bytes after the last complete record at the last read: a record still being written. */
@@ -90,6 +104,8 @@ export interface SkippedReport {
 /**
  * Tails every `events.out.tfevents.*` file under `root`, recursively. Tags of files in a
  * subfolder get the folder as prefix (`train/epoch_loss`); files in the root keep theirs.
+ * A `list` option finds the files instead, giving each its prefix (its `dir`): files of one
+ * `dir` are "one folder" below.
  *
  * Merge contract: a consumer that applies the points of successive `poll()` calls in the
  * order returned, keeping the last write per (tag, step), ends with TensorBoard's value:
@@ -110,6 +126,8 @@ export class TensorBoardTailer {
   /** The directory being tailed. */
   readonly root: string;
   #chunkBytes: number;
+  #list: (root: string) => Promise<EventFile[]>;
+  #accept: ((file: EventFile) => boolean) | null;
   #cursors = new Map<string, Cursor>();
   // relPath → prefixed tag → steps in the file's consumed bytes; see the class comment.
   #index = new Map<string, Map<string, Set<number>>>();
@@ -130,6 +148,8 @@ export class TensorBoardTailer {
   constructor(root: string, options: TailerOptions = {}) {
     this.root = root;
     this.#chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+    this.#list = options.list ?? listEventFiles;
+    this.#accept = options.accept ?? null;
     if (!Number.isSafeInteger(this.#chunkBytes) || this.#chunkBytes < 1) {
       throw new RangeError(
         `Cannot tail "${root}": chunkBytes must be a positive integer, got ${options.chunkBytes}`,
@@ -147,6 +167,7 @@ export class TensorBoardTailer {
         scalarTags: new Set(Array.isArray(file.scalarTags) ? file.scalarTags : []),
         ino: typeof file.ino === "number" ? file.ino : null,
         framingLost: file.framingLost === true,
+        refused: file.refused === true,
         notes: createEventNotes(),
         tailBytes: 0,
       });
@@ -170,6 +191,7 @@ export class TensorBoardTailer {
         scalarTags: [...cursor.scalarTags],
         ino: cursor.ino,
         framingLost: cursor.framingLost,
+        ...(cursor.refused ? { refused: true } : {}),
       };
     }
     return { version: 1, files };
@@ -201,7 +223,7 @@ export class TensorBoardTailer {
   }
 
   async #poll(): Promise<ScalarPoint[]> {
-    const files = await listEventFiles(this.root);
+    const files = await this.#list(this.root);
     const present = new Set(files.map((file) => file.relPath));
     for (const relPath of this.#cursors.keys()) {
       if (!present.has(relPath)) this.#forget(relPath);
@@ -251,7 +273,7 @@ export class TensorBoardTailer {
   async #readNew(file: EventFile): Promise<RangeRead | undefined> {
     let cursor = this.#cursors.get(file.relPath);
     if (cursor === undefined) {
-      cursor = newCursor();
+      cursor = this.#newCursor(file);
       this.#cursors.set(file.relPath, cursor);
     }
     let info: Deno.FileInfo;
@@ -267,11 +289,11 @@ export class TensorBoardTailer {
     const replaced = cursor.ino !== null && info.ino !== null && info.ino !== cursor.ino;
     if (info.size < cursor.offset || replaced) {
       this.#forget(file.relPath);
-      cursor = newCursor();
+      cursor = this.#newCursor(file);
       this.#cursors.set(file.relPath, cursor);
     }
     cursor.ino = info.ino;
-    if (cursor.framingLost || info.size === cursor.offset) return undefined;
+    if (cursor.framingLost || cursor.refused || info.size === cursor.offset) return undefined;
     let handle: Deno.FsFile;
     try {
       handle = await Deno.open(file.path, { read: true });
@@ -331,6 +353,13 @@ export class TensorBoardTailer {
     return index;
   }
 
+  /** A cursor at the start of a file first seen (or replaced), refused when `accept` says so. */
+  #newCursor(file: EventFile): Cursor {
+    const cursor = newCursor();
+    cursor.refused = this.#accept !== null && !this.#accept(file);
+    return cursor;
+  }
+
   #forget(relPath: string): void {
     this.#cursors.delete(relPath);
     this.#index.delete(relPath);
@@ -343,6 +372,7 @@ function newCursor(): Cursor {
     scalarTags: new Set(),
     ino: null,
     framingLost: false,
+    refused: false,
     notes: createEventNotes(),
     tailBytes: 0,
   };

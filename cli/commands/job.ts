@@ -51,7 +51,8 @@ export const baseSubmissionFlags = {
   tbDir: {
     arg: "DIR",
     schema: optionalText(65_536),
-    help: "a TensorBoard log folder to read scalars from",
+    help: "a TensorBoard log folder to read scalars from (default: the frameworks' own folders, " +
+      "runs/, lightning_logs/, logs/, tb_logs/, in the working dir or one folder down)",
   },
   priority: {
     short: "p",

@@ -161,7 +161,8 @@ class Run(object):
                     debug("log(): %r skipped: %s" % (key, why))
                 continue
             points.append((key, at, encoded, now))
-            if key == "epoch":
+            # `epoch`, or a split's (`train/epoch`, as the Hugging Face callback logs it).
+            if key == "epoch" or key.endswith("/epoch"):
                 self._buffer.set_epoch(as_epoch(value))
         if not points:
             return

@@ -65,7 +65,14 @@ def _make_hugging_face_callback():
     base = _base([("transformers", "TrainerCallback")])
 
     class GpuctlCallback(base):
-        """Hugging Face ``TrainerCallback``: logs, evaluation metrics and checkpoints."""
+        """Hugging Face ``TrainerCallback``: what the Trainer logs, and checkpoints.
+
+        Each ``on_log`` is logged as the Trainer's own TensorBoard callback writes it: at
+        ``state.global_step``, numbers only, keys renamed the same way (``loss`` →
+        ``train/loss``, ``eval_loss`` → ``eval/loss``, ``test_loss`` → ``test/loss``), so a
+        run fed by this callback and one fed by the Trainer's TensorBoard files share keys.
+        Evaluation metrics reach ``on_log`` too, so ``on_evaluate`` logs nothing itself.
+        """
 
         def __init__(self, run=None):
             self.run = _default_run(run)
@@ -80,12 +87,9 @@ def _make_hugging_face_callback():
         @_quiet
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs and _is_main_hf(state):
-                self.run.log(logs, step=state.global_step)
-
-        @_quiet
-        def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-            if metrics and _is_main_hf(state):
-                self.run.log(metrics, step=state.global_step)
+                metrics = _hf_tensorboard_keys(logs)
+                if metrics:
+                    self.run.log(metrics, step=state.global_step)
 
         @_quiet
         def on_save(self, args, state, control, **kwargs):
@@ -98,6 +102,21 @@ def _make_hugging_face_callback():
     return GpuctlCallback
 
 
+def _hf_tensorboard_keys(logs):
+    """``logs`` as transformers' TensorBoardCallback writes them: numbers, split-prefixed keys."""
+    out = {}
+    for key, value in logs.items():
+        if not isinstance(value, (int, float)):
+            continue  # TensorBoard gets strings as text and drops the rest
+        if key.startswith("eval_"):
+            out["eval/" + key[len("eval_"):]] = value
+        elif key.startswith("test_"):
+            out["test/" + key[len("test_"):]] = value
+        else:
+            out["train/" + key] = value
+    return out
+
+
 def _is_main_hf(state):
     return bool(getattr(state, "is_world_process_zero", True))
 
@@ -107,45 +126,118 @@ def _make_lightning_callback():
         ("lightning.pytorch", "Callback"),
         ("pytorch_lightning", "Callback"),
     ])
+    logger_base = _base([
+        ("lightning.pytorch.loggers", "Logger"),
+        ("pytorch_lightning.loggers", "Logger"),
+    ])
+
+    class _GpuctlLogger(logger_base):
+        """A Lightning logger that hands what Lightning logs to the run.
+
+        Lightning decides what a logger gets and when (``self.log(..., logger=True)``,
+        ``log_every_n_steps``, epoch and validation ends) and at which step; this logger
+        only forwards, so the run holds what a TensorBoardLogger of the same trainer holds.
+        """
+
+        def __init__(self, run, trainer):
+            if logger_base is not object:
+                super().__init__()
+            self._run = run
+            self._trainer = trainer
+
+        @property
+        def name(self):
+            return "gpuctl"
+
+        @property
+        def version(self):
+            return self._run.id or "0"
+
+        @property
+        def save_dir(self):
+            return None
+
+        @property
+        def experiment(self):
+            return self._run
+
+        def log_hyperparams(self, params, *args, **kwargs):
+            try:
+                if _is_main_lightning(self._trainer):
+                    self._run.init(config=_plain_config(params))
+            except Exception as error:
+                debug("GpuctlLightningCallback: hparams not logged: %r" % (error,))
+
+        def log_metrics(self, metrics, step=None):
+            try:
+                if metrics and _is_main_lightning(self._trainer):
+                    self._run.log(dict(metrics), step=step)
+            except Exception as error:
+                debug("GpuctlLightningCallback: metrics not logged: %r" % (error,))
+
+        def log_graph(self, *args, **kwargs):
+            return None
+
+        def save(self):
+            return None
+
+        def finalize(self, status):
+            return None
+
+        def after_save_checkpoint(self, checkpoint_callback):
+            return None
 
     class GpuctlLightningCallback(base):
-        """Lightning ``Callback``: ``trainer.callback_metrics`` and checkpoints.
+        """Lightning ``Callback``: what Lightning's loggers get, and checkpoints.
 
-        Training metrics are logged every ``trainer.log_every_n_steps`` steps (as
-        Lightning's own loggers do) and once per step at most. Lightning calls
-        ``on_save_checkpoint`` *before* writing the file, so the checkpoint is
-        recorded (with the step of that call) at the next hook, when the file
-        exists and its size can be read.
+        At ``on_fit_start`` (and the start of validate, test and predict) it adds a logger
+        of its own to ``trainer.loggers``, after the trainer's own (so their folders, and
+        where ModelCheckpoint writes, do not change): the run gets every metric Lightning
+        logs, when it logs it, at Lightning's step, and the module's hparams as config.
+        It is taken out again at ``teardown``. Lightning calls ``on_save_checkpoint``
+        *before* writing the file, so the checkpoint is recorded (with the step of that
+        call) at the next hook, when the file exists and its size can be read.
         """
 
         def __init__(self, run=None):
             self.run = _default_run(run)
-            self._last_step = None
+            self._logger = None
             self._pending = None  # (step, epoch) of a checkpoint being written
+
+        def _attach(self, trainer):
+            if self._logger is None:
+                self._logger = _GpuctlLogger(self.run, trainer)
+            self._logger._trainer = trainer
+            loggers = list(getattr(trainer, "loggers", None) or [])
+            if not any(logger is self._logger for logger in loggers):
+                trainer.loggers = loggers + [self._logger]
 
         @_quiet
         def on_fit_start(self, trainer, pl_module):
             if _is_main_lightning(trainer) and self.run._state == "new":
-                hparams = getattr(pl_module, "hparams", None)
-                self.run.init(config=dict(hparams) if hparams else None)
+                self.run.init()
+            self._attach(trainer)
+
+        @_quiet
+        def on_validation_start(self, trainer, pl_module):
+            self._attach(trainer)
+
+        @_quiet
+        def on_test_start(self, trainer, pl_module):
+            self._attach(trainer)
+
+        @_quiet
+        def on_predict_start(self, trainer, pl_module):
+            self._attach(trainer)
 
         @_quiet
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, *args,
                                **kwargs):
             self._record_pending(trainer)
-            step = trainer.global_step
-            every = getattr(trainer, "log_every_n_steps", 1)
-            every = every if isinstance(every, int) and every > 0 else 1
-            if step == self._last_step or step % every:
-                return
-            self._last_step = step
-            self._log_metrics(trainer)
 
         @_quiet
         def on_validation_end(self, trainer, pl_module):
             self._record_pending(trainer)
-            if not getattr(trainer, "sanity_checking", False):
-                self._log_metrics(trainer)
 
         @_quiet
         def on_save_checkpoint(self, trainer, pl_module, checkpoint):
@@ -172,13 +264,9 @@ def _make_lightning_callback():
         @_quiet
         def teardown(self, trainer, pl_module, stage=None):
             self._record_pending(trainer)
-
-        def _log_metrics(self, trainer):
-            if not _is_main_lightning(trainer):
-                return
-            metrics = getattr(trainer, "callback_metrics", None)
-            if metrics:
-                self.run.log(dict(metrics), step=trainer.global_step)
+            loggers = getattr(trainer, "loggers", None)
+            if self._logger is not None and loggers:
+                trainer.loggers = [logger for logger in loggers if logger is not self._logger]
 
         def _record_pending(self, trainer):
             if self._pending is None:
@@ -193,6 +281,13 @@ def _make_lightning_callback():
 
     GpuctlLightningCallback.__module__ = __name__
     return GpuctlLightningCallback
+
+
+def _plain_config(params):
+    """Lightning's hparams (a dict, an AttributeDict or a Namespace) as a plain dict."""
+    if isinstance(params, dict):
+        return dict(params)
+    return dict(vars(params)) if hasattr(params, "__dict__") else params
 
 
 def _is_main_lightning(trainer):

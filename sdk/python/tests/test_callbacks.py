@@ -1,8 +1,9 @@
 """The Hugging Face and Lightning callbacks, driven by stand-in objects.
 
-transformers and lightning cannot be installed here, so these tests call the
+The SDK's suite runs without transformers and lightning, so these tests call the
 hooks with objects that carry the same attributes the real trainers pass
-(``args.output_dir``, ``state.global_step``, ``trainer.callback_metrics``, ...).
+(``args.output_dir``, ``state.global_step``, ``trainer.loggers``, ...); the framework
+tier (tests/frameworks_metrics_test.ts) runs the callbacks in the real trainers.
 """
 
 import dataclasses
@@ -34,14 +35,12 @@ def hf_state(step, main=True):
     return SimpleNamespace(global_step=step, epoch=step / 10.0, is_world_process_zero=main)
 
 
-def lightning_trainer(step, metrics, home, main=True):
+def lightning_trainer(step, home, main=True):
     return SimpleNamespace(
         global_step=step,
         current_epoch=2,
-        callback_metrics=metrics,
-        log_every_n_steps=1,
+        loggers=[],
         is_global_zero=main,
-        sanity_checking=False,
         checkpoint_callback=SimpleNamespace(
             last_model_path=os.path.join(home, "last.ckpt"), best_model_path=""),
     )
@@ -64,9 +63,10 @@ class HuggingFaceCallbackTest(SdkTestCase):
         self.assertIsNone(callback.on_train_begin(args, hf_state(0), control))
         self.assertIsNone(callback.on_log(args, hf_state(10), control,
                                           logs={"loss": 0.5, "learning_rate": 1e-4,
-                                                "note": "not a number"}))
-        callback.on_evaluate(args, hf_state(20), control,
-                             metrics={"eval_loss": 0.4, "eval_accuracy": FakeTensor(0.9)})
+                                                "epoch": 0.5, "note": "not a number"}))
+        # The Trainer hands evaluation metrics to on_log as well (and on_evaluate logs nothing).
+        callback.on_log(args, hf_state(20), control,
+                        logs={"eval_loss": 0.4, "eval_accuracy": 0.9, "test_f1": 0.7})
         callback.on_save(args, hf_state(20), control)
         callback.on_log(args, hf_state(30, main=False), control, logs={"loss": 9.0})
         callback.on_log(args, hf_state(30), control, logs=None)
@@ -75,13 +75,26 @@ class HuggingFaceCallbackTest(SdkTestCase):
         registration = server.runs[run.id]
         self.assertEqual(registration["name"], "hf-run")
         self.assertEqual(registration["config"]["learning_rate"], 5e-5)
+        # The keys and steps the Trainer's own TensorBoard callback writes.
         self.assertEqual(server.run_points(run.id), {
-            ("loss", 10): 0.5, ("learning_rate", 10): 1e-4,
-            ("eval_loss", 20): 0.4, ("eval_accuracy", 20): 0.9,
+            ("train/loss", 10): 0.5, ("train/learning_rate", 10): 1e-4,
+            ("train/epoch", 10): 0.5,
+            ("eval/loss", 20): 0.4, ("eval/accuracy", 20): 0.9, ("test/f1", 20): 0.7,
         })
         self.assertEqual([c for _, c in server.checkpoints], [{
             "path": os.path.join(self.home, "out", "checkpoint-20"), "step": 20, "epoch": 2,
         }])
+
+    def test_train_epoch_is_the_runs_epoch(self):
+        server = self.server()
+        self.use_server(server)
+        run = self.fast_run()
+        run.init()
+        callback = GpuctlCallback(run=run)
+        callback.on_log(TrainingArguments(output_dir="/o"), hf_state(12), None,
+                        logs={"loss": 0.5, "epoch": 1.5})
+        run.finish()
+        self.assertEqual([body.get("epoch") for r, body in server.batches if r == run.id][-1], 1)
 
     def test_an_existing_run_is_not_restarted(self):
         server = self.server()
@@ -101,55 +114,58 @@ class LightningCallbackTest(SdkTestCase):
             self.skipTest("lightning is installed")
         self.assertIs(GpuctlLightningCallback.__mro__[1], object)
 
-    def test_hooks_log_callback_metrics_and_checkpoints(self):
+    def test_the_run_gets_what_lightning_hands_its_loggers(self):
         server = self.server()
         self.use_server(server)
         run = self.fast_run()
         callback = GpuctlLightningCallback(run=run)
-        module = SimpleNamespace(hparams={"lr": 0.01, "hidden": 128})
         home = self.home
         with open(os.path.join(home, "last.ckpt"), "wb") as handle:
             handle.write(b"z" * 64)
+        trainer = lightning_trainer(0, home)
+        own = SimpleNamespace(name="tensorboard")
+        trainer.loggers = [own]
 
-        callback.on_fit_start(lightning_trainer(0, {}, home), module)
-        trainer = lightning_trainer(5, {"train_loss": FakeTensor(0.3), "tag": "x"}, home)
-        callback.on_train_batch_end(trainer, module, None, None, 0)
-        trainer.callback_metrics = {"train_loss": FakeTensor(0.2)}
-        callback.on_train_batch_end(trainer, module, None, None, 1)  # same step: not again
-        trainer = lightning_trainer(6, {"val_loss": FakeTensor(0.25)}, home)
-        callback.on_validation_end(trainer, module)
-        callback.on_save_checkpoint(trainer, module, {})
-        callback.on_train_end(trainer, module)  # the checkpoint file exists by now
-        sanity = lightning_trainer(7, {"val_loss": FakeTensor(9.0)}, home)
-        sanity.sanity_checking = True
-        callback.on_validation_end(sanity, module)
-        callback.on_train_batch_end(lightning_trainer(8, {"x": 1.0}, home, main=False),
-                                    module, None, None, 2)
+        callback.on_fit_start(trainer, None)
+        # After the trainer's own logger, so its folders (and ModelCheckpoint's) do not move.
+        self.assertIs(trainer.loggers[0], own)
+        logger = trainer.loggers[1]
+        callback.on_validation_start(trainer, None)  # attached once
+        self.assertEqual(len(trainer.loggers), 2)
+        # What Lightning's logger connector does: hparams once, then metrics at its step.
+        logger.log_hyperparams({"lr": 0.01, "hidden": 128})
+        logger.log_metrics({"train_loss": 0.3, "epoch": 0.0}, step=4)
+        logger.log_metrics({"val_loss": 0.25, "epoch": 0.0}, step=15)
+        trainer.global_step = 16
+        callback.on_save_checkpoint(trainer, None, {})
+        callback.on_train_end(trainer, None)  # the checkpoint file exists by now
+        callback.teardown(trainer, None, "fit")
+        self.assertEqual(trainer.loggers, [own])
+        other = lightning_trainer(20, home, main=False)
+        callback.on_fit_start(other, None)
+        other.loggers[0].log_metrics({"train_loss": 9.0}, step=20)
         run.finish()
 
-        self.assertEqual(server.runs[run.id]["config"], {"lr": 0.01, "hidden": 128})
+        configs = [body["config"] for r, body in server.batches if r == run.id and "config" in body]
+        self.assertEqual(configs, [{"lr": 0.01, "hidden": 128}])
         self.assertEqual(server.run_points(run.id), {
-            ("train_loss", 5): 0.3, ("val_loss", 6): 0.25,
+            ("train_loss", 4): 0.3, ("epoch", 4): 0.0, ("val_loss", 15): 0.25,
+            ("epoch", 15): 0.0,
         })
         self.assertEqual([c for _, c in server.checkpoints], [{
-            "path": os.path.join(home, "last.ckpt"), "step": 6, "epoch": 2, "size_bytes": 64,
+            "path": os.path.join(home, "last.ckpt"), "step": 16, "epoch": 2, "size_bytes": 64,
         }])
 
-    def test_log_every_n_steps_is_respected(self):
-        server = self.server()
-        self.use_server(server)
+    def test_a_trainer_without_loggers_gets_one(self):
         run = self.fast_run()
-        run.init()
-        callback = GpuctlLightningCallback(run=run)
-        for step in range(1, 11):
-            trainer = lightning_trainer(step, {"loss": float(step)}, self.home)
-            trainer.log_every_n_steps = 5
-            callback.on_train_batch_end(trainer, None, None, None, step)
-        run.finish()
-        self.assertEqual(sorted(server.run_points(run.id)), [("loss", 5), ("loss", 10)])
+        trainer = lightning_trainer(0, self.home)
+        trainer.loggers = None  # Trainer(logger=False) reads back as []
+        GpuctlLightningCallback(run=run).on_fit_start(trainer, None)
+        self.assertEqual(len(trainer.loggers), 1)
 
     def test_a_broken_trainer_object_does_not_raise(self):
         callback = GpuctlLightningCallback(run=self.fast_run())
+        callback.on_fit_start(object(), None)
         callback.on_train_batch_end(object(), None, None, None, 0)
         callback.on_save_checkpoint(object(), None, {})
         GpuctlCallback(run=self.fast_run()).on_save(object(), object(), None)
