@@ -23,6 +23,7 @@ import type {
   RunSpec,
 } from "./runner/types.ts";
 import type { PersistedAttempt } from "./state_file.ts";
+import type { Provenance } from "../protocol/provenance.ts";
 
 /** First wait before spooling an attempt's last frames again after the spool refused them. */
 export const OUTBOX_RETRY_MS = 1000;
@@ -46,6 +47,8 @@ export interface AttemptDeps {
   now(): number;
   /** Milliseconds between log flushes. */
   logFlushMs?: number;
+  /** The code in the job's working dir (agent/provenance.ts); absent: none is taken. */
+  snapshotCode?(spec: DispatchSpec): Promise<Provenance>;
 }
 
 /** An attempt this agent runs. */
@@ -197,6 +200,20 @@ export class ManagedAttempt {
     await this.#watching;
   }
 
+  /**
+   * Spools the snapshot of the working dir's code before the process starts, so nothing the
+   * job writes is part of it. Best effort: a snapshot that fails says so in its problems.
+   */
+  async #sendCode(): Promise<void> {
+    if (!this.#deps.snapshotCode) return;
+    try {
+      const provenance = await this.#deps.snapshotCode(this.spec);
+      await this.#emitInOrder({ type: "sdk", stream: "data", ...this.ref, batch: { provenance } });
+    } catch (err) {
+      this.#deps.log.warn("cannot take the code snapshot", { ...this.ref, error: String(err) });
+    }
+  }
+
   async #startOrReattach(): Promise<ExitInfo | null> {
     const { log } = this.#deps;
     const runner = this.#deps.runner;
@@ -235,6 +252,7 @@ export class ManagedAttempt {
       } else {
         this.#deps.persist();
         await prepareEvalOutput(this.spec);
+        await this.#sendCode();
         handle = await runner.start(this.#runSpec(), hooks);
       }
     } catch (err) {

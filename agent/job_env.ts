@@ -42,6 +42,10 @@ export function buildJobEnv(spec: DispatchSpec, ctx: JobEnvContext): Record<stri
     PYTHONUNBUFFERED: "1",
   });
   if (pythonPath !== "") env.PYTHONPATH = pythonPath;
+  if (spec.resume_from) {
+    env.GPUCTL_RESUME_FROM = spec.resume_from.path;
+    env.GPUCTL_RESUME_FROM_ID = spec.resume_from.checkpoint_id;
+  }
   return env;
 }
 

@@ -40,6 +40,8 @@ export interface JobManagerOptions {
   fenceAfterS?: number | null;
   /** A monotonic clock in ms for the lease. @default performance.now */
   monotonic?: () => number;
+  /** Takes the code snapshot of a job's working dir before it starts. @default none taken */
+  snapshotCode?: AttemptDeps["snapshotCode"];
 }
 
 const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
@@ -289,6 +291,7 @@ export class JobManager {
       log: o.log,
       now: o.now ?? Date.now,
       logFlushMs: o.logFlushMs,
+      snapshotCode: o.snapshotCode,
     };
   }
 

@@ -42,3 +42,4 @@ export { RUN_FILES } from "./run_dir.ts";
 export { MAX_LINE_BYTES } from "./line_splitter.ts";
 /** Reads a shell-style exit status (128 + N is signal N) and names signals. */
 export { decodeExitStatus, signalName } from "./signals.ts";
+export { resolveProgram } from "./_launch.ts";

@@ -1,4 +1,4 @@
-import type { Run } from "../../protocol/objects.ts";
+import type { Run, RunMark } from "../../protocol/objects.ts";
 import type { RunStatus } from "../../protocol/rest.ts";
 import type { Database } from "./database.ts";
 import { json, pageOf, where } from "./_rows.ts";
@@ -25,6 +25,12 @@ interface RunRow {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  parent_run_id: string | null;
+  resume_from: string | null;
+  mark: RunMark["mark"] | null;
+  mark_reason: string | null;
+  marked_at: string | null;
+  marked_by: string | null;
 }
 
 /** A run as stored, before its primary metric is resolved. */
@@ -51,6 +57,11 @@ function toRun(r: RunRow): StoredRun {
     created_at: r.created_at,
     started_at: r.started_at,
     finished_at: r.finished_at,
+    parent_run: r.parent_run_id,
+    resume_from: r.resume_from,
+    mark: r.mark
+      ? { mark: r.mark, reason: r.mark_reason ?? "", by: r.marked_by ?? "", at: r.marked_at ?? "" }
+      : null,
   };
 }
 
