@@ -1,4 +1,5 @@
 import type { FailureClass, JobStatus, RunStatus, Scope, Severity } from "./rest.ts";
+import type { CodeComparison } from "./lineage.ts";
 
 /** A job as the API returns it: the submission plus its scheduling state. */
 export interface Job {
@@ -387,6 +388,8 @@ export interface RunComparison {
   /** Config keys (flattened with dots) whose values differ; a run without the key shows null. */
   config_diff: { key: string; values: Record<string, unknown> }[];
   identical_config_keys: number;
+  /** How each run's code differs from the first run's (next to the config diff). */
+  code_diff?: CodeComparison[];
   summary: string;
   next_actions: NextAction[];
 }

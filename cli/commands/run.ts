@@ -17,6 +17,8 @@ import type { GpuctlClient } from "../client.ts";
 import { EXIT_OK } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
+import type { RunCodeAndNotes } from "../../protocol/lineage.ts";
+import { codeFields, runLineageCommands } from "./run_lineage.ts";
 import { DATA_FLAGS, LIST_FLAGS, optionalText, pageQuery, SCOPE_FILTER_FLAGS } from "../flags.ts";
 import {
   ago,
@@ -197,7 +199,7 @@ const show = defineCommand({
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);
     const id = encodeURIComponent(args[0]);
-    const run = await client.get<Run>(`/api/runs/${id}`);
+    const run = await client.get<Run & Partial<RunCodeAndNotes>>(`/api/runs/${id}`);
     const [diagnosis, metrics] = await Promise.all([
       client.get<RunDiagnosis>(`/api/runs/${id}/diagnosis`),
       metricRows(client, run),
@@ -223,8 +225,14 @@ const show = defineCommand({
       ["created", `${run.created_at} (${ago(run.created_at, now)})`],
       ["finished", clean(run.finished_at)],
       ["config", clean(config.join(" "))],
+      ["parent", clean(run.parent_run ?? "")],
+      ["mark", clean(run.mark ? `${run.mark.mark}: ${run.mark.reason}` : "")],
+      ...codeFields(run.code ?? null),
       ["summary", clean(diagnosis.summary)],
     ]);
+    for (const n of run.notes ?? []) {
+      ctx.io.out(`note ${clean(n.created_at)} ${clean(n.author)}: ${clean(n.text)}`);
+    }
     ctx.io.out("");
     printTable(ctx, metrics, [
       { header: "METRIC", cell: (m) => clean(m.key), flex: true },
@@ -308,6 +316,19 @@ const compare = defineCommand({
       ctx.io.out("");
       ctx.io.out("Their configs are the same.");
     }
+    for (const d of c.code_diff ?? []) {
+      ctx.io.out("");
+      ctx.io.out(
+        d.same_code
+          ? `code of ${clean(d.b)}: the same as ${clean(d.a)}`
+          : `code of ${clean(d.b)} against ${clean(d.a)}: ${d.files.length} files differ`,
+      );
+      for (const p of d.problems) ctx.io.out(`  (${clean(p)})`);
+      for (const f of d.files) {
+        ctx.io.out(`--- ${clean(f.path)} (${f.change.replace("_", " ")})`);
+        for (const line of f.diff.split("\n")) ctx.io.out(clean(line));
+      }
+    }
     return EXIT_OK;
   },
 });
@@ -316,6 +337,6 @@ const compare = defineCommand({
 export const runCommand = defineGroup(
   "run",
   "list, inspect and compare runs",
-  [list, show, compare],
+  [list, show, compare, ...runLineageCommands],
   "gpuctl run compare r-8c1d0e2f3a4b r-2a9f7e6d5c4b",
 );

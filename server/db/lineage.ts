@@ -106,3 +106,11 @@ export function notesOfExperiment(
      WHERE project = ? AND experiment = ? ORDER BY seq DESC LIMIT ?`,
   ).all(project, experiment, limit).reverse() as unknown as NoteRow[];
 }
+
+/** The commit of a run's code snapshot, without reading the diff; null when none. */
+export function getProvenanceCommit(db: Database, runId: string): string | null {
+  const row = db.prepare(
+    "SELECT json_extract(provenance, '$.git.commit') AS c FROM run_provenance WHERE run_id = ?",
+  ).get(runId) as { c: string | null } | undefined;
+  return row?.c ?? null;
+}
