@@ -1,24 +1,9 @@
 import { assert, assertEquals } from "../tests/assert.ts";
 import { MAX_DIFF_BYTES, provenance, stripCredentials } from "../protocol/provenance.ts";
+import { git } from "../tests/_git.ts";
 import { codeSnapshotter, DEFAULT_TOOL_PATH, namedFiles, snapshotCode } from "./provenance.ts";
 
 const PATH = Deno.env.get("PATH") ?? DEFAULT_TOOL_PATH;
-
-/** Runs git in `dir` (test set-up only), failing the test on an error. */
-export async function git(dir: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", {
-    args: ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args],
-    cwd: dir,
-    env: { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  if (!out.success) {
-    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return text;
-}
 
 /** A work tree with one commit, then a dirty tracked file, a deleted one and an untracked one. */
 async function dirtyRepo(): Promise<string> {
