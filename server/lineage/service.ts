@@ -154,6 +154,11 @@ export function addNote(ctx: Context, req: NoteRequest, by: string): Note {
   });
 }
 
+/** A run's notes, oldest first. */
+export function runNotes(ctx: Context, runId: string): Note[] {
+  return lineageDb.notesOfRun(ctx.db, runId);
+}
+
 /** An experiment's notes and its runs' (the newest MAX_NOTES), oldest first. */
 export function experimentNotes(ctx: Context, project: string, experiment: string): Note[] {
   return lineageDb.notesOfExperiment(ctx.db, project, experiment, MAX_NOTES);
@@ -261,4 +266,16 @@ export function compareRunCode(ctx: Context, a: string, b: string): CodeComparis
     { id: a, code: getRunCode(ctx, a) },
     { id: b, code: getRunCode(ctx, b) },
   );
+}
+
+/** The Experiments workspace's lineage: the tree of its runs and its notes. */
+export function experimentLineage(
+  ctx: Context,
+  project: string,
+  experiment: string,
+): { tree: Lineage; notes: Note[] } {
+  return {
+    tree: getLineage(ctx, { experiment: `${project}/${experiment}` }),
+    notes: experimentNotes(ctx, project, experiment),
+  };
 }
