@@ -128,12 +128,12 @@ export function CodeTab({ code, runId }: { code: Provenance | null; runId: strin
       </dl>
       {code.problems.length > 0 && (
         <ul class="small muted">
-          {code.problems.map((p) => <li>{p}</li>)}
+          {code.problems.map((p, i) => <li key={i}>{p}</li>)}
         </ul>
       )}
       {g?.diff && (
         <pre class="diff" aria-label="The diff against the commit">
-          {diffLines(g.diff).map((l) => <span class={l.cls}>{l.text}{"\n"}</span>)}
+          {diffLines(g.diff).map((l, i) => <span key={i} class={l.cls}>{`${l.text}\n`}</span>)}
         </pre>
       )}
     </section>
@@ -246,7 +246,7 @@ function TreeNode({ n }: { n: LineageNode }) {
       </span>
       {n.children.length > 0 && (
         <ul>
-          {n.children.map((c) => <TreeNode n={c} />)}
+          {n.children.map((c) => <TreeNode key={c.run_id} n={c} />)}
         </ul>
       )}
     </li>
@@ -270,7 +270,7 @@ export function LineageTree({ tree, notes, now }: { tree: Lineage; notes: Note[]
         </span>
       </h2>
       <ul class="tree">
-        {tree.roots.map((n) => <TreeNode n={n} />)}
+        {tree.roots.map((n) => <TreeNode key={n.run_id} n={n} />)}
       </ul>
       {notes.length > 0 && (
         <>
