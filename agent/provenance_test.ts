@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../tests/assert.ts";
 import { MAX_DIFF_BYTES, provenance, stripCredentials } from "../protocol/provenance.ts";
 import { git } from "../tests/_git.ts";
+import { lookupUser } from "./runner/job_user.ts";
 import { codeSnapshotter, DEFAULT_TOOL_PATH, namedFiles, snapshotCode } from "./provenance.ts";
 
 const PATH = Deno.env.get("PATH") ?? DEFAULT_TOOL_PATH;
@@ -172,4 +173,38 @@ Deno.test("namedFiles() takes scripts and option values that look like paths, no
     ["train.py", "conf/a.yaml"],
   );
   assertEquals(namedFiles("bash -lc 'python run.py'"), ["run.py"]);
+});
+
+const IS_ROOT = Deno.uid() === 0;
+
+// Switching users needs root; CI and the development machine run the tests as root.
+Deno.test({
+  name:
+    "under job_user, a clean filter the job's .git/config names runs as the job user, never root" +
+    (IS_ROOT ? "" : " (skipped: needs the tests to run as root)"),
+  ignore: !IS_ROOT,
+  async fn() {
+    const nobody = lookupUser("nobody");
+    assert(nobody, "this host has a nobody user");
+    const repo = await dirtyRepo();
+    const drop = await Deno.makeTempDir({ prefix: "gpuctl-prov-drop-" });
+    try {
+      for (const dir of [repo, drop]) await Deno.chmod(dir, 0o777);
+      // What a job user can do in a working dir it owns: name a filter for its Python files.
+      await git(repo, "config", "filter.evil.clean", `sh -c 'id -u > ${drop}/uid; cat'`);
+      await Deno.writeTextFile(`${repo}/.git/info/attributes`, "*.py filter=evil\n");
+      const p = await codeSnapshotter(PATH, nobody)({
+        working_dir: repo,
+        command: ["python", "train.py"],
+      });
+      assert(p.git?.diff?.includes("+lr = 0.01"), JSON.stringify(p.problems));
+      const ran = await Deno.readTextFile(`${drop}/uid`).catch(() => null);
+      // git may or may not run the filter for a diff; when it does, never as root.
+      if (ran !== null) assertEquals(ran.trim(), String(nobody.uid));
+      assert(ran !== null, "the filter ran (as the job user), so the test saw where it runs");
+    } finally {
+      await Deno.remove(repo, { recursive: true });
+      await Deno.remove(drop, { recursive: true });
+    }
+  },
 });
