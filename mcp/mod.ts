@@ -1,5 +1,5 @@
 /**
- * The MCP face of gpuctl: 28 tools over the same service functions the REST routes call —
+ * The MCP face of gpuctl: 29 tools over the same service functions the REST routes call —
  * observe, control, semantic, and `wait_for_run` — served at `/mcp` (streamable HTTP, stateless)
  * and, through `gpuctl mcp stdio` / `gpuctl mcp serve`, by a process of its own.
  *
@@ -37,6 +37,7 @@ import { forkRunTool } from "./tools/fork_run.ts";
 import { markRunTool } from "./tools/mark_run.ts";
 import { addNoteTool } from "./tools/add_note.ts";
 import { getLineageTool } from "./tools/get_lineage.ts";
+import { queryRunsTool } from "./tools/query_runs.ts";
 
 /** The server's name and version in the MCP handshake. */
 export const MCP_SERVER_INFO = { name: "gpuctl", version: "0.1.0" } as const;
@@ -79,6 +80,7 @@ export const TOOLS: readonly ToolDef[] = [
   markRunTool,
   addNoteTool,
   getLineageTool,
+  queryRunsTool,
 ];
 
 /** What an MCP server is told beyond the context and principal; every field optional. */

@@ -32,12 +32,12 @@ async function runningJob(h: Harness): Promise<{ job: string; run: string }> {
   return { job, run };
 }
 
-Deno.test("tools/list gives the 28 tools, each with annotations, an output schema and every input field described", async () => {
+Deno.test("tools/list gives the 29 tools, each with annotations, an output schema and every input field described", async () => {
   await withHarness(async (h) => {
     await using client = await memoryClient(h.ctx, h.tokens.read);
     const { tools }: { tools: Any[] } = await client.listTools();
     assertEquals(tools.map((t) => t.name), TOOLS.map((t) => t.name));
-    assertEquals(tools.length, 28);
+    assertEquals(tools.length, 29);
     for (const t of tools) {
       assert(t.description && t.description.length > 40, t.name);
       assert(t.outputSchema, `${t.name} has no output schema`);

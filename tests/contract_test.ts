@@ -9,6 +9,7 @@
  * a loop beside "each read route answers …" that compares that face's result the same way.
  */
 import { compareRunCode, getLineage, getRunCode, getRunDetail } from "../server/lineage/service.ts";
+import { queryRuns } from "../server/runs/query.ts";
 import { assertEquals } from "./assert.ts";
 import { createHarness } from "./_harness.ts";
 import { type Seed, seededHarness } from "./_seed.ts";
@@ -158,6 +159,15 @@ export const READS: ReadContract[] = [
     route: "GET /api/code/compare",
     request: (s) => `/api/code/compare?runs=${s.failedRun},${s.runningRun}`,
     service: (ctx, s) => compareRunCode(ctx, s.failedRun, s.runningRun),
+  },
+  {
+    route: "POST /api/runs:query",
+    request: () => ({
+      path: "/api/runs:query",
+      body: { where: { project: "nlp" }, order_by: "metric.train/loss.best", limit: 5 },
+    }),
+    service: (ctx) =>
+      queryRuns(ctx, { where: { project: "nlp" }, order_by: "metric.train/loss.best", limit: 5 }),
   },
   {
     route: "GET /api/lineage",

@@ -14,7 +14,8 @@ import { RUN_STATUSES } from "../../protocol/rest.ts";
 import { keyDirection } from "../../server/metrics/primary_metric.ts";
 import { metricTrend } from "../../server/semantic/trend.ts";
 import type { GpuctlClient } from "../client.ts";
-import { EXIT_OK } from "../command.ts";
+import { EXIT_OK, UsageError } from "../command.ts";
+import type { RunQueryResult } from "../../protocol/run_query.ts";
 import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
 import type { RunCodeAndNotes } from "../../protocol/lineage.ts";
@@ -55,19 +56,31 @@ const list = defineCommand({
       schema: optionalText(),
       help: "names and ids containing TEXT",
     },
+    where: {
+      arg: "JSON",
+      schema: optionalText(20_000),
+      help: 'a query_runs filter: \'{"config": {"lr": {"lt": 0.01}}, "mark": "kept"}\'',
+    },
+    orderBy: {
+      arg: "FIELD",
+      schema: optionalText(),
+      help: "with --where: metric.KEY.best, config.KEY, created_at (- in front: descending)",
+    },
     ...LIST_FLAGS,
   },
   async run({ flags }, ctx) {
     const client = await connect(flags, ctx);
-    const page = await client.get<Page<Run>>("/api/runs", {
-      project: flags.project,
-      experiment: flags.experiment,
-      status: flags.status,
-      job_id: flags.job,
-      source: flags.source,
-      q: flags.search,
-      ...pageQuery(flags),
-    });
+    const page = flags.where !== undefined || flags.orderBy !== undefined
+      ? await queried(client, flags)
+      : await client.get<Page<Run>>("/api/runs", {
+        project: flags.project,
+        experiment: flags.experiment,
+        status: flags.status,
+        job_id: flags.job,
+        source: flags.source,
+        q: flags.search,
+        ...pageQuery(flags),
+      });
     const now = ctx.now();
     printPage(
       ctx,
@@ -99,6 +112,40 @@ const list = defineCommand({
     return EXIT_OK;
   },
 });
+
+/** `run list --where`: `POST /api/runs:query`, with the filter flags added to `where`. */
+async function queried(
+  client: GpuctlClient,
+  flags: {
+    where?: string;
+    orderBy?: string;
+    project?: string;
+    experiment?: string;
+    status?: string;
+    limit?: number;
+  },
+): Promise<Page<Run>> {
+  let where: Record<string, unknown> = {};
+  if (flags.where !== undefined) {
+    try {
+      where = JSON.parse(flags.where);
+    } catch (err) {
+      throw new UsageError(`--where is not JSON: ${(err as Error).message}`);
+    }
+    if (where === null || typeof where !== "object" || Array.isArray(where)) {
+      throw new UsageError('--where must be a JSON object, e.g. \'{"mark": "kept"}\'');
+    }
+  }
+  for (const k of ["project", "experiment", "status"] as const) {
+    if (flags[k] !== undefined) where[k] = flags[k];
+  }
+  const answer = await client.post<RunQueryResult>("/api/runs:query", {
+    where,
+    ...(flags.orderBy ? { order_by: flags.orderBy } : {}),
+    ...(flags.limit ? { limit: flags.limit } : {}),
+  });
+  return { items: answer.items, next_cursor: null };
+}
 
 function stepOf(r: Pick<Run, "step" | "max_steps">): string {
   if (r.step === null) return "";

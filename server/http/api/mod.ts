@@ -5,6 +5,7 @@ import { authRoutes } from "./auth.ts";
 import { eventRoutes } from "./events.ts";
 import { jobRoutes } from "./jobs.ts";
 import { lineageRoutes } from "./lineage.ts";
+import { runQueryRoutes } from "./run_query.ts";
 import { nodeRoutes } from "./nodes.ts";
 import { projectRoutes } from "./projects.ts";
 import { runRoutes } from "./runs.ts";
@@ -24,6 +25,7 @@ export const apiRoutes: RouteDef[] = [
   ...semanticRoutes,
   ...runRoutes,
   ...lineageRoutes,
+  ...runQueryRoutes,
   ...eventRoutes,
   ...projectRoutes,
   ...sdkRoutes,
