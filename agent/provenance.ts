@@ -236,18 +236,13 @@ async function gitSnapshot(
   }
   const [root, prefix = ""] = text(top.head).split("\n");
   const run = (args: string[], keep = 65536) => tool.run(gitArgv(git, ["-C", root, ...args]), keep);
-  const head = await run(["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
-  const commit = head.ok ? text(head.head).trim() : null;
-  if (commit === null) problems.push("the repository has no commit yet: no diff was taken");
-  const branchOut = await run(["symbolic-ref", "-q", "--short", "HEAD"]);
-  const branch = branchOut.ok ? text(branchOut.head).trim().slice(0, 255) || null : null;
-  const remote_url = await remoteUrl(run);
-  let diff: string | null = null;
-  let diff_bytes = 0;
-  let diff_sha256 = EMPTY_SHA256;
-  let diff_omitted: string | null = null;
-  if (commit !== null) {
-    const d = await run([
+  // Read-only and lock-free, so they run side by side: the job waits for the slowest only.
+  const [head, branchOut, remote_url, d, u] = await Promise.all([
+    run(["rev-parse", "--verify", "-q", "HEAD^{commit}"]),
+    run(["symbolic-ref", "-q", "--short", "HEAD"]),
+    remoteUrl(run),
+    // In a repository with no commit, HEAD names nothing and the diff fails: no diff then.
+    run([
       "diff",
       "--binary",
       "--no-ext-diff",
@@ -260,7 +255,17 @@ async function gitSnapshot(
       "--dst-prefix=b/",
       "HEAD",
       "--",
-    ], MAX_DIFF_BYTES + 1);
+    ], MAX_DIFF_BYTES + 1),
+    run(["ls-files", "--others", "--exclude-standard", "-z", "--", "."], 1 << 20),
+  ]);
+  const commit = head.ok ? text(head.head).trim() : null;
+  if (commit === null) problems.push("the repository has no commit yet: no diff was taken");
+  const branch = branchOut.ok ? text(branchOut.head).trim().slice(0, 255) || null : null;
+  let diff: string | null = null;
+  let diff_bytes = 0;
+  let diff_sha256 = EMPTY_SHA256;
+  let diff_omitted: string | null = null;
+  if (commit !== null) {
     diff_bytes = d.bytes;
     diff_sha256 = d.sha256;
     if (!d.ok) {
@@ -277,7 +282,6 @@ async function gitSnapshot(
       }
     }
   }
-  const u = await run(["ls-files", "--others", "--exclude-standard", "-z", "--", "."], 1 << 20);
   const untracked: string[] = [];
   let untracked_count = 0;
   if (u.ok || u.head.length > 0) {
