@@ -23,6 +23,20 @@ const oneLine = z.string().trim().min(1, "must not be empty").max(500).regex(
   "must be one line",
 );
 
+/** A request names a run or an experiment, not both and not neither. */
+function runOrExperiment(
+  r: { run_id?: string; experiment?: string },
+  ctx: z.RefinementCtx,
+): void {
+  if ((r.run_id === undefined) === (r.experiment === undefined)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["run_id"],
+      message: 'name exactly one of run_id or experiment ("<project>/<experiment>")',
+    });
+  }
+}
+
 /** Notes longer than this are refused (a logbook entry, not a document). */
 export const MAX_NOTE_LENGTH = 4000;
 
@@ -84,15 +98,7 @@ export const noteRequest = z.strictObject({
   text: z.string().trim().min(1, "must not be empty").max(MAX_NOTE_LENGTH).describe(
     "The note: what was tried, what was learnt, what to try next",
   ),
-}).superRefine((n, ctx) => {
-  if ((n.run_id === undefined) === (n.experiment === undefined)) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["run_id"],
-      message: 'name exactly one of run_id or experiment ("<project>/<experiment>")',
-    });
-  }
-});
+}).superRefine(runOrExperiment);
 export type NoteRequest = z.infer<typeof noteRequest>;
 
 /** `GET /api/lineage?run_id=` or `?experiment=<project>/<experiment>`. */
@@ -101,15 +107,7 @@ export const lineageQuery = z.object({
   experiment: experimentRef.optional().describe(
     'Or every tree of an experiment: "<project>/<experiment>"',
   ),
-}).superRefine((q, ctx) => {
-  if ((q.run_id === undefined) === (q.experiment === undefined)) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["run_id"],
-      message: 'name exactly one of run_id or experiment ("<project>/<experiment>")',
-    });
-  }
-});
+}).superRefine(runOrExperiment);
 export type LineageQuery = z.infer<typeof lineageQuery>;
 
 /** `GET /api/runs/compare/code?runs=a,b`: the two runs whose code is compared. */

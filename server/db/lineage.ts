@@ -4,6 +4,7 @@
  */
 import type { RunMark } from "../../protocol/objects.ts";
 import type { Provenance } from "../../protocol/provenance.ts";
+import type { Note } from "../../protocol/lineage.ts";
 import type { Database } from "./database.ts";
 import { json } from "./_rows.ts";
 
@@ -68,16 +69,8 @@ export function runIdsOfExperiment(db: Database, project: string, experiment: st
   ).all(project, experiment) as unknown as { id: string }[]).map((r) => r.id);
 }
 
-/** A note on a run or an experiment. */
-export interface NoteRow {
-  id: string;
-  run_id: string | null;
-  project: string;
-  experiment: string | null;
-  text: string;
-  author: string;
-  created_at: string;
-}
+/** A note on a run or an experiment, as stored and as the API returns it. */
+export type NoteRow = Note;
 
 export function insertNote(db: Database, n: NoteRow): void {
   db.prepare(
