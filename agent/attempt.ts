@@ -9,10 +9,12 @@ import { type AttemptRef, metricsFrames, type NewDataFrame } from "./frames.ts";
 import { encodeMetricValue } from "../protocol/metric_value.ts";
 import { endFrame, lostExit, pendingFrame, runningFrame } from "./job_state.ts";
 import { evalFrame, prepareEvalOutput, readEvalOutput } from "./eval_output.ts";
+import { createJobFiles, type JobFiles } from "./job_files.ts";
 import { LogBatcher } from "./log_batcher.ts";
 import { markSdkJournalTaken, readSdkJournal } from "./sdk_journal.ts";
 import type { Logger } from "./log.ts";
 import { RunWatchers, type WatcherStates, type WatchResult } from "./run_watchers.ts";
+import { checkpointWire } from "./checkpoints/mod.ts";
 import type {
   ExitInfo,
   OutputLine,
@@ -24,6 +26,9 @@ import type {
 } from "./runner/types.ts";
 import type { PersistedAttempt } from "./state_file.ts";
 import type { Provenance } from "../protocol/provenance.ts";
+
+/** File steps when the agent is given none: jobs run as the agent's user. */
+const AGENT_FILES = createJobFiles(null);
 
 /** First wait before spooling an attempt's last frames again after the spool refused them. */
 export const OUTBOX_RETRY_MS = 1000;
@@ -40,6 +45,11 @@ export interface AttemptDeps {
   persistSoon?(): void;
   /** The environment additions of the job's process. */
   jobEnv(spec: DispatchSpec): Record<string, string>;
+  /**
+   * File steps in the job's folders (its run's folder, its results file, its SDK's journal),
+   * done with the job's rights. @default the agent's own (no job_user)
+   */
+  files?: JobFiles;
   /** `<data_dir>/runs`. */
   runsDir: string;
   log: Logger;
@@ -251,7 +261,7 @@ export class ManagedAttempt {
         }
       } else {
         this.#deps.persist();
-        await prepareEvalOutput(this.spec);
+        await this.#prepareFolders();
         await this.#sendCode();
         handle = await runner.start(this.#runSpec(), hooks);
       }
@@ -320,7 +330,7 @@ export class ManagedAttempt {
     await this.#startReport;
     await this.#batcher.flush();
     await this.#watch(true);
-    const results = await readEvalOutput(this.spec);
+    const results = await readEvalOutput(this.spec, this.#files);
     if (results && "metrics" in results) {
       await this.#emitInOrder(evalFrame(this.ref, results));
     } else if (results) {
@@ -356,19 +366,51 @@ export class ManagedAttempt {
     return true;
   }
 
+  /** File steps in the job's folders. */
+  get #files(): JobFiles {
+    return this.#deps.files ?? AGENT_FILES;
+  }
+
+  /**
+   * The run's own folder (GPUCTL_RUN_DIR) and an evaluation's results folder, made before the
+   * job starts, with the job's rights: with job_user they are in the working dir, which the
+   * job owns.
+   */
+  async #prepareFolders(): Promise<void> {
+    const runDir = this.#deps.jobEnv(this.spec).GPUCTL_RUN_DIR;
+    if (runDir) {
+      try {
+        await this.#files.makeDir(runDir);
+      } catch (err) {
+        this.#deps.log.warn("cannot create the run's folder", {
+          ...this.ref,
+          error: (err as Error).message,
+        });
+      }
+    }
+    await prepareEvalOutput(this.spec, this.#files);
+  }
+
   /** What the job's SDK could not deliver before it exited, as sdk frames ahead of the end. */
   async #takeSdkJournal(): Promise<void> {
     const runDir = this.#deps.jobEnv(this.spec).GPUCTL_RUN_DIR;
-    const rest = runDir ? await readSdkJournal(runDir, this.spec.run_id) : null;
-    if (!rest || rest.batches.length === 0) return;
-    for (const batch of rest.batches) {
-      await this.#emitInOrder({ type: "sdk", stream: "data", ...this.ref, batch });
+    if (!runDir) return;
+    let batches = 0;
+    let from: number | undefined;
+    for (;;) {
+      const rest = await readSdkJournal(runDir, this.spec.run_id, this.#files, from);
+      if (!rest) break;
+      for (const batch of rest.batches) {
+        await this.#emitInOrder({ type: "sdk", stream: "data", ...this.ref, batch });
+      }
+      batches += rest.batches.length;
+      if (rest.batches.length > 0) await markSdkJournalTaken(rest, this.#files).catch(() => {});
+      // A part with no whole line in it (a line longer than a part) ends the taking.
+      if (!rest.more || rest.end === rest.start) break;
+      from = rest.end;
     }
-    await markSdkJournalTaken(rest).catch(() => {});
-    this.#deps.log.info("took what the job's SDK had not sent", {
-      ...this.ref,
-      batches: rest.batches.length,
-    });
+    if (batches === 0) return;
+    this.#deps.log.info("took what the job's SDK had not sent", { ...this.ref, batches });
   }
 
   #runSpec(): RunSpec {
@@ -439,13 +481,7 @@ export class ManagedAttempt {
           type: "checkpoint",
           stream: "data",
           ...this.ref,
-          checkpoint: {
-            path: c.path,
-            size_bytes: c.size_bytes,
-            mtime: c.mtime_ms / 1000,
-            ...(c.step !== null ? { step: c.step } : {}),
-            ...(c.epoch !== null ? { epoch: c.epoch } : {}),
-          },
+          checkpoint: checkpointWire(c),
         })),
       );
       // The state file claims only progress whose frames are spooled: after a crash, what was

@@ -8,6 +8,7 @@ import { gpuctlHome } from "../protocol/config_files.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
 import { type JobUser, userSwitch } from "./runner/job_user.ts";
 import type { SlurmSettings } from "./runner/slurm/sbatch.ts";
+import { NODE_RUNNERS, type NodeRunner } from "../protocol/vocabulary.ts";
 
 /** CPU-only jobs this node runs at once. */
 export const DEFAULT_CPU_SLOTS = 2;
@@ -58,10 +59,15 @@ export const agentYaml = z.strictObject({
   nvml_library: z.string().min(1).optional(),
   /** Run jobs as this user (the agent must run as root). @default the agent's own user */
   job_user: z.string().min(1).max(64).optional(),
+  /**
+   * More `docker run` options for `runner: docker` jobs, each one argv item, before the image
+   * (`["--shm-size", "16g", "-v", "/data:/data:ro"]`). @default []
+   */
+  docker_run_args: z.array(z.string().min(1).max(1000)).max(100).optional(),
   /** The lease: seconds out of contact before the agent stops its jobs; 0 = never. @default 60 */
   fence_after_s: z.number().min(0).max(86_400).optional(),
   /** `process` runs jobs on this host; `slurm` hands them to Slurm (see `slurm`). @default "process" */
-  runner: z.enum(["process", "slurm"]).optional(),
+  runner: z.enum(NODE_RUNNERS).optional(),
   /** The Slurm pool this agent reports (with `runner: slurm`). */
   slurm: z.strictObject({
     /** The partition jobs go to, reported as one pool. */
@@ -101,7 +107,7 @@ export const agentFlags = z.strictObject({
   "heartbeat-s": z.coerce.number().positive().max(3600).optional(),
   "sample-s": z.coerce.number().positive().max(3600).optional(),
   "fence-after-s": z.coerce.number().min(0).max(86_400).optional(),
-  runner: z.enum(["process", "slurm"]).optional(),
+  runner: z.enum(NODE_RUNNERS).optional(),
 });
 export type AgentFlags = z.input<typeof agentFlags>;
 
@@ -135,10 +141,12 @@ export interface ResolvedAgentConfig {
   fakeGpus: number | null;
   /** The agent's own PYTHONPATH, kept after the SDK folder in jobs; null when unset. */
   pythonPath: string | null;
+  /** `docker_run_args`: more `docker run` options for Docker jobs. */
+  dockerRunArgs: string[];
   /** The lease in seconds; null: the agent never stops its jobs for lack of contact. */
   fenceAfterS: number | null;
   /** Where jobs run: on this host, or handed to Slurm. */
-  runner: "process" | "slurm";
+  runner: NodeRunner;
   /** With `runner: slurm`: the sbatch settings and how often Slurm is asked; else null. */
   slurm: (SlurmSettings & { pollMs: number }) | null;
   /**
@@ -268,6 +276,7 @@ export function resolveAgentConfig(
     nvmlLibrary: surroundings.nvmlLibrary || file.nvml_library || null,
     fakeGpus: flags["fake-gpus"] ?? null,
     pythonPath: surroundings.pythonPath || null,
+    dockerRunArgs: file.docker_run_args ?? [],
     fenceAfterS: (flags["fence-after-s"] ?? file.fence_after_s ?? DEFAULT_FENCE_AFTER_S) || null,
   };
 }

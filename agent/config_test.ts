@@ -31,11 +31,18 @@ Deno.test("resolveAgentConfig() fills defaults from the home folder and the host
     nvmlLibrary: null,
     fakeGpus: null,
     pythonPath: null,
+    dockerRunArgs: [],
     fenceAfterS: 60,
     runner: "process",
     slurm: null,
     ingest: null,
   });
+});
+
+Deno.test("resolveAgentConfig() passes docker_run_args through, one argv item each", () => {
+  const file = parseAgentYaml(`docker_run_args: ["--shm-size", "16g", "-v", "/data:/data:ro"]\n`);
+  const config = resolveAgentConfig(file, { server: "http://srv:8600", token: "t" }, around, "/h");
+  assertEquals(config.dockerRunArgs, ["--shm-size", "16g", "-v", "/data:/data:ro"]);
 });
 
 Deno.test("resolveAgentConfig() reads runner slurm with its partition, sbatch settings and ingest address", () => {

@@ -5,6 +5,7 @@
  */
 import type { DispatchSpec } from "../protocol/agent.ts";
 import type { AttemptRef, NewDataFrame } from "./frames.ts";
+import type { JobFiles } from "./job_files.ts";
 
 /** The largest results file read; evaluation metrics are a handful of numbers. */
 export const MAX_EVAL_OUTPUT_BYTES = 1024 * 1024;
@@ -20,8 +21,9 @@ export function parseEvalOutput(text: string): EvalOutput {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
-  } catch (err) {
-    return { error: `not JSON: ${(err as Error).message}` };
+  } catch {
+    // The parser's message quotes the text: it is not repeated.
+    return { error: "not JSON" };
   }
   if (!doc || typeof doc !== "object" || Array.isArray(doc)) return { error: "not a JSON object" };
   const obj = doc as Record<string, unknown>;
@@ -39,43 +41,36 @@ export function parseEvalOutput(text: string): EvalOutput {
   return suite ? { metrics: clean, suite } : { metrics: clean };
 }
 
-/** Creates the folder of an evaluation job's results file, so the job can just write it. */
-export async function prepareEvalOutput(spec: DispatchSpec): Promise<void> {
+/**
+ * Creates the folder of an evaluation job's results file, so the job can just write it. It
+ * is in the job's working dir: made as the job's user (see job_files.ts), who must own it to
+ * write there.
+ */
+export async function prepareEvalOutput(spec: DispatchSpec, files: JobFiles): Promise<void> {
   const path = spec.kind === "EVALUATE" ? spec.env.GPUCTL_EVAL_OUTPUT : undefined;
   if (!path || !path.includes("/")) return;
   try {
-    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    await files.makeDir(path.slice(0, path.lastIndexOf("/")));
   } catch {
     // the working dir is missing or read-only: the runner reports the real problem
   }
 }
 
-/** Reads the results of an evaluation attempt, if it is one and wrote any. */
-export async function readEvalOutput(spec: DispatchSpec): Promise<EvalOutput> {
+/**
+ * Reads the results of an evaluation attempt, if it is one and wrote any. The file is the
+ * job's: it is read with the job's rights, only when it is a regular file, and never quoted
+ * in a problem.
+ */
+export async function readEvalOutput(spec: DispatchSpec, files: JobFiles): Promise<EvalOutput> {
   const path = spec.kind === "EVALUATE" ? spec.env.GPUCTL_EVAL_OUTPUT : undefined;
   if (!path) return null;
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(path);
-  } catch {
-    return null; // the job used the SDK, or wrote nothing
+  const found = await files.read(path, MAX_EVAL_OUTPUT_BYTES + 1);
+  if ("missing" in found) return null; // the job used the SDK, or wrote nothing
+  if ("problem" in found) return { error: found.problem };
+  if (found.bytes.length > MAX_EVAL_OUTPUT_BYTES) {
+    return { error: `is more than ${MAX_EVAL_OUTPUT_BYTES} bytes` };
   }
-  try {
-    const { size } = await file.stat();
-    if (size > MAX_EVAL_OUTPUT_BYTES) {
-      return { error: `is ${size} bytes, more than ${MAX_EVAL_OUTPUT_BYTES}` };
-    }
-    const buf = new Uint8Array(size);
-    let read = 0;
-    while (read < size) {
-      const n = await file.read(buf.subarray(read));
-      if (n === null) break;
-      read += n;
-    }
-    return parseEvalOutput(new TextDecoder().decode(buf.subarray(0, read)));
-  } finally {
-    file.close();
-  }
+  return parseEvalOutput(new TextDecoder().decode(found.bytes));
 }
 
 /** The `sdk` frame that carries the results. */

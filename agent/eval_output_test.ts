@@ -1,5 +1,6 @@
 import { assertEquals } from "../tests/assert.ts";
 import { parseEvalOutput, readEvalOutput } from "./eval_output.ts";
+import { createJobFiles } from "./job_files.ts";
 import type { DispatchSpec } from "../protocol/agent.ts";
 
 Deno.test("parseEvalOutput() takes {metrics} or a flat object, and says what is wrong otherwise", () => {
@@ -11,9 +12,8 @@ Deno.test("parseEvalOutput() takes {metrics} or a flat object, and says what is 
     metrics: { acc: 0.9 },
     suite: "val",
   });
-  assertEquals(parseEvalOutput("not json"), {
-    error: "not JSON: Unexpected token 'o', \"not json\" is not valid JSON",
-  });
+  // The parser's message would quote the file: the problem does not.
+  assertEquals(parseEvalOutput("not json"), { error: "not JSON" });
   assertEquals(parseEvalOutput("[1]"), { error: "not a JSON object" });
   assertEquals(parseEvalOutput('{"metrics": {"nested": {"x": 1}}}'), { error: "holds no metrics" });
 });
@@ -23,11 +23,17 @@ Deno.test("readEvalOutput() reads only evaluation jobs' results files", async ()
   const path = `${dir}/eval.json`;
   await Deno.writeTextFile(path, '{"metrics": {"bleu": 31.2}}');
   const spec = { kind: "EVALUATE", env: { GPUCTL_EVAL_OUTPUT: path } } as unknown as DispatchSpec;
-  assertEquals(await readEvalOutput(spec), { metrics: { bleu: 31.2 } });
-  assertEquals(await readEvalOutput({ ...spec, kind: "TRAIN" }), null);
+  const files = createJobFiles(null);
+  assertEquals(await readEvalOutput(spec, files), { metrics: { bleu: 31.2 } });
+  assertEquals(await readEvalOutput({ ...spec, kind: "TRAIN" }, files), null);
   assertEquals(
-    await readEvalOutput({ ...spec, env: { GPUCTL_EVAL_OUTPUT: `${dir}/none.json` } }),
+    await readEvalOutput({ ...spec, env: { GPUCTL_EVAL_OUTPUT: `${dir}/none.json` } }, files),
     null,
+  );
+  await Deno.mkdir(`${dir}/folder.json`);
+  assertEquals(
+    await readEvalOutput({ ...spec, env: { GPUCTL_EVAL_OUTPUT: `${dir}/folder.json` } }, files),
+    { error: "is not a regular file" },
   );
   await Deno.remove(dir, { recursive: true });
 });

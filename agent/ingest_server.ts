@@ -140,6 +140,7 @@ export async function startIngestServer(
 ): Promise<IngestServer> {
   const folder = socketPath.slice(0, socketPath.lastIndexOf("/"));
   await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+  await checkOwnFolder(folder);
   await Deno.chmod(folder, jobGroup === null ? 0o700 : 0o750);
   if (jobGroup !== null) await Deno.chown(folder, null, jobGroup);
   if (await answers(socketPath)) {
@@ -165,6 +166,30 @@ export async function startIngestServer(
       await server.finished;
     },
   };
+}
+
+/**
+ * The socket's folder may be in the shared temp dir, where its name is known in advance: any
+ * user (a job user, between two agent starts) could have made it first, as a folder of their
+ * own or a link to another folder, which the chmod and chown that follow would then change.
+ * It must be a real folder owned by the agent's user. In a sticky temp dir no other user can
+ * replace it after this check.
+ */
+async function checkOwnFolder(folder: string): Promise<void> {
+  const info = await Deno.lstat(folder);
+  const uid = Deno.uid();
+  if (info.isSymlink || !info.isDirectory || (uid !== null && info.uid !== uid)) {
+    throw new Error(
+      `Cannot serve the ingest endpoint in ${folder}: it is ${
+        info.isSymlink
+          ? "a symbolic link"
+          : info.isDirectory
+          ? `owned by uid ${info.uid}`
+          : "not a folder"
+      }, not a folder of the agent's user (uid ${uid}); another user may have made it: remove it ` +
+        "and start the agent again",
+    );
+  }
 }
 
 /** The TCP ingest endpoint of a Slurm agent. */

@@ -10,6 +10,7 @@ import {
   tcpIngestUrl,
 } from "./ingest_server.ts";
 import { silentLogger } from "./log.ts";
+import { lookupUser } from "./runner/job_user.ts";
 
 function setup() {
   const frames: NewDataFrame[] = [];
@@ -170,4 +171,46 @@ Deno.test("the TCP ingest endpoint of a Slurm agent takes a batch only with the 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+const nobody = Deno.uid() === 0 ? lookupUser("nobody") : null;
+
+Deno.test({
+  name: "a socket folder another user made first in the temp dir is refused, and left as it was" +
+    (nobody ? "" : " (skipped: needs the tests to run as root, with a user nobody)"),
+  ignore: nobody === null,
+  async fn() {
+    const { deps } = setup();
+    const { uid, gid } = nobody!;
+    const base = await Deno.makeTempDir({ prefix: "gpuctl-ingest-tmp-" });
+    try {
+      // A sticky, world-writable temp dir, and a root-owned folder elsewhere.
+      const tmp = `${base}/tmp`;
+      await Deno.mkdir(tmp);
+      await Deno.chmod(tmp, 0o1777);
+      await Deno.chmod(base, 0o755);
+      const target = `${base}/system`;
+      await Deno.mkdir(target);
+      await Deno.chmod(target, 0o755);
+      const socketPath = ingestSocketPath(`${base}/data`, tmp, true);
+      const folder = socketPath.slice(0, socketPath.lastIndexOf("/"));
+      // The job user (nobody) knows the name in advance and plants a link there.
+      const asNobody = (...argv: string[]) =>
+        new Deno.Command("setpriv", {
+          args: [`--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--", ...argv],
+        }).output();
+      assert((await asNobody("ln", "-s", target, folder)).success);
+      const refused = await assertRejects(() => startIngestServer(deps, socketPath, gid));
+      assertStringIncludes(refused.message, "a symbolic link");
+      const after = await Deno.stat(target);
+      assertEquals([after.uid, after.gid, after.mode! & 0o7777], [0, 0, 0o755]);
+      // A real folder of its own is refused too: it could swap the socket inside it.
+      await Deno.remove(folder);
+      assert((await asNobody("mkdir", folder)).success);
+      const owned = await assertRejects(() => startIngestServer(deps, socketPath, gid));
+      assertStringIncludes(owned.message, `owned by uid ${uid}`);
+    } finally {
+      await Deno.remove(base, { recursive: true });
+    }
+  },
 });

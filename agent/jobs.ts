@@ -5,11 +5,13 @@
  */
 import type { DispatchSpec, OwnedProcess } from "../protocol/agent.ts";
 import { type AttemptDeps, ManagedAttempt } from "./attempt.ts";
+import type { JobFiles } from "./job_files.ts";
 import type { AttemptRef, NewDataFrame } from "./frames.ts";
 import type { Logger } from "./log.ts";
 import type { Runner } from "./runner/types.ts";
 import { loadState, StateWriter } from "./state_file.ts";
 import type { TelemetryJob } from "./telemetry.ts";
+import type { JobRunner } from "../protocol/vocabulary.ts";
 
 /** How often the TensorBoard and checkpoint folders are polled (points reach the server within 2 s). */
 export const WATCH_POLL_MS = 1000;
@@ -23,9 +25,12 @@ const LEASE_PERSIST_MS = 1000;
 /** Options of {@linkcode JobManager}. */
 export interface JobManagerOptions {
   dataDir: string;
-  runners: { process: Runner | null; docker: Runner | null };
+  /** The runner of each kind a job may name; null where this node has none. */
+  runners: Record<JobRunner, Runner | null>;
   emit(frame: NewDataFrame): Promise<unknown>;
   jobEnv(spec: DispatchSpec): Record<string, string>;
+  /** File steps in jobs' folders, with the jobs' rights. @default the agent's own */
+  files?: JobFiles;
   log: Logger;
   /** Unix ms. @default Date.now */
   now?: () => number;
@@ -287,6 +292,7 @@ export class JobManager {
       persist: () => void this.#writer.save(),
       persistSoon: () => this.#saveSoon(),
       jobEnv: o.jobEnv,
+      files: o.files,
       runsDir: `${o.dataDir}/runs`,
       log: o.log,
       now: o.now ?? Date.now,

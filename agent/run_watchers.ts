@@ -7,8 +7,7 @@ import {
   CheckpointWatcher,
   type CheckpointWatcherState,
   DEFAULT_DEBOUNCE_MS,
-  type FoundCheckpoint,
-  scanCheckpoints,
+  type WatchedCheckpoint,
 } from "./checkpoints/mod.ts";
 import {
   listEventFiles,
@@ -23,7 +22,7 @@ export const DEFAULT_TENSORBOARD_DIR = "runs";
 /** What one poll found. */
 export interface WatchResult {
   points: ScalarPoint[];
-  checkpoints: FoundCheckpoint[];
+  checkpoints: WatchedCheckpoint[];
 }
 
 /** Saved progress, for the agent's state file. */
@@ -66,7 +65,7 @@ export class RunWatchers {
   /**
    * Watchers for an attempt. With `saved` (a reattach) they resume from it; without, files
    * already there before the attempt started (an earlier attempt's, in a reused folder) are
-   * taken as seen, so they are not attributed to this run.
+   * taken as seen, so they are not attributed to this run unless it writes them again.
    */
   static async create(spec: DispatchSpec, saved: WatcherStates | null): Promise<RunWatchers> {
     const dirs = watchedDirs(spec);
@@ -78,7 +77,7 @@ export class RunWatchers {
     if (dirs.checkpoints !== null) {
       const state = saved
         ? saved.checkpoints
-        : { registered: (await scanCheckpoints(dirs.checkpoints)).map((c) => c.path) };
+        : await CheckpointWatcher.baselineState(dirs.checkpoints);
       watcher = new CheckpointWatcher(dirs.checkpoints, {
         state: state ?? undefined,
         now: () => Date.now() + clock.boost,
@@ -97,13 +96,16 @@ export class RunWatchers {
   /**
    * The last poll, after the job ended: checkpoints still settling are complete by now, so
    * the watcher's clock jumps past its debounce (a first scan notes any checkpoint not seen
-   * before, the second reports it).
+   * before, the second reports it, as `incomplete` when its bytes are not complete).
    */
   async finalPoll(): Promise<WatchResult> {
     const first = await this.poll();
     if (!this.#checkpoints) return first;
     this.#clock.boost = DEFAULT_DEBOUNCE_MS * 10;
-    const second = await this.poll();
+    const second = {
+      points: await this.#tailer.poll(),
+      checkpoints: await this.#checkpoints.poll({ final: true }),
+    };
     return {
       points: [...first.points, ...second.points],
       checkpoints: [...first.checkpoints, ...second.checkpoints],

@@ -8,35 +8,52 @@
 import type { z } from "zod";
 import type { sdkLogBatch } from "../protocol/rest.ts";
 import { partitionSdkBatch } from "../protocol/sdk_batch.ts";
+import type { JobFiles } from "./job_files.ts";
 
 type SdkBatchIn = z.input<typeof sdkLogBatch>;
 
-/** The journal's undelivered batches, and the offset to record once they are spooled. */
+/** The most of the journal read at once; the SDK's lines are far shorter (a config ≤ 8 MB). */
+export const JOURNAL_CHUNK_BYTES = 32 * 1024 * 1024;
+
+/** Part of the journal's undelivered batches, and the offset to record once they are spooled. */
 export interface JournalRest {
   batches: SdkBatchIn[];
+  /** Byte offset the part starts at. */
+  start: number;
   /** Byte offset after the last whole line read. */
   end: number;
+  /** True when the part stopped at JOURNAL_CHUNK_BYTES: more may follow from `end`. */
+  more: boolean;
   sentPath: string;
 }
 
-/** The journal of `runId` in its run's folder, from its delivered offset on; null when none. */
-export async function readSdkJournal(runDir: string, runId: string): Promise<JournalRest | null> {
+/**
+ * The journal of `runId` in its run's folder, from `from` (default: its delivered offset) on,
+ * at most `chunkBytes` of it; null when there is none. The folder is the job's: it is read
+ * with the job's rights (`files`), and only as a regular file.
+ */
+export async function readSdkJournal(
+  runDir: string,
+  runId: string,
+  files: JobFiles,
+  from?: number,
+  chunkBytes = JOURNAL_CHUNK_BYTES,
+): Promise<JournalRest | null> {
   const base = `${runDir}/.gpuctl/${runId}`;
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(`${base}.jsonl`);
-  } catch {
-    return null;
+  let offset = from ?? 0;
+  if (from === undefined) {
+    const sent = await files.read(`${base}.sent`, 64);
+    if ("bytes" in sent) {
+      offset = Number.parseInt(new TextDecoder().decode(sent.bytes).trim(), 10) || 0;
+    }
   }
-  let offset = 0;
-  try {
-    offset = Number.parseInt((await Deno.readTextFile(`${base}.sent`)).trim(), 10) || 0;
-  } catch {
-    // nothing delivered yet
-  }
+  offset = Math.max(offset, 0);
+  const found = await files.read(`${base}.jsonl`, chunkBytes, offset);
+  if (!("bytes" in found)) return null;
+  const bytes = found.bytes;
   const decoder = new TextDecoder();
   const batches: SdkBatchIn[] = [];
-  let start = Math.min(Math.max(offset, 0), bytes.length);
+  let start = 0;
   for (;;) {
     const newline = bytes.indexOf(10, start);
     if (newline < 0) break; // a torn last line (the process died writing it) is left
@@ -58,10 +75,16 @@ export async function readSdkJournal(runDir: string, runId: string): Promise<Jou
     const parts = partitionSdkBatch(body);
     if (parts && Object.keys(parts.raw).length) batches.push(parts.raw as SdkBatchIn);
   }
-  return { batches, end: start, sentPath: `${base}.sent` };
+  return {
+    batches,
+    start: offset,
+    end: offset + start,
+    more: bytes.length >= chunkBytes,
+    sentPath: `${base}.sent`,
+  };
 }
 
 /** Records that the journal was taken up to `end`, so nothing of it is sent twice. */
-export async function markSdkJournalTaken(rest: JournalRest): Promise<void> {
-  await Deno.writeTextFile(rest.sentPath, `${rest.end}\n`);
+export async function markSdkJournalTaken(rest: JournalRest, files: JobFiles): Promise<void> {
+  await files.write(rest.sentPath, `${rest.end}\n`);
 }

@@ -3,6 +3,7 @@
  * telemetry and the server connection together and returns a handle to stop it. `main.ts`
  * calls it with the resolved config; tests call it in-process against a fake server.
  */
+import type { JobRunner } from "../protocol/vocabulary.ts";
 import type { GpuInfoFrame, HeartbeatFrame, HelloFrame } from "../protocol/agent.ts";
 import type { ResolvedAgentConfig } from "./config.ts";
 import {
@@ -23,6 +24,7 @@ import {
   tcpIngestUrl,
 } from "./ingest_server.ts";
 import { buildJobEnv, SDK_DIR } from "./job_env.ts";
+import { createJobFiles } from "./job_files.ts";
 import { JobManager } from "./jobs.ts";
 import type { Logger } from "./log.ts";
 import {
@@ -45,7 +47,7 @@ export interface AgentDeps {
   /** The environment jobs' processes start from. @default the runners' default (the agent's) */
   baseEnv?: Record<string, string>;
   /** Replaces the runners (tests). @default the process and Docker runners */
-  runners?: { process: Runner | null; docker: Runner | null };
+  runners?: Record<JobRunner, Runner | null>;
   /** Replaces the GPU probe (tests); null for a CPU-only node. @default from the config */
   probe?: GpuProbe | null;
   /** Unix ms. @default Date.now */
@@ -112,6 +114,9 @@ export async function startAgent(
       docker: createDockerRunner({
         baseEnv: deps.baseEnv,
         jobUser: config.jobUser,
+        // No container runtime can grant fake GPUs: their jobs get CUDA_VISIBLE_DEVICES only.
+        gpus: probe?.kind !== "fake",
+        runArgs: config.dockerRunArgs,
         // The socket's folder, not the socket: the next agent's socket is a new file.
         readOnlyMounts: SDK_DIR === null ? [socketFolder] : [SDK_DIR, socketFolder],
       }),
@@ -142,16 +147,10 @@ export async function startAgent(
           spec.run_id,
         );
       }
-      try {
-        // Folders above it may be entered (the job user must reach it); it is the run's alone.
-        Deno.mkdirSync(env.GPUCTL_RUN_DIR, { recursive: true, mode: jobUser ? 0o755 : 0o700 });
-        Deno.chmodSync(env.GPUCTL_RUN_DIR, 0o700);
-        if (jobUser) Deno.chownSync(env.GPUCTL_RUN_DIR, jobUser.uid, jobUser.gid);
-      } catch (err) {
-        log.warn("cannot create the run's folder", { run_id: spec.run_id, error: String(err) });
-      }
       return env;
     },
+    // The run's folder is made when the attempt starts, as the job's user (job_files.ts).
+    files: createJobFiles(jobUser),
     log,
     now,
     watchPollMs: deps.watchPollMs,

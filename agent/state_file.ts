@@ -8,6 +8,7 @@ import { dispatchSpec } from "../protocol/agent.ts";
 import type { CheckpointWatcherState } from "./checkpoints/mod.ts";
 import type { HandleState } from "./runner/types.ts";
 import type { TailerState } from "./tensorboard/mod.ts";
+import { RUNNER_KINDS } from "../protocol/vocabulary.ts";
 
 /** One attempt as persisted. */
 export interface PersistedAttempt {
@@ -35,7 +36,7 @@ export interface AgentState {
 
 const persistedAttempt = z.object({
   spec: dispatchSpec,
-  handle: z.looseObject({ run_id: z.string(), runner: z.enum(["process", "docker", "slurm"]) })
+  handle: z.looseObject({ run_id: z.string(), runner: z.enum(RUNNER_KINDS) })
     .nullable(),
   state: z.enum(["STARTING", "RUNNING", "STOPPING"]),
   running_sent: z.boolean(),

@@ -9,7 +9,11 @@ const attempt = (runId: string): PersistedAttempt => ({
   running_sent: true,
   last_line_seq: 12,
   tensorboard: { version: 1, files: {} },
-  checkpoints: { registered: ["/ckpt/a.pt"] },
+  checkpoints: {
+    version: 2,
+    baseline: { "/ckpt/old.pt": { size: 10, mtime_ms: 1000, ino: 7 } },
+    reported: { "/ckpt/a.pt": { size: 20, mtime_ms: 2000, ino: null } },
+  },
   sys_step: 3,
   cancel_grace_s: null,
 });

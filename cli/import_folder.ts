@@ -6,7 +6,13 @@
 // changes nothing (the summary says how many points and checkpoints were new).
 
 import { basename } from "node:path";
-import { type FoundCheckpoint, scanCheckpoints } from "../agent/checkpoints/mod.ts";
+import {
+  checkpointWire,
+  type FoundCheckpoint,
+  inspectCheckpoint,
+  scanCheckpoints,
+  type WatchedCheckpoint,
+} from "../agent/checkpoints/mod.ts";
 import { readEventDirReport, type SkippedReport } from "../agent/tensorboard/mod.ts";
 import { encodeMetricValue } from "../protocol/objects.ts";
 import type {
@@ -45,7 +51,8 @@ export interface ImportSource {
   importKey: string;
   points: WirePoint[];
   keys: string[];
-  checkpoints: FoundCheckpoint[];
+  /** Checked (`state`, `problem`) and fingerprinted where read from disk. */
+  checkpoints: (FoundCheckpoint & Partial<WatchedCheckpoint>)[];
   /** Scalars the server would refuse (negative step, key over 200 characters). */
   skipped: number;
   /** What the event files held besides scalars, and their incomplete or corrupt records. */
@@ -134,7 +141,7 @@ export async function readImportSource(dir: string): Promise<ImportSource> {
     importKey: await importKeyOf(realDir),
     points,
     keys: [...new Set(points.map((p) => p.key))].sort(),
-    checkpoints: await scanCheckpoints(realDir),
+    checkpoints: await inspected(await scanCheckpoints(realDir), realDir),
     skipped,
     left_out: leftOutOf(report),
     config: report.hparams ?? {},
@@ -165,15 +172,19 @@ export function importBatches(source: ImportSource): LogBatch[] {
   return batches;
 }
 
-function wireCheckpoint(c: FoundCheckpoint): WireCheckpoint {
-  const wire: WireCheckpoint = {
-    path: c.path,
-    size_bytes: c.size_bytes,
-    mtime: c.mtime_ms / 1000,
-  };
-  if (c.step !== null) wire.step = c.step;
-  if (c.epoch !== null) wire.epoch = c.epoch;
-  return wire;
+function wireCheckpoint(c: ImportSource["checkpoints"][number]): WireCheckpoint {
+  return checkpointWire(c);
+}
+
+// Each checkpoint checked as the agent checks one at a job's end: a file cut short is sent as
+// `incomplete`, so it is listed and never recommended; one that vanished meanwhile is left out.
+async function inspected(found: FoundCheckpoint[], root: string): Promise<WatchedCheckpoint[]> {
+  const out: WatchedCheckpoint[] = [];
+  for (const c of found) {
+    const i = await inspectCheckpoint(c, root);
+    if (i) out.push(i);
+  }
+  return out;
 }
 
 /** Options of `importFolder`. */

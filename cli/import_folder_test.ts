@@ -38,6 +38,8 @@ function source(points: number, checkpoints: number): ImportSource {
     keys: ["loss"],
     checkpoints: Array.from({ length: checkpoints }, (_, i) => ({
       path: `/exp/step_${i}.pt`,
+      kind: "file" as const,
+      ino: null,
       step: i,
       epoch: i % 2 ? null : i / 2,
       size_bytes: 10,

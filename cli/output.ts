@@ -2,6 +2,7 @@
 // the terminal, colour only where the context allows it, and short forms of times and sizes.
 
 import type { CommandContext } from "./command.ts";
+import { fmtDuration, fmtNumber } from "../lib/format.ts";
 
 // CSI and OSC sequences first (so their parameters go too), then any other C0/C1 control.
 // deno-lint-ignore no-control-regex -- control characters are what is removed
@@ -192,26 +193,15 @@ export function ago(iso: string | null | undefined, now: number): string {
   return `${duration(s)} ago`;
 }
 
-/** Seconds as `45s`, `12m`, `3h 5m`, `2d 4h`. */
-export function duration(seconds: number): string {
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`.replace(/ 0s$/, "");
-  if (s < 86_400) {
-    return `${Math.floor(s / 3600)}h ${Math.floor(s % 3600 / 60)}m`.replace(/ 0m$/, "");
-  }
-  return `${Math.floor(s / 86_400)}d ${Math.floor(s % 86_400 / 3600)}h`.replace(/ 0h$/, "");
-}
+/** Seconds as gpuctl writes a duration (lib/format.ts): `45s`, `12m 05s`, `3h 05m`, `2d 04h`. */
+export const duration = (seconds: number): string => fmtDuration(seconds);
 
-/** A metric value for a table: 4 significant digits, NaN and infinities as they are. */
+/** A metric value for a table, as gpuctl writes numbers (lib/format.ts). */
 export function metric(value: unknown): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return clean(value);
   if (typeof value !== "number") return clean(JSON.stringify(value));
-  if (Number.isInteger(value) && Math.abs(value) < 1e6) return String(value);
-  return Math.abs(value) >= 1e-3 && Math.abs(value) < 1e6
-    ? String(Number(value.toPrecision(4)))
-    : value.toExponential(3);
+  return fmtNumber(value);
 }
 
 /** A progress bar `[#####.....]  50% 500/1000` fitting in `columns`. */

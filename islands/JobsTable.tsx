@@ -3,33 +3,36 @@
  * sessions cancel (running and queued jobs) and retry (ended ones), each behind a
  * confirmation. Read again whenever a job or run changes, so statuses move without a reload.
  */
+import type { Job } from "../protocol/objects.ts";
 import { fmtDuration, fmtInt, secondsBetween } from "./_format.ts";
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
 import { RelTime, StatusBadge } from "./_ui.tsx";
 import { useSteadyRows } from "./_steady.ts";
 import ConfirmAction from "./ConfirmAction.tsx";
 
-export interface JobRow {
-  id: string;
-  name: string;
-  kind: string;
-  project: string;
-  experiment: string | null;
-  status: string;
-  failure_class: string | null;
-  reason: string | null;
-  priority: number;
-  attempt: number;
-  max_attempts: number;
-  command: string[] | string;
-  gpus: number;
-  node_id: string | null;
-  gpu_indices: number[];
-  run_id: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
+/** The fields of a job (`GET /api/jobs`) the table shows. */
+export type JobRow = Pick<
+  Job,
+  | "id"
+  | "name"
+  | "kind"
+  | "project"
+  | "experiment"
+  | "status"
+  | "failure_class"
+  | "reason"
+  | "priority"
+  | "attempt"
+  | "max_attempts"
+  | "command"
+  | "gpus"
+  | "node_id"
+  | "gpu_indices"
+  | "run_id"
+  | "created_at"
+  | "started_at"
+  | "finished_at"
+>;
 
 export interface JobsTableProps {
   jobs: JobRow[];

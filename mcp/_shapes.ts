@@ -56,6 +56,10 @@ export const checkpointShape = z.looseObject({
   run_id: z.string(),
   step: z.number().nullable(),
   path: z.string(),
+  state: z.enum(["valid", "incomplete", "overwritten", "gone"]).describe(
+    "Only valid checkpoints can be used: overwritten (another run's weights now), gone (deleted) " +
+      "and incomplete (cut short; problem says why) ones are never recommended or evaluated",
+  ),
   evaluations: z.array(z.looseObject({ id: z.string(), suite: z.string(), status: z.string() })),
 });
 

@@ -27,6 +27,11 @@ export interface ToolCall {
   progress?: (p: { progress: number; total?: number; message?: string }) => Promise<void>;
   /** How often a long call sends progress. @default 15000 */
   progressEveryMs?: number;
+  /**
+   * Takes the call's wait slot from what its request reserved (see mcp/wait_slots.ts); absent:
+   * the call takes one of its own.
+   */
+  takeWaitSlot?: () => () => void;
 }
 
 /** A tool's answer: the structured result and a one-paragraph summary for the model. */
@@ -93,6 +98,22 @@ export function toolError(code: string, message: string, details?: unknown): Cal
   return { isError: true, content: [{ type: "text", text: `${code}: ${message}${more}` }] };
 }
 
+/** How long calls may run back to back before they let the event loop take its turn. */
+export const CALL_TURN_MS = 10;
+let lastYield = 0;
+
+/**
+ * Lets the event loop run what it has queued (an agent's heartbeat, another request) when
+ * calls have run back to back for {@linkcode CALL_TURN_MS}: the calls of a batch, and of
+ * concurrent batches, are chained promises that would otherwise hold the loop until the
+ * last one is done.
+ */
+export async function yieldWhenBusy(): Promise<void> {
+  if (performance.now() - lastYield < CALL_TURN_MS) return;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  lastYield = performance.now();
+}
+
 /**
  * Runs a tool for a principal: the scope check first (so a read token's control call changes
  * nothing), then the handler. A domain error becomes a tool error; anything else is logged and
@@ -104,6 +125,7 @@ export async function callTool(
   args: unknown,
   call: ToolCall,
 ): Promise<CallToolResult> {
+  await yieldWhenBusy();
   try {
     requireScope(call.principal, scopeOf(def.kind), `tool ${def.name}`);
     const answer = await def.run(ctx, args as z.output<typeof def.input>, call);
@@ -140,6 +162,7 @@ export function registerTools(
   principal: Principal,
   tools: readonly ToolDef[],
   progressEveryMs?: number,
+  takeWaitSlot?: () => () => void,
 ): void {
   for (const def of tools) {
     server.registerTool(
@@ -157,6 +180,7 @@ export function registerTools(
           principal,
           signal: extra.signal,
           progressEveryMs,
+          takeWaitSlot,
           progress: token === undefined ? undefined : (p) =>
             extra.sendNotification({
               method: "notifications/progress",

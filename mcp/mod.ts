@@ -87,6 +87,8 @@ export const TOOLS: readonly ToolDef[] = [
 export interface McpOptions {
   /** How often a long call (wait_for_run) sends progress to a client that asked. @default 15000 */
   progressEveryMs?: number;
+  /** Where wait_for_run calls take their slot (a request's reservation). */
+  takeWaitSlot?: () => () => void;
 }
 
 /** An MCP server with every tool, acting for `principal` (its scope decides what it may do). */
@@ -99,7 +101,7 @@ export function createMcpServer(
     capabilities: { tools: {} },
     instructions: MCP_INSTRUCTIONS,
   });
-  registerTools(server, ctx, principal, TOOLS, options.progressEveryMs);
+  registerTools(server, ctx, principal, TOOLS, options.progressEveryMs, options.takeWaitSlot);
   return server;
 }
 

@@ -19,6 +19,7 @@ import {
   sdkLogBatch,
   SEVERITIES,
 } from "./rest.ts";
+import { JOB_RUNNERS } from "./vocabulary.ts";
 
 /** Streams of data frames. `sys` holds system metrics, the first thing dropped when the spool is full. */
 export const STREAMS = ["data", "sys"] as const;
@@ -209,7 +210,7 @@ export const dispatchSpec = z.object({
   working_dir: z.string(),
   env: z.record(z.string(), z.string()),
   gpu_indices: z.array(z.number().int().min(0)),
-  runner: z.enum(["process", "docker"]),
+  runner: z.enum(JOB_RUNNERS),
   image: z.string().nullable(),
   tensorboard_dir: z.string().nullable(),
   checkpoint_dir: z.string().nullable(),

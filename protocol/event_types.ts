@@ -23,6 +23,7 @@ export const EVENT_TYPES = [
   // checkpoints and evaluations
   "CHECKPOINT_CREATED",
   "CHECKPOINT_OVERWRITTEN",
+  "CHECKPOINT_INCOMPLETE",
   "EVALUATION_COMPLETED",
   "EVALUATION_FAILED",
   // rules over metrics and telemetry

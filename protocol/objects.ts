@@ -1,5 +1,6 @@
 import type { FailureClass, JobStatus, RunStatus, Scope, Severity } from "./rest.ts";
 import type { CodeComparison } from "./lineage.ts";
+import type { JobRunner } from "./vocabulary.ts";
 
 /** A job as the API returns it: the submission plus its scheduling state. */
 export interface Job {
@@ -21,7 +22,7 @@ export interface Job {
   node: string | null;
   tensorboard_dir: string | null;
   checkpoint_dir: string | null;
-  runner: "process" | "docker";
+  runner: JobRunner;
   image: string | null;
   after: string[];
   max_steps: number | null;
@@ -159,7 +160,22 @@ export interface Checkpoint {
   overwritten: boolean;
   /** The run whose checkpoint replaced this file. */
   overwritten_by_run: string | null;
+  /**
+   * Whether the file can be used: `valid`; `incomplete` (its bytes are not a complete file of
+   * its format, `problem` says why); `overwritten` (see above); `gone` (the file no longer
+   * exists). Recommendations and evaluations take only `valid` ones.
+   */
+  state: CheckpointState;
+  /** Why an incomplete checkpoint is not complete; null otherwise. */
+  problem: string | null;
+  /** When the file was seen gone (ISO 8601); null while it exists. */
+  gone_at: string | null;
+  /** The content fingerprint its agent read (hex SHA-256 of the size and both ends); null when not reported. */
+  fingerprint: string | null;
 }
+
+/** What a checkpoint's file is now: see `Checkpoint.state`. */
+export type CheckpointState = "valid" | "incomplete" | "overwritten" | "gone";
 
 /**
  * The label an agent on a Slurm submit host reports its partition in. It travels with the
@@ -500,3 +516,20 @@ export type ProjectSummary = Project & ScopeActivity;
 
 /** `GET /api/experiments` item. */
 export type ExperimentSummary = Experiment & ScopeActivity;
+
+/** One run's series of one metric key, as `POST /api/runs/metrics:query` returns it. */
+export interface Series {
+  run_id: string;
+  key: string;
+  steps: number[];
+  /** Values in the metric-value encoding: numbers, or "NaN" / "Infinity" / "-Infinity". */
+  values: (number | string)[];
+  wall_times: number[];
+  /** Each point's bucket minimum and maximum, when the series was downsampled. */
+  min?: (number | string)[];
+  max?: (number | string)[];
+  /** Points in the series (or in `range`) before downsampling. */
+  total_points: number;
+  /** True when the series had more than `max_points` and was downsampled with LTTB. */
+  downsampled: boolean;
+}

@@ -1,6 +1,19 @@
 import { z } from "zod";
 import { metricValue } from "./metric_value.ts";
 import { provenance } from "./provenance.ts";
+import { MAX_STREAMED_RUNS } from "./limits.ts";
+import {
+  FAILURE_CLASSES,
+  type FailureClass,
+  JOB_RUNNERS,
+  JOB_STATUSES,
+  type JobRunner,
+  type JobStatus,
+  RUN_STATUSES,
+  type RunStatus,
+  SEVERITIES,
+  type Severity,
+} from "./vocabulary.ts";
 
 /** The longest name (job, run, project, experiment, token, tag) accepted anywhere. */
 export const MAX_NAME_LENGTH = 200;
@@ -9,41 +22,18 @@ export const MAX_TEXT_LENGTH = 65_536;
 /** How deep free-form JSON (configs, metrics, event data) may nest. */
 export const MAX_JSON_DEPTH = 32;
 
-export const JOB_STATUSES = [
-  "QUEUED",
-  "DISPATCHED",
-  "RUNNING",
-  "SUCCEEDED",
-  "FAILED",
-  "CANCELLED",
-  "LOST",
-] as const;
-export type JobStatus = typeof JOB_STATUSES[number];
-
-export const RUN_STATUSES = [
-  "QUEUED",
-  "RUNNING",
-  "SUCCEEDED",
-  "FAILED",
-  "CANCELLED",
-  "LOST",
-  "IMPORTED",
-] as const;
-export type RunStatus = typeof RUN_STATUSES[number];
-
-export const FAILURE_CLASSES = [
-  "OOM",
-  "EXIT_CODE",
-  "DISPATCH_FAILED",
-  "NODE_LOST",
-  "AGENT_RESTART",
-  "SIGNAL",
-  "CANCELLED",
-] as const;
-export type FailureClass = typeof FAILURE_CLASSES[number];
-
-export const SEVERITIES = ["info", "warning", "critical"] as const;
-export type Severity = typeof SEVERITIES[number];
+export {
+  FAILURE_CLASSES,
+  type FailureClass,
+  JOB_RUNNERS,
+  JOB_STATUSES,
+  type JobRunner,
+  type JobStatus,
+  RUN_STATUSES,
+  type RunStatus,
+  SEVERITIES,
+  type Severity,
+};
 
 /** The anomaly event types (the others are lifecycle events); a job may be stopped on these. */
 export const ANOMALY_EVENT_TYPES = [
@@ -60,7 +50,9 @@ export type AnomalyEventType = typeof ANOMALY_EVENT_TYPES[number];
 export const SCOPES = ["read", "write", "admin", "agent"] as const;
 export type Scope = typeof SCOPES[number];
 
-const name = z.string().trim().min(1, "must not be empty").max(MAX_NAME_LENGTH);
+const name = z.string().trim().min(1, "must not be empty").max(MAX_NAME_LENGTH)
+  // deno-lint-ignore no-control-regex -- refusing control characters is the point
+  .regex(/^[^\x00-\x1f\x7f-\x9f]*$/, "must not contain control characters");
 const text = z.string().max(MAX_TEXT_LENGTH);
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be a gpuctl id");
 
@@ -99,7 +91,7 @@ export const jobSubmission = z.strictObject({
       "is run with bash -lc",
   ),
   shell: z.boolean().optional().describe("Run an argv command through bash -lc (default false)"),
-  working_dir: text.min(1, "must not be empty").describe(
+  working_dir: text.min(1, "must not be empty").regex(/^\//, "must be an absolute path").describe(
     "The directory the command runs in, on the GPU host (an absolute path)",
   ),
   gpus: z.number().int().min(0).max(64).describe(
@@ -129,7 +121,11 @@ export const jobSubmission = z.strictObject({
   checkpoint_dir: text.min(1).optional().describe(
     "A directory (relative to working_dir) watched for checkpoint files",
   ),
-  runner: z.enum(["process", "docker"]).optional().describe('"process" (default) or "docker"'),
+  runner: z.enum(JOB_RUNNERS).optional().describe(
+    `How the job runs on its node: ${
+      JOB_RUNNERS.map((k) => `"${k}"`).join(" or ")
+    } (default "process")`,
+  ),
   image: text.min(1).optional().describe("The Docker image (runner docker)"),
   node: name.optional().describe("Run only on this node id"),
   after: z.array(id).max(100).optional().describe(
@@ -225,6 +221,15 @@ export const checkpointIn = z.strictObject({
   /** The file's modification time when it was registered, Unix seconds. */
   mtime: z.number().min(0).max(1e11).optional(),
   metrics: freeObject.optional(),
+  /**
+   * What the agent found: `valid` (the default), `incomplete` (its bytes are not a complete
+   * file of its format: `problem` says why), or `gone` (the file at `path` no longer exists;
+   * `size_bytes` and `mtime` are those last seen).
+   */
+  state: z.enum(["valid", "incomplete", "gone"]).optional(),
+  problem: z.string().max(1000).optional(),
+  /** The content fingerprint the agent read (hex SHA-256 of the size and both ends). */
+  fingerprint: z.string().regex(/^[0-9a-f]{16,128}$/).optional(),
 });
 export type CheckpointIn = z.infer<typeof checkpointIn>;
 
@@ -520,8 +525,7 @@ export const comparedRunIds = z.array(id).min(
   "names more than 50 runs",
 );
 
-/** The most runs one `GET /api/runs/metrics:stream` follows. */
-export const MAX_STREAMED_RUNS = 100;
+export { MAX_STREAMED_RUNS };
 
 /** `GET /api/runs/metrics:stream?runs=a,b,c`: the live points of several runs in one stream. */
 export const runsMetricsStreamQuery = z.object({

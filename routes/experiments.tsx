@@ -340,7 +340,7 @@ function experimentsPage(p: PageRequest, state: FormState | null = null, status 
       ),
     },
     <>
-      <Notice url={p.url} />
+      <Notice url={p.url} req={p.req} />
       {p.canWrite && <CreateForms o={o} view={view} state={state} open={creating} />}
       <div class="exp-filters">
         {o.projects.length > 0 && <Chips o={o} view={view} />}

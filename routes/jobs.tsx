@@ -154,7 +154,7 @@ function jobsPage(
       action: <a class="button primary" href="/jobs?submit=1#submit">+ submit job</a>,
     },
     <>
-      <Notice url={p.url} />
+      <Notice url={p.url} req={p.req} />
       {p.canWrite && <SubmitForm values={form.values} errors={form.errors} open={open} />}
       <form method="get" action="/jobs" class="filters">
         <label>

@@ -1,6 +1,8 @@
 /** `/login`: a token in, a session cookie out. The token is never echoed back into the page. */
 import { z } from "zod";
 import { authenticate } from "../server/auth/service.ts";
+import { parseToken } from "../server/auth/tokens.ts";
+import type { Context } from "../server/context.ts";
 import { readForm } from "../server/console/form.ts";
 import type { PageRequest, PageRoute } from "../server/console/page.tsx";
 
@@ -11,7 +13,8 @@ const loginForm = z.object({
 
 /** Where to go after signing in: a path on this server, never another site (`//x`, `/\x`). */
 export function safeNext(next: string | null | undefined): string {
-  return next && /^\/(?![/\\])[^\\\s]*$/.test(next) ? next : "/";
+  // Printable ASCII only: a Location header cannot hold other characters (a 500 once).
+  return next && /^\/(?![/\\])[!-[\]-~]*$/.test(next) ? next : "/";
 }
 
 function LoginPage(
@@ -52,6 +55,29 @@ function showLogin(p: PageRequest, next: string, error?: string, status = 200): 
   return p.render("Sign in", <LoginPage next={next} error={error} />, { status });
 }
 
+/** Failed sign-ins the server takes in a minute; past it every sign-in waits (429). */
+export const MAX_FAILED_SIGNINS_PER_MINUTE = 30;
+
+/** The times (ms) of the failed sign-ins of the last minute, per server. */
+const failedSignIns = new WeakMap<Context, number[]>();
+
+/** Seconds until a sign-in is taken again, or 0 when it is now. */
+function signInWait(ctx: Context): number {
+  const now = ctx.now().getTime();
+  const recent = (failedSignIns.get(ctx) ?? []).filter((t) => now - t < 60_000);
+  failedSignIns.set(ctx, recent);
+  if (recent.length < MAX_FAILED_SIGNINS_PER_MINUTE) return 0;
+  return Math.max(1, Math.ceil((recent[0] + 60_000 - now) / 1000));
+}
+
+/** Notes and logs a failed sign-in: the token's id when it has one, never its secret. */
+function signInFailed(ctx: Context, token: string, why: string): void {
+  const times = failedSignIns.get(ctx) ?? [];
+  times.push(ctx.now().getTime());
+  failedSignIns.set(ctx, times);
+  ctx.log.warn("console sign-in failed", { why, token_id: parseToken(token)?.id ?? null });
+}
+
 export const loginRoutes: PageRoute[] = [
   {
     method: "GET",
@@ -70,8 +96,21 @@ export const loginRoutes: PageRoute[] = [
       const form = await readForm(p.req, loginForm);
       if (!form.ok) return showLogin(p, "/", form.errors.token ?? form.errors.form, 400);
       const next = safeNext(form.data.next);
+      // Guessing is slowed server-wide (tokens are long random secrets; this also keeps the
+      // log readable): past the budget, every sign-in waits out the minute.
+      const wait = signInWait(p.ctx);
+      if (wait > 0) {
+        return showLogin(
+          p,
+          next,
+          `cannot be checked now: more than ${MAX_FAILED_SIGNINS_PER_MINUTE} failed sign-ins ` +
+            `in the last minute; try again in ${wait} s`,
+          429,
+        );
+      }
       const who = authenticate(p.ctx, form.data.token);
       if (!who) {
+        signInFailed(p.ctx, form.data.token, "unknown, expired or deleted token");
         return showLogin(
           p,
           next,
@@ -80,6 +119,7 @@ export const loginRoutes: PageRoute[] = [
         );
       }
       if (who.scope === "agent") {
+        signInFailed(p.ctx, form.data.token, "an agent token");
         return showLogin(
           p,
           next,

@@ -545,6 +545,12 @@ function CheckpointsTab({ d, canWrite, now, next }: {
                     {c.overwritten && (
                       <div class="small tone-warning">overwritten by a later run</div>
                     )}
+                    {c.state === "gone" && (
+                      <div class="small tone-warning">gone: the file no longer exists</div>
+                    )}
+                    {c.state === "incomplete" && (
+                      <div class="small tone-warning">incomplete: {c.problem}</div>
+                    )}
                   </td>
                   <td>
                     <RelTime at={c.created_at} now={now} />
@@ -559,7 +565,7 @@ function CheckpointsTab({ d, canWrite, now, next }: {
                   <td class="num">{c.evaluations.length}</td>
                   {canWrite && (
                     <td>
-                      {!c.overwritten && (
+                      {c.state === "valid" && (
                         <form
                           method="post"
                           action={`/checkpoints/${encodeURIComponent(c.id)}/evaluate`}
@@ -672,7 +678,7 @@ async function runPage(p: PageRequest): Promise<Response> {
     },
     <>
       <Header d={d} now={now} canWrite={p.canWrite} next={next} />
-      <Notice url={p.url} />
+      <Notice url={p.url} req={p.req} />
       <Tabs d={d} />
       {tab === "overview" && (
         <LineagePanel

@@ -39,6 +39,8 @@ export const serverYaml = z.strictObject({
   max_sse_streams: z.number().int().min(1).max(100_000).optional(),
   /** Open SSE streams of one token. @default 20 (SSE_MAX_STREAMS_PER_TOKEN) */
   max_sse_streams_per_token: z.number().int().min(1).max(100_000).optional(),
+  /** Open agent connections in total. @default 32 (MAX_AGENT_CONNECTIONS) */
+  max_agent_connections: z.number().int().min(1).max(10_000).optional(),
 });
 export type ServerYaml = z.infer<typeof serverYaml>;
 
@@ -60,6 +62,8 @@ export interface ResolvedServerConfig {
   consoleUrl: string | null;
   nodeTimeoutMs: number;
   sse: { maxStreams: number; maxStreamsPerToken: number };
+  /** Open agent connections in total (see server/gateway/gateway.ts). */
+  maxAgentConnections: number | null;
   raw: ServerYaml;
 }
 
@@ -124,6 +128,7 @@ export async function loadServerConfig(
       maxStreams: raw.max_sse_streams ?? SSE_MAX_STREAMS,
       maxStreamsPerToken: raw.max_sse_streams_per_token ?? SSE_MAX_STREAMS_PER_TOKEN,
     },
+    maxAgentConnections: raw.max_agent_connections ?? null,
     raw,
   };
 }

@@ -17,7 +17,11 @@ export interface Context {
    * Where agent WebSockets are handed over (absent in tests that run no gateway); `nodeId` is
    * the node the agent token is bound to (null: the shared first-contact token).
    */
-  agents?: { attach(socket: WebSocket, nodeId: string | null): void };
+  agents?: {
+    attach(socket: WebSocket, nodeId: string | null): void;
+    /** Why another agent connection is refused now (a cap is full), or null. */
+    connectionRefusal?(nodeId: string | null): string | null;
+  };
   /** Recently read metric series in memory (absent: every query reads the store). */
   series?: SeriesCache;
   /** SSE tuning and caps (server.yaml); tests shorten these. */
@@ -27,6 +31,8 @@ export interface Context {
     maxStreams?: number;
     maxStreamsPerToken?: number;
   };
+  /** Caps on open MCP waits (`wait_for_run`); tests lower these. */
+  waits?: { maxWaits?: number; maxWaitsPerToken?: number };
 }
 
 /** What `createContext` needs; everything but the store and the backup folder has a default. */
@@ -40,6 +46,7 @@ export interface ContextOptions {
   /** @default randomId */
   newId?: (prefix: string) => string;
   sse?: Context["sse"];
+  waits?: Context["waits"];
   /** Keep recently read series in memory (off: every query reads the store). @default true */
   seriesCache?: boolean;
 }
@@ -58,6 +65,7 @@ export function createContext(options: ContextOptions): Context {
     newId: options.newId ?? randomId,
     backupDir: options.backupDir,
     sse: options.sse,
+    waits: options.waits,
   };
   if (options.seriesCache ?? true) attachSeriesCache(ctx);
   return ctx;

@@ -13,6 +13,7 @@ export type ServiceErrorKind =
   | "scope"
   | "not_found"
   | "conflict"
+  | "too_many"
   | "storage_full";
 
 /** One thing wrong with a request: the field's dotted path and the problem. */
@@ -51,6 +52,13 @@ export class NotFoundError extends ServiceError {
 export class ConflictError extends ServiceError {
   constructor(message: string, details?: unknown) {
     super("conflict", "Conflict", message, { details });
+  }
+}
+
+/** The request would pass a cap on concurrent work (its message names the cap). */
+export class TooManyError extends ServiceError {
+  constructor(code: string, message: string, details?: unknown) {
+    super("too_many", code, message, { details });
   }
 }
 

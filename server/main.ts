@@ -178,6 +178,7 @@ async function serve(
   webhooks.start();
   const gateway = new AgentGateway(ctx, {
     nodeTimeoutMs: config.nodeTimeoutMs,
+    ...(config.maxAgentConnections ? { maxConnections: config.maxAgentConnections } : {}),
     livenessIntervalMs: Math.min(5_000, config.nodeTimeoutMs / 4),
   });
   ctx.agents = gateway;

@@ -6,6 +6,11 @@ import { tfeventsPath } from "../../tests/fixtures/mod.ts";
 /** The Keras run's train folder: TF checkpoint indexes `keras_embedding.ckpt-0..9`, no shards. */
 export const KERAS_TRAIN = tfeventsPath("keras-exp0/train");
 
+/** The bytes of a checkpoint the frameworks wrote (`testdata/`, see its README). */
+export function fixtureBytes(name: string): Promise<Uint8Array> {
+  return Deno.readFile(new URL(`./testdata/${name}`, import.meta.url));
+}
+
 /** Writes `bytes` bytes at `path` under `root`, creating folders; returns the absolute path. */
 export async function writeFile(root: string, path: string, bytes: number): Promise<string> {
   const full = join(root, path);

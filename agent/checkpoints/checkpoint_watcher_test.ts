@@ -1,7 +1,14 @@
 import { join } from "node:path";
 import { assertEquals } from "../../tests/assert.ts";
 import { CheckpointWatcher } from "./checkpoint_watcher.ts";
-import { appendBytes, copyFolder, KERAS_TRAIN, tempDir, writeFile } from "./_test_files.ts";
+import {
+  appendBytes,
+  copyFolder,
+  fixtureBytes,
+  KERAS_TRAIN,
+  tempDir,
+  writeFile,
+} from "./_test_files.ts";
 
 /** A clock the test moves by hand. */
 function fakeClock(start = 1_000_000) {
@@ -37,25 +44,38 @@ Deno.test("CheckpointWatcher reports a file being written in pieces only once it
     clock.advance(5000);
     assertEquals(await watcher.poll(), []);
     clock.advance(5000);
-    assertEquals(await watcher.poll(), []); // a later change is not reported again
+    // Written again: a new checkpoint at the same path, once stable.
+    assertEquals((await watcher.poll()).map((c) => [c.path, c.size_bytes]), [[path, 3010]]);
   } finally {
     await cleanup();
   }
 });
 
-Deno.test("CheckpointWatcher reports a Hugging Face folder as one checkpoint once all files are in", async () => {
+Deno.test("CheckpointWatcher reports a Hugging Face folder as one checkpoint once trainer_state.json is in", async () => {
   const { dir, cleanup } = await tempDir();
   try {
     const clock = fakeClock();
     const watcher = new CheckpointWatcher(dir, { now: clock.now });
-    await writeFile(dir, "checkpoint-500/model.safetensors", 400);
+    const weights = await fixtureBytes("model.safetensors");
+    const optimizer = await fixtureBytes("torch_state_dict.pt");
+    await Deno.mkdir(join(dir, "checkpoint-500"));
+    await Deno.writeFile(join(dir, "checkpoint-500/model.safetensors"), weights);
     assertEquals(await watcher.poll(), []);
     clock.advance(1000);
-    await writeFile(dir, "checkpoint-500/optimizer.pt", 800);
+    await Deno.writeFile(join(dir, "checkpoint-500/optimizer.pt"), optimizer);
     assertEquals(await watcher.poll(), []); // a new file inside: the folder changed
     clock.advance(2000);
+    assertEquals(await watcher.poll(), []); // stable, but no trainer_state.json yet
+    clock.advance(2000);
+    await Deno.writeTextFile(
+      join(dir, "checkpoint-500/trainer_state.json"),
+      '{"global_step": 500}',
+    );
+    assertEquals(await watcher.poll(), []);
+    clock.advance(2000);
     const found = await watcher.poll();
-    assertEquals(found.map((c) => [c.step, c.size_bytes]), [[500, 1200]]);
+    const size = weights.length + optimizer.length + 20;
+    assertEquals(found.map((c) => [c.step, c.size_bytes, c.state]), [[500, size, "valid"]]);
     assertEquals(names(dir, found), ["checkpoint-500"]);
     clock.advance(2000);
     assertEquals(await watcher.poll(), []);
@@ -106,7 +126,7 @@ Deno.test("CheckpointWatcher restarted with its state reports only what is new",
     clock.advance(2000);
     assertEquals((await first.poll()).length, 10);
     const saved = JSON.parse(JSON.stringify(first.state()));
-    assertEquals(saved.registered.length, 10);
+    assertEquals(Object.keys(saved.reported).length, 10);
 
     await writeFile(dir, "keras_embedding.ckpt-10.index", 967);
     const second = new CheckpointWatcher(dir, { now: clock.now, state: saved });
@@ -114,7 +134,7 @@ Deno.test("CheckpointWatcher restarted with its state reports only what is new",
     clock.advance(2000);
     const found = await second.poll();
     assertEquals(found.map((c) => c.step), [10]);
-    assertEquals(second.state().registered.length, 11);
+    assertEquals(Object.keys(second.state().reported).length, 11);
   } finally {
     await cleanup();
   }

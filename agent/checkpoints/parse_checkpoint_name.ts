@@ -7,8 +7,25 @@ export interface CheckpointName {
   epoch: number | null;
 }
 
-/** File extensions of single-file checkpoints (PyTorch, Lightning, safetensors, pickles). */
-export const CHECKPOINT_EXTENSIONS = [".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".pkl"];
+/**
+ * File extensions of single-file checkpoints (PyTorch, Lightning, safetensors, pickles, Keras);
+ * the longer of two that end alike first, so `m.weights.h5`'s stem is `m`.
+ */
+export const CHECKPOINT_EXTENSIONS = [
+  ".pt",
+  ".pth",
+  ".ckpt",
+  ".safetensors",
+  ".bin",
+  ".pkl",
+  ".keras",
+  ".weights.h5",
+  ".h5",
+  ".hdf5",
+];
+// Keras's ModelCheckpoint names files by a pattern like `model-{epoch:02d}.keras` or
+// `weights.{epoch:02d}-{val_loss:.2f}.hdf5`: a bare number there is the epoch (counted from 1).
+const KERAS_EXTENSIONS = [".keras", ".weights.h5", ".h5", ".hdf5"];
 
 /**
  * How the scanner treats one directory entry:
@@ -35,7 +52,8 @@ const TEMP_PREFIX = /^(tmp|temp)[-_.]/i;
 // checkpoint folder.
 const NOT_CHECKPOINTS = [/^training_args\.bin$/, /^rng_state(_\d+)?\.pth$/];
 
-const HF_FOLDER = /^checkpoint-(\d{1,15})$/;
+/** A Hugging Face Trainer checkpoint folder, `checkpoint-<step>`. */
+export const HF_FOLDER = /^checkpoint-(\d{1,15})$/;
 const TF_INDEX = /^(.+)\.index$/;
 const TF_DATA = /^(.+)\.data-\d{5}-of-\d{5}$/;
 const TF_META = /^(.+)\.meta$/;
@@ -78,7 +96,7 @@ export function parseCheckpointName(name: string): CheckpointName | null {
   if (TF_PREFIX.test(name)) return stepAndEpoch(name);
   const ext = checkpointExtension(name);
   if (ext === null || NOT_CHECKPOINTS.some((re) => re.test(name))) return null;
-  return stepAndEpoch(name.slice(0, name.length - ext.length));
+  return stepAndEpoch(name.slice(0, name.length - ext.length), KERAS_EXTENSIONS.includes(ext));
 }
 
 /**
@@ -128,10 +146,26 @@ function checkpointExtension(name: string): string | null {
   return ext ?? null;
 }
 
-function stepAndEpoch(stem: string): CheckpointName {
+function stepAndEpoch(stem: string, keras = false): CheckpointName {
   if (LIGHTNING_LAST.test(stem)) return { step: null, epoch: null };
   const step = onlyValue(stem, STEP_MARKER) ?? onlyValue(stem, CKPT_COUNTER);
-  return { step, epoch: onlyValue(stem, EPOCH_MARKER) };
+  const epoch = onlyValue(stem, EPOCH_MARKER);
+  if (keras && step === null && epoch === null) return { step, epoch: kerasEpoch(stem) };
+  return { step, epoch };
+}
+
+// The first whole number between separators that is not part of a decimal (`0.45`).
+const BARE_NUMBER = /(?:^|[._-])(\d{1,9})(?=$|[._-])/g;
+
+function kerasEpoch(stem: string): number | null {
+  for (const m of stem.matchAll(BARE_NUMBER)) {
+    const start = m.index + m[0].length - m[1].length;
+    const end = start + m[1].length;
+    const decimalTail = stem[end] === "." && /\d/.test(stem[end + 1] ?? "");
+    const decimalHead = stem[start - 1] === "." && /\d/.test(stem[start - 2] ?? "");
+    if (!decimalTail && !decimalHead) return Number(m[1]);
+  }
+  return null;
 }
 
 // The one number a marker carries; two different numbers (`step1_step2`) mean "unclear".

@@ -25,6 +25,14 @@ const NAMES: [string, { step: number | null; epoch: number | null } | null][] = 
   ["epoch=12-step=4500-val_loss=0.32.ckpt", { step: 4500, epoch: 12 }],
   ["last.ckpt", { step: null, epoch: null }],
   ["last-v1.ckpt", { step: null, epoch: null }],
+  // Keras: a bare number in a ModelCheckpoint pattern is the epoch.
+  ["model-03.keras", { step: null, epoch: 3 }],
+  ["model.03-0.45.keras", { step: null, epoch: 3 }],
+  ["weights.12-0.21.hdf5", { step: null, epoch: 12 }],
+  ["model.weights.h5", { step: null, epoch: null }],
+  ["ckpt-07.weights.h5", { step: 7, epoch: null }],
+  ["model_epoch_4.h5", { step: null, epoch: 4 }],
+  ["best.keras", { step: null, epoch: null }],
   // Hugging Face folders.
   ["checkpoint-500", { step: 500, epoch: null }],
   // TensorFlow: the index (or the bare prefix) is the checkpoint, shards are parts.

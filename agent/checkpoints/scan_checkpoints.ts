@@ -2,12 +2,21 @@
 // last changed. The watcher calls it on every poll; `import-run` calls it once.
 
 import { join, resolve } from "node:path";
-import { type CheckpointName, classifyEntry, tfDataPrefix } from "./parse_checkpoint_name.ts";
+import {
+  type CheckpointName,
+  classifyEntry,
+  HF_FOLDER,
+  tfDataPrefix,
+} from "./parse_checkpoint_name.ts";
 
 /** A checkpoint found on disk: a file, a folder, or a TensorFlow index with its data shards. */
 export interface FoundCheckpoint {
   /** Absolute; for TensorFlow the prefix without suffix (`/out/model.ckpt-5`). */
   path: string;
+  /** A single file, a folder (`hf_folder`: a Hugging Face `checkpoint-N/`), or a TensorFlow index with its shards. */
+  kind: "file" | "folder" | "hf_folder" | "tf";
+  /** The inode of the file (of the folder; of a TensorFlow index); null where unknown. */
+  ino: number | null;
   step: number | null;
   epoch: number | null;
   /** All of its bytes: a folder's files, or a TensorFlow index plus its shards. */
@@ -56,6 +65,7 @@ interface Entry {
   isDirectory: boolean;
   size: number;
   mtimeMs: number;
+  ino: number | null;
 }
 
 interface Totals {
@@ -66,7 +76,8 @@ interface Totals {
 async function scanFolder(dir: string, depthLeft: number, out: FoundCheckpoint[]): Promise<void> {
   const entries = await listEntries(dir);
   const dataPrefixes = new Set(entries.map((e) => tfDataPrefix(e.name)).filter((p) => p !== null));
-  const tfIndexes: { prefix: string; name: CheckpointName; totals: Totals }[] = [];
+  const tfIndexes: { prefix: string; name: CheckpointName; totals: Totals; ino: number | null }[] =
+    [];
   const tfParts = new Map<string, Totals>();
   const subfolders: string[] = [];
   for (const entry of entries) {
@@ -76,15 +87,21 @@ async function scanFolder(dir: string, depthLeft: number, out: FoundCheckpoint[]
     });
     switch (kind.kind) {
       case "file":
-        if (entry.size > 0) out.push(found(entry.path, kind.name, entry));
+        if (entry.size > 0) out.push(found(entry.path, "file", entry.ino, kind.name, entry));
         break;
       case "folder": {
         const totals = await folderTotals(entry.path, entry.mtimeMs, FOLDER_CONTENT_DEPTH);
-        if (totals.size > 0) out.push(found(entry.path, kind.name, totals));
+        const folderKind = HF_FOLDER.test(entry.name) ? "hf_folder" : "folder";
+        if (totals.size > 0) out.push(found(entry.path, folderKind, entry.ino, kind.name, totals));
         break;
       }
       case "tf_index":
-        tfIndexes.push({ prefix: kind.prefix, name: kind.name, totals: totalsOf(entry) });
+        tfIndexes.push({
+          prefix: kind.prefix,
+          name: kind.name,
+          totals: totalsOf(entry),
+          ino: entry.ino,
+        });
         break;
       case "tf_part":
         tfParts.set(kind.prefix, addTotals(tfParts.get(kind.prefix), totalsOf(entry)));
@@ -98,17 +115,25 @@ async function scanFolder(dir: string, depthLeft: number, out: FoundCheckpoint[]
   }
   // TensorFlow writes the data shards first and the index last, so an index means the
   // checkpoint is there; shards without an index are one still being written.
-  for (const { prefix, name, totals } of tfIndexes) {
+  for (const { prefix, name, totals, ino } of tfIndexes) {
     const all = addTotals(tfParts.get(prefix), totals);
-    if (all.size > 0) out.push(found(join(dir, prefix), name, all));
+    if (all.size > 0) out.push(found(join(dir, prefix), "tf", ino, name, all));
   }
   if (depthLeft <= 0) return;
   for (const sub of subfolders) await scanFolder(sub, depthLeft - 1, out);
 }
 
-function found(path: string, name: CheckpointName, totals: Totals): FoundCheckpoint {
+function found(
+  path: string,
+  kind: FoundCheckpoint["kind"],
+  ino: number | null,
+  name: CheckpointName,
+  totals: Totals,
+): FoundCheckpoint {
   return {
     path,
+    kind,
+    ino,
     step: name.step,
     epoch: name.epoch,
     size_bytes: totals.size,
@@ -162,6 +187,7 @@ async function listEntries(dir: string): Promise<Entry[]> {
         isDirectory: info.isDirectory,
         size: info.isFile ? info.size : 0,
         mtimeMs: info.mtime?.getTime() ?? 0,
+        ino: info.ino ?? null,
       };
     } catch (err) {
       if (isGone(err)) return null;

@@ -3,12 +3,13 @@
 // behind `AttemptControl`.
 
 import { classifyExit } from "./classify_exit.ts";
-import { type OomCounter, oomKilledSince } from "./_oom_counter.ts";
+import { type OomCounter, OomWatch } from "./_oom_counter.ts";
 import { OutputTail } from "./output_tail.ts";
 import { isSameProcess, ProcessTree, readStat } from "./_proc.ts";
 import { exists, readExitStatus, readJsonOrNull, runFile, writeJsonAtomic } from "./run_dir.ts";
 import { decodeExitStatus } from "./signals.ts";
 import type { ExitInfo, HandleState, RunHandle, RunnerKind } from "./types.ts";
+import type { JobRunner } from "../../protocol/vocabulary.ts";
 
 /** The longest gap between two reads of a quiet attempt's output files. */
 export const IDLE_POLL_MS = 500;
@@ -22,7 +23,7 @@ const MAIN_PID_SLOW_EVERY = 10;
 
 /** What the process and Docker runners do differently once an attempt runs. */
 export interface AttemptControl {
-  readonly kind: "process" | "docker";
+  readonly kind: JobRunner;
   /** Fields of `state()` besides the common ones (e.g. the container name). */
   stateFields(): Record<string, unknown>;
   /** Cancel, first step: ask every process of the attempt to stop. */
@@ -31,6 +32,12 @@ export interface AttemptControl {
   kill(tree: ProcessTree): Promise<void>;
   /** The job's main process when it is not the wrapper (Docker: the container's), or null. */
   findMainPid?(): Promise<number | null>;
+  /**
+   * Called once the wrapper has ended, before the end is classified: what the runner knows
+   * of that end besides the exit status, after removing what the attempt left (Docker: the
+   * container's state, then the container). `oomKilled` null: unknown.
+   */
+  settle?(): Promise<{ oomKilled: boolean | null }>;
 }
 
 /** Everything an attempt is made of. */
@@ -59,6 +66,7 @@ export class Attempt implements RunHandle {
   readonly exited: Promise<ExitInfo>;
   readonly #init: AttemptInit;
   readonly #tree: ProcessTree;
+  readonly #oom: OomWatch;
   readonly #wrapperPid: number | null;
   readonly #wrapperStart: number;
   #pid: number | null;
@@ -85,6 +93,7 @@ export class Attempt implements RunHandle {
     this.#wrapperStart = init.wrapper?.startTime ?? init.previous?.startTime ?? -1;
     this.#tree = new ProcessTree(init.wrapper?.pid ?? null);
     if (init.wrapper) this.#tree.addRoot(init.wrapper.pid, init.wrapper.startTime);
+    this.#oom = new OomWatch(init.oomCounter);
     this.#pid = init.control.findMainPid ? null : this.#wrapperPid;
     init.childEnded?.then((end) => {
       this.#childEnd = end;
@@ -170,6 +179,7 @@ export class Attempt implements RunHandle {
       if (alive && Date.now() - this.#lastScan >= this.#init.scanMs) {
         this.#lastScan = Date.now();
         this.#tree.scan();
+        if (this.#init.oomCounter) this.#oom.observe(this.#tree.alive());
         await this.#lookForMainPid();
       }
       const lines = await this.#init.tail.poll(false);
@@ -216,9 +226,12 @@ export class Attempt implements RunHandle {
       ? decodeExitStatus(status)
       : { exit_code: this.#childEnd?.code ?? null, signal: this.#childEnd?.signal ?? null };
     const cancelled = this.#cancelled || await exists(runFile(runDir, "cancel"));
-    const oomKilled = end.signal === "SIGKILL" && !cancelled
-      ? oomKilledSince(this.#init.oomCounter)
-      : null;
+    const settled = await this.#init.control.settle?.() ?? null;
+    // Read for every end, not only the main process's SIGKILL: a worker the OOM killer took
+    // can make the main process exit with an error of its own.
+    const oomKilled = cancelled || end.exit_code === 0
+      ? null
+      : settled?.oomKilled ?? this.#oom.killedSince();
     const log_tail = tail.recentLines();
     const verdict = classifyExit({
       ...end,

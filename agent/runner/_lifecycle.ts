@@ -8,6 +8,7 @@ import { OutputTail } from "./output_tail.ts";
 import { bootId, isSameProcess } from "./_proc.ts";
 import { exists, runFile, writeJsonAtomic } from "./run_dir.ts";
 import type { HandleState, RunHandle, RunHooks, RunSpec } from "./types.ts";
+import { JOB_RUNNERS, type JobRunner } from "../../protocol/vocabulary.ts";
 
 /** Timing and clock, resolved from a runner's options. */
 export interface LoopOptions {
@@ -85,7 +86,7 @@ export async function startAttempt(plan: StartPlan, options: LoopOptions): Promi
 
 const handleStateSchema = z.looseObject({
   run_id: z.string().min(1),
-  runner: z.enum(["process", "docker"]),
+  runner: z.enum(JOB_RUNNERS),
   run_dir: z.string().min(1),
   wrapper_pid: z.number().int().positive().nullable().optional(),
   wrapper_start_time: z.number().int().optional(),
@@ -100,7 +101,7 @@ export type ParsedHandleState = z.infer<typeof handleStateSchema>;
 /** Checks a state from `RunHandle.state()`; throws naming the field that is wrong. */
 export function parseHandleState(
   state: HandleState,
-  kind: "process" | "docker",
+  kind: JobRunner,
 ): ParsedHandleState {
   const parsed = handleStateSchema.safeParse(state);
   if (!parsed.success) {

@@ -50,3 +50,64 @@ export function oomKilledSince(counter: OomCounter | null): boolean | null {
   const now = readOomKills(counter.file);
   return now === null ? null : now > counter.base;
 }
+
+/**
+ * The OOM-kill counters of every memory cgroup an attempt's processes were seen in. A job may
+ * move itself (or a worker) into another cgroup after launch (systemd-run, a container
+ * runtime, a launcher that makes one per rank): an OOM kill there counts in that cgroup only.
+ * Each cgroup's counter is read when it is first seen; a rise since then is an OOM kill.
+ */
+export class OomWatch {
+  readonly #counters = new Map<string, OomCounter>();
+  readonly #seen = new Set<number>();
+
+  readonly #readCgroup: (pid: number) => string | null;
+  readonly #root: string;
+
+  /**
+   * Starts from the counter read at launch (or kept across a reattach). `readCgroup` and
+   * `root` (the cgroup file system) are for tests.
+   */
+  constructor(
+    initial: OomCounter | null,
+    readCgroup = (pid: number) => readKernelFile(`/proc/${pid}/cgroup`),
+    root = "/sys/fs/cgroup",
+  ) {
+    if (initial) this.#counters.set(initial.file, initial);
+    this.#readCgroup = readCgroup;
+    this.#root = root;
+  }
+
+  /** Notes the cgroups of processes not seen before (from a process-tree scan). */
+  observe(pids: readonly number[]): void {
+    for (const pid of pids) {
+      if (this.#seen.has(pid)) continue;
+      this.#seen.add(pid);
+      const text = this.#readCgroup(pid);
+      if (text === null) continue;
+      for (const file of counterFiles(text, this.#root)) {
+        if (this.#counters.has(file)) break;
+        const base = readOomKills(file);
+        if (base === null) continue;
+        this.#counters.set(file, { file, base });
+        break;
+      }
+    }
+  }
+
+  /** The cgroups followed (the launch one first). */
+  counters(): OomCounter[] {
+    return [...this.#counters.values()];
+  }
+
+  /** Whether any followed counter rose; null when none could be read. */
+  killedSince(): boolean | null {
+    let readable = false;
+    for (const counter of this.#counters.values()) {
+      const rose = oomKilledSince(counter);
+      if (rose === true) return true;
+      if (rose === false) readable = true;
+    }
+    return readable ? false : null;
+  }
+}

@@ -1,6 +1,7 @@
 // Decides how an attempt ended, from plain facts (DESIGN.md, "Scheduling": cancel, OOM).
 
 import type { FailureClass } from "../../protocol/rest.ts";
+import type { JobRunner } from "../../protocol/vocabulary.ts";
 
 /** What is known when an attempt has ended. */
 export interface ExitFacts {
@@ -12,10 +13,13 @@ export interface ExitFacts {
   cancelled: boolean;
   /** The last lines of output, oldest first. */
   log_tail: string[];
-  /** The cgroup's OOM-kill counter rose while it ran (true), did not (false), unknown (null). */
+  /**
+   * The cgroup's OOM-kill counter rose while it ran (true), did not (false), unknown (null);
+   * for Docker, the container's `OOMKilled` (its own cgroup, with its `--memory` limit).
+   */
   oomKilled: boolean | null;
   /** Which runner ran it: Docker reports its own failures to start with exit code 125. */
-  runner?: "process" | "docker";
+  runner?: JobRunner;
 }
 
 /** The failure class (null: success) and a sentence for people. */
@@ -30,10 +34,41 @@ export const CUDA_OOM_PATTERN =
 
 /** A last line that says the program could not be found or executed at all. */
 const NOT_STARTED_PATTERN =
-  /command not found|executable file not found|No such file or directory|Permission denied/;
+  /command not found|executable file not found|No such file or directory|Permission denied/i;
 
 /** Docker's exit status when the daemon could not create or start the container. */
 const DOCKER_RUN_FAILED = 125;
+
+/** What `docker run` prints when the image is neither on the host nor pullable. */
+const DOCKER_NO_IMAGE = /^Unable to find image '([^']+)' locally$/;
+const DOCKER_NO_IMAGE_ANY =
+  /No such image: (\S+)|pull access denied for ([^,\s]+)|manifest for (\S+) not found/;
+
+/**
+ * The line that says why: the docker client's own error (`docker: Error response …`) when
+ * there is one, not the usage hint it prints after it, else the last line.
+ */
+function lastSaid(tail: string[], runner: ExitFacts["runner"]): string {
+  const lines = tail.map((line) => line.trim()).filter((line) => line !== "");
+  if (runner === "docker") {
+    const error = lines.findLast((line) => line.startsWith("docker: "));
+    if (error !== undefined) return error;
+    const hint = /^Run 'docker .*--help' for more information/;
+    return lines.findLast((line) => !hint.test(line)) ?? "";
+  }
+  return lines.at(-1) ?? "";
+}
+
+/** The image docker could not find or pull, from its output; null when that was not it. */
+function missingImage(tail: string[]): string | null {
+  for (const line of tail.toReversed()) {
+    const local = DOCKER_NO_IMAGE.exec(line.trim());
+    if (local) return local[1];
+    const other = DOCKER_NO_IMAGE_ANY.exec(line);
+    if (other) return (other[1] ?? other[2] ?? other[3]).replace(/^"|"$/g, "");
+  }
+  return null;
+}
 
 function describeEnd(facts: ExitFacts): string {
   if (facts.signal !== null) return `killed by ${facts.signal}`;
@@ -59,14 +94,35 @@ export function classifyExit(facts: ExitFacts): ExitVerdict {
     return { failure_class: "OOM", reason: `ran out of GPU memory ("${oomLine.trim()}"); ${end}` };
   }
   if (facts.signal === "SIGKILL" && facts.oomKilled === true) {
-    return { failure_class: "OOM", reason: "killed by SIGKILL from the kernel OOM killer" };
+    const where = facts.runner === "docker"
+      ? " (docker inspect: OOMKilled): the container reached its memory limit"
+      : "";
+    return { failure_class: "OOM", reason: `killed by SIGKILL from the kernel OOM killer${where}` };
+  }
+  if (facts.oomKilled === true && facts.signal !== "SIGTERM" && facts.signal !== "SIGINT") {
+    // The main process ended on its own, but the kernel OOM killer took one of the job's
+    // processes (a DataLoader worker, a rank) in its memory cgroup meanwhile.
+    return {
+      failure_class: "OOM",
+      reason: `the kernel OOM killer killed a process of the job (its memory cgroup's oom_kill ` +
+        `count rose); ${end}`,
+    };
   }
 
-  const last = (tail.at(-1) ?? "").trim();
+  const last = lastSaid(tail, facts.runner);
   if ((facts.exit_code === 126 || facts.exit_code === 127) && NOT_STARTED_PATTERN.test(last)) {
     return { failure_class: "DISPATCH_FAILED", reason: `could not start the program: ${last}` };
   }
   if (facts.runner === "docker" && facts.exit_code === DOCKER_RUN_FAILED) {
+    const image = missingImage(tail);
+    if (image !== null) {
+      // Kept short: the failure card quotes the first 200 characters of the reason.
+      return {
+        failure_class: "DISPATCH_FAILED",
+        reason: `image "${image}" is not on this node and could not be pulled: ` +
+          `build it there (docker build -t ${image} .) or load it (docker load -i FILE)`,
+      };
+    }
     const said = last === "" ? "" : `: ${last}`;
     return {
       failure_class: "DISPATCH_FAILED",

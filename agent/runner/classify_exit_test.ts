@@ -63,6 +63,22 @@ const cases: Array<[string, Partial<ExitFacts>, string | null, string | RegExp]>
     "SIGNAL",
     "killed by SIGKILL, possibly the kernel OOM killer",
   ],
+  [
+    "exit 1 after the OOM killer took a worker of the job's cgroup is OOM",
+    {
+      exit_code: 1,
+      oomKilled: true,
+      log_tail: ["RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed."],
+    },
+    "OOM",
+    /^the kernel OOM killer killed a process of the job .*exited with code 1$/,
+  ],
+  [
+    "exit 1 with an unchanged counter stays EXIT_CODE",
+    { exit_code: 1, oomKilled: false },
+    "EXIT_CODE",
+    "exited with code 1",
+  ],
   ["SIGSEGV is SIGNAL", { signal: "SIGSEGV" }, "SIGNAL", "killed by SIGSEGV"],
   [
     "a cancelled attempt is CANCELLED whatever ended it",
@@ -103,6 +119,42 @@ const cases: Array<[string, Partial<ExitFacts>, string | null, string | RegExp]>
     },
     "DISPATCH_FAILED",
     /^docker could not run the container \(exit code 125\): docker: Error/,
+  ],
+  [
+    "docker's exit 125 for an image neither here nor pullable says to build or load it",
+    {
+      exit_code: 125,
+      runner: "docker",
+      log_tail: [
+        "Unable to find image 'team/train:3' locally",
+        'docker: Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: no such host',
+        "",
+        "Run 'docker run --help' for more information",
+      ],
+    },
+    "DISPATCH_FAILED",
+    'image "team/train:3" is not on this node and could not be pulled: build it there ' +
+    "(docker build -t team/train:3 .) or load it (docker load -i FILE)",
+  ],
+  [
+    "docker's exit 127 names the program, not the usage hint printed after it",
+    {
+      exit_code: 127,
+      runner: "docker",
+      log_tail: [
+        'docker: Error response from daemon: failed to create shim task: exec: "trian.py": executable file not found in $PATH: unknown',
+        "",
+        "Run 'docker run --help' for more information",
+      ],
+    },
+    "DISPATCH_FAILED",
+    /^could not start the program: docker: .*"trian\.py": executable file not found/,
+  ],
+  [
+    "a container's OOMKilled with SIGKILL is OOM, saying the container hit its limit",
+    { signal: "SIGKILL", oomKilled: true, runner: "docker" },
+    "OOM",
+    /^killed by SIGKILL from the kernel OOM killer \(docker inspect: OOMKilled\): the container reached its memory limit$/,
   ],
   [
     "a process's exit 125 is EXIT_CODE",

@@ -1,5 +1,8 @@
 // The Docker runner: the job runs in a container started by `docker run` under the same
 // wrapper as a process job, so output capture, exit status and reattach work the same way.
+// The container is not started with `--rm`: once `docker run` has ended, the agent reads
+// the container's state (`OOMKilled`: the container's own cgroup, which the `docker run`
+// client is not in) and then removes it, also after a restart of its own.
 
 import { type AttemptControl, failedAttempt } from "./_attempt.ts";
 import { resolveProgram } from "./_launch.ts";
@@ -8,6 +11,7 @@ import { parseHandleState, reattachAttempt, startAttempt } from "./_lifecycle.ts
 import { prepareRunDir, resolveRunnerOptions, type RunnerOptions } from "./_options.ts";
 import type { ProcessTree } from "./_proc.ts";
 import type { JobUser } from "./job_user.ts";
+import { readJsonOrNull, runFile } from "./run_dir.ts";
 import type { HandleState, RunHandle, RunHooks, Runner, RunSpec } from "./types.ts";
 
 /** Options of {@linkcode createDockerRunner}; every field is optional. */
@@ -19,32 +23,62 @@ export interface DockerRunnerOptions extends RunnerOptions {
    * so the PYTHONPATH the job gets works inside the container too. @default []
    */
   readOnlyMounts?: string[];
+  /**
+   * Grant a job its GPUs with `--gpus "device=…"`, which needs the NVIDIA container runtime.
+   * False for fake GPUs, which no runtime can grant: `--gpus` is left out and the job's
+   * CUDA_VISIBLE_DEVICES keeps the host's indices of its slots. @default true
+   */
+  gpus?: boolean;
+  /**
+   * More `docker run` options, before the image (`["--memory", "16g", "--shm-size", "8g"]`).
+   * @default []
+   */
+  runArgs?: string[];
 }
+
+/** The label every container of the runner carries: `docker ps -a --filter label=gpuctl.run_id`. */
+export const RUN_ID_LABEL = "gpuctl.run_id";
 
 /** The container's name for a run: `gpuctl-<run_id>` (characters Docker refuses become "-"). */
 export function containerName(runId: string): string {
   return `gpuctl-${runId.replace(/[^a-zA-Z0-9_.-]/g, "-")}`;
 }
 
-/** Where an attempt's variables wait for `docker run --env-file`. */
+/** The name of the file in the run dir where the variables wait for `docker run --env-file`. */
+const DOCKER_ENV_FILE = "docker.env";
+
+/** Where an attempt's variables wait for `docker run --env-file` (removed once it started). */
 export function dockerEnvFile(spec: RunSpec): string {
-  return `${spec.run_dir}/docker.env`;
+  return `${spec.run_dir}/${DOCKER_ENV_FILE}`;
 }
 
 /**
  * The container's variables: the job's, with a CUDA_VISIBLE_DEVICES that names its host GPUs
  * renumbered 0…n-1, because inside a container started with `--gpus` the granted GPUs are
- * the only ones CUDA sees, numbered from 0.
+ * the only ones CUDA sees, numbered from 0. Without `--gpus` (`gpus` false) nothing is
+ * renumbered.
  */
-export function containerEnv(spec: RunSpec): Record<string, string> {
+export function containerEnv(spec: RunSpec, gpus = true): Record<string, string> {
   const hostDevices = spec.gpu_indices.join(",");
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(spec.env)) {
-    env[name] = name === "CUDA_VISIBLE_DEVICES" && value === hostDevices
+    env[name] = gpus && name === "CUDA_VISIBLE_DEVICES" && value === hostDevices
       ? spec.gpu_indices.map((_, i) => i).join(",")
       : value;
   }
   return env;
+}
+
+/** What `docker run` takes from the runner's options. */
+export interface DockerRunOptions {
+  /** See {@linkcode DockerRunnerOptions.readOnlyMounts}. */
+  readOnlyMounts?: string[];
+  /** The job user: the container runs with `--user uid:gid`. */
+  jobUser?: JobUser | null;
+  /** See {@linkcode DockerRunnerOptions.gpus}. @default true */
+  gpus?: boolean;
+  /** See {@linkcode DockerRunnerOptions.runArgs}. */
+  runArgs?: string[];
 }
 
 /**
@@ -55,16 +89,14 @@ export function containerEnv(spec: RunSpec): Record<string, string> {
  * at the same 127.0.0.1 addresses as a process job would (the way multi-GPU training
  * containers are usually run anyway).
  */
-export function dockerRunArgs(
-  spec: RunSpec,
-  readOnlyMounts: string[] = [],
-  jobUser: JobUser | null = null,
-): string[] {
+export function dockerRunArgs(spec: RunSpec, options: DockerRunOptions = {}): string[] {
   const dir = spec.working_dir;
-  const args = ["run", "--rm", "--name", containerName(spec.run_id), "--network", "host"];
+  const name = containerName(spec.run_id);
+  const args = ["run", "--name", name, "--label", `${RUN_ID_LABEL}=${spec.run_id}`];
+  args.push("--network", "host");
   // The job user's ids, so the mounted folders are reached as that user, not as root.
-  if (jobUser) args.push("--user", `${jobUser.uid}:${jobUser.gid}`);
-  if (spec.gpu_indices.length > 0) {
+  if (options.jobUser) args.push("--user", `${options.jobUser.uid}:${options.jobUser.gid}`);
+  if (spec.gpu_indices.length > 0 && options.gpus !== false) {
     // Docker reads the --gpus value as CSV: unquoted, "device=0,1" would grant only GPU 0.
     args.push("--gpus", `"device=${spec.gpu_indices.join(",")}"`);
   }
@@ -72,10 +104,11 @@ export function dockerRunArgs(
   // The run's own folder (checkpoints, and what the SDK keeps until the agent takes it).
   const runDir = spec.env.GPUCTL_RUN_DIR;
   if (runDir && runDir !== dir && !runDir.includes(":")) args.push("-v", `${runDir}:${runDir}`);
-  for (const mount of readOnlyMounts) {
+  for (const mount of options.readOnlyMounts ?? []) {
     if (mount !== dir && !mount.includes(":")) args.push("-v", `${mount}:${mount}:ro`);
   }
-  args.push("-w", dir, "--env-file", dockerEnvFile(spec), spec.image ?? "");
+  args.push("-w", dir, "--env-file", dockerEnvFile(spec), ...options.runArgs ?? []);
+  args.push(spec.image ?? "");
   if (typeof spec.command === "string") args.push("bash", "-lc", spec.command);
   else if (spec.shell) args.push("bash", "-lc", spec.command.join(" "));
   else args.push(...spec.command);
@@ -110,6 +143,7 @@ function dockerControl(
   docker: string,
   name: string,
   env: Record<string, string>,
+  envFile: string,
 ): AttemptControl {
   return {
     kind: "docker",
@@ -127,15 +161,51 @@ function dockerControl(
     async findMainPid(): Promise<number | null> {
       const out = await runDocker(docker, ["inspect", "--format", "{{.State.Pid}}", name], env);
       const pid = Number.parseInt(out.stdout.trim(), 10);
-      return out.ok && pid > 0 ? pid : null;
+      if (!out.ok || !(pid > 0)) return null;
+      // The container exists: docker has read the variables, which need not wait on disk.
+      await Deno.remove(envFile).catch(() => {});
+      return pid;
+    },
+    async settle(): Promise<{ oomKilled: boolean | null }> {
+      await Deno.remove(envFile).catch(() => {});
+      const state = await containerState(docker, name, env);
+      // Forced: a container whose `docker run` client was killed (with the agent's own
+      // cgroup, say) runs on with no one reading its output; it ends here, not as an orphan.
+      if (state !== null) await runDocker(docker, ["rm", "--force", name], env);
+      return { oomKilled: state?.OOMKilled ?? null };
     },
   };
 }
 
-/** A runner that starts each attempt as `docker run --rm --name gpuctl-<run_id> …`. */
+/** The field of `docker inspect`'s `.State` the runner reads. */
+interface ContainerState {
+  /** The kernel's OOM killer struck in the container's cgroup (its `--memory` limit). */
+  OOMKilled: boolean;
+}
+
+/** The container's state, or null when there is no such container (or no daemon). */
+async function containerState(
+  docker: string,
+  name: string,
+  env: Record<string, string>,
+): Promise<ContainerState | null> {
+  const out = await runDocker(docker, ["inspect", "--format", "{{json .State}}", name], env);
+  if (!out.ok) return null;
+  try {
+    const state = JSON.parse(out.stdout);
+    return typeof state === "object" && state !== null && typeof state.OOMKilled === "boolean"
+      ? state
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A runner that starts each attempt as `docker run --name gpuctl-<run_id> …`. */
 export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
   const resolved = resolveRunnerOptions(options);
   const dockerName = options.docker ?? "docker";
+  const gpus = options.gpus ?? true;
   return {
     kind: "docker",
     async start(spec: RunSpec, hooks: RunHooks): Promise<RunHandle> {
@@ -149,18 +219,27 @@ export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
         return failedAttempt(spec.run_id, "docker", spec.run_dir, problem ?? "");
       }
       const name = containerName(spec.run_id);
-      const envText = Object.entries(containerEnv(spec)).map(([k, v]) => `${k}=${v}\n`).join("");
+      const envText = Object.entries(containerEnv(spec, gpus)).map(([k, v]) => `${k}=${v}\n`)
+        .join("");
       await Deno.writeTextFile(dockerEnvFile(spec), envText, { mode: 0o600 });
       return startAttempt({
         spec,
         hooks,
         bash: await resolved.bash(),
-        argv: [docker, ...dockerRunArgs(spec, options.readOnlyMounts, resolved.jobUser)],
+        argv: [
+          docker,
+          ...dockerRunArgs(spec, {
+            readOnlyMounts: options.readOnlyMounts,
+            jobUser: resolved.jobUser,
+            gpus,
+            runArgs: options.runArgs,
+          }),
+        ],
         // The docker CLI is the agent's tool (DOCKER_HOST, its config): the container gets
         // only the job's variables, named in `docker run`.
         env: resolved.agentEnv,
         jobEnv: {},
-        control: dockerControl(docker, name, resolved.agentEnv),
+        control: dockerControl(docker, name, resolved.agentEnv, dockerEnvFile(spec)),
         trackOom: false,
       }, resolved);
     },
@@ -174,8 +253,31 @@ export function createDockerRunner(options: DockerRunnerOptions = {}): Runner {
         ? state.container
         : containerName(parsed.run_id);
       const docker = typeof state.docker === "string" ? state.docker : dockerName;
-      const control = dockerControl(docker, name, resolved.agentEnv);
+      const control = dockerControl(
+        docker,
+        name,
+        resolved.agentEnv,
+        `${parsed.run_dir}/${DOCKER_ENV_FILE}`,
+      );
       return await reattachAttempt(parsed, hooks, lastDeliveredSeq, control, resolved);
+    },
+    /**
+     * The agent stopped while starting `spec`: when the attempt got as far as its handle
+     * file, it is followed again from there; otherwise a container it may have started is
+     * removed (null: the attempt is lost), so that none runs on with no one following it.
+     */
+    async recover(spec: RunSpec, hooks: RunHooks): Promise<RunHandle | null> {
+      const saved = await readJsonOrNull(runFile(spec.run_dir, "handle"));
+      if (typeof saved === "object" && saved !== null && "run_id" in saved) {
+        return await this.reattach(saved as HandleState, hooks, 0);
+      }
+      const path = spec.env.PATH ?? resolved.agentEnv.PATH ?? "";
+      const docker = await resolveProgram(dockerName, path, "/");
+      if (docker !== null) {
+        const name = containerName(spec.run_id);
+        await runDocker(docker, ["rm", "--force", name], resolved.agentEnv);
+      }
+      return null;
     },
   };
 }

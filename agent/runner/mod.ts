@@ -22,7 +22,7 @@ export type {
 export { createProcessRunner } from "./process_runner.ts";
 /** Options of {@linkcode createProcessRunner}. */
 export type { ProcessRunnerOptions } from "./process_runner.ts";
-/** Creates the Docker runner (`docker run --rm --name gpuctl-<run_id> …`). */
+/** Creates the Docker runner (`docker run --name gpuctl-<run_id> …`, removed once read). */
 export { containerName, createDockerRunner, dockerRunArgs } from "./docker_runner.ts";
 /** Options of {@linkcode createDockerRunner}. */
 export type { DockerRunnerOptions } from "./docker_runner.ts";

@@ -8,14 +8,28 @@ import { readStat } from "./_proc.ts";
 import { MAX_LINE_BYTES } from "./line_splitter.ts";
 import { RUN_FILES } from "./run_dir.ts";
 import type { OutputLine, RunHandle, Runner, RunSpec } from "./types.ts";
+import type { JobRunner } from "../../protocol/vocabulary.ts";
 
 /** The runner under test. */
 export interface ConformanceTarget {
-  kind: "process" | "docker";
+  kind: JobRunner;
   /** A new runner instance (a new one stands for a restarted agent). */
   makeRunner(): Runner;
   /** `RunSpec.image` for this runner. */
   image: string | null;
+  /**
+   * The host's pids of processes a job named by its own pids (`echo $$`): a container has
+   * a pid namespace of its own. Pids it cannot map are left out, never guessed.
+   * @default the same pids
+   */
+  hostPids?(jobPids: number[]): number[] | Promise<number[]>;
+  /**
+   * Checks that nothing of the runs is left on the host once they ended (a container in
+   * `docker ps -a`): called after each test that let its runs end, with their ids.
+   */
+  assertNothingLeft?(runIds: string[]): Promise<void>;
+  /** Removes whatever a test left behind (containers), whether it passed or not. */
+  cleanup?(runIds: string[]): Promise<void>;
 }
 
 const WAIT_MS = 10_000;
@@ -55,6 +69,7 @@ class Fixture {
   readonly dir: string;
   readonly lines: OutputLine[] = [];
   readonly handles: RunHandle[] = [];
+  readonly runIds: string[] = [];
   #n = 0;
 
   constructor(readonly target: ConformanceTarget) {
@@ -63,6 +78,7 @@ class Fixture {
 
   spec(command: string[] | string, extra: Partial<RunSpec> = {}): RunSpec {
     const runId = `r${crypto.randomUUID().slice(0, 8)}${this.#n++}`;
+    this.runIds.push(runId);
     return {
       run_id: runId,
       job_id: "j-test",
@@ -99,13 +115,20 @@ class Fixture {
     return lines.filter((l) => !stream || l.stream === stream).map((l) => l.text);
   }
 
+  /** The pids the job wrote to `path`, as the host sees them. */
+  async jobPids(path: string): Promise<number[]> {
+    const pids = await readPids(path);
+    return this.target.hostPids ? await this.target.hostPids(pids) : pids;
+  }
+
   async done(): Promise<void> {
-    const pids = new Set<number>(await readPids(`${this.dir}/pids.txt`));
+    const pids = new Set<number>(await this.jobPids(`${this.dir}/pids.txt`));
     for (const handle of this.handles) {
       for (const pid of handle.pids()) pids.add(pid);
       handle.detach();
     }
     killAll(pids);
+    await this.target.cleanup?.(this.runIds);
     await Deno.remove(this.dir, { recursive: true }).catch(() => {});
   }
 }
@@ -126,6 +149,7 @@ export function runnerConformance(target: ConformanceTarget): void {
       const fixture = new Fixture(target);
       try {
         await fn(fixture);
+        await target.assertNothingLeft?.(fixture.runIds);
       } finally {
         await fixture.done();
       }
@@ -147,6 +171,34 @@ export function runnerConformance(target: ConformanceTarget): void {
     const exit = await (await f.start(f.spec("x=6; echo $((x * 7)) && echo 'a  b'"))).exited;
     assert.equal(exit.failure_class, null);
     assert.deepEqual(f.texts("stdout"), ["42", "a  b"]);
+  });
+
+  test("passes the job's argv exactly, with no shell in between", async (f) => {
+    const args = ["a  b", "it's", '"q"', "$(echo not run)", "`x`", "*", "", "ü\\n"];
+    const spec = f.spec([
+      "python3",
+      "-c",
+      "import json, sys; print(json.dumps(sys.argv[1:]))",
+      ...args,
+    ]);
+    const exit = await (await f.start(spec)).exited;
+    assert.equal(exit.failure_class, null, exit.reason);
+    assert.deepEqual(JSON.parse(f.texts("stdout")[0]), args);
+  });
+
+  test("runs in its working dir and writes its run's folder, also one outside it", async (f) => {
+    const runDir = await Deno.makeTempDir({ prefix: "gpuctl_run_files_" });
+    try {
+      const spec = f.spec(["bash", "-c", 'pwd; echo saved > "$GPUCTL_RUN_DIR/ckpt-1.pt"'], {
+        env: { GPUCTL_RUN_DIR: runDir },
+      });
+      const exit = await (await f.start(spec)).exited;
+      assert.equal(exit.failure_class, null, exit.reason);
+      assert.deepEqual(f.texts(), [f.dir]);
+      assert.equal(await Deno.readTextFile(`${runDir}/ckpt-1.pt`), "saved\n");
+    } finally {
+      await Deno.remove(runDir, { recursive: true });
+    }
   });
 
   test("passes the job's environment exactly", async (f) => {
@@ -234,8 +286,8 @@ export function runnerConformance(target: ConformanceTarget): void {
     );
     const pidsFile = `${f.dir}/pids.txt`;
     const handle = await f.start(f.spec(["bash", "main.sh", pidsFile], { grace_s: 0.5 }));
-    await waitFor("four processes", async () => (await readPids(pidsFile)).length === 4);
-    return { handle, tree: await readPids(pidsFile) };
+    await waitFor("four processes", async () => (await f.jobPids(pidsFile)).length === 4);
+    return { handle, tree: await f.jobPids(pidsFile) };
   }
 
   async function assertCancelEndsTree(handle: RunHandle, tree: number[]): Promise<void> {

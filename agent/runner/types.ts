@@ -4,6 +4,7 @@
  * suite; the Slurm runner hands the job to a cluster scheduler and reports when it starts.
  */
 import type { FailureClass } from "../../protocol/rest.ts";
+import type { JobRunner, RunnerKind } from "../../protocol/vocabulary.ts";
 
 /** One attempt of a job, as the runner needs it. */
 export interface RunSpec {
@@ -18,7 +19,7 @@ export interface RunSpec {
   /** The complete environment additions for the job (the caller adds CUDA_VISIBLE_DEVICES, GPUCTL_*, PYTHONPATH …). */
   env: Record<string, string>;
   gpu_indices: number[];
-  runner: "process" | "docker";
+  runner: JobRunner;
   image: string | null;
   /** `<agent_data>/runs/<run_id>`: the runner keeps its files here (output.log, exit status, pids). */
   run_dir: string;
@@ -52,7 +53,7 @@ export type HandleState = Record<string, unknown> & {
 };
 
 /** The runners an agent can have. */
-export type RunnerKind = "process" | "docker" | "slurm";
+export type { RunnerKind };
 
 /** An attempt waiting in a cluster scheduler's queue (Slurm). */
 export interface QueuedInfo {

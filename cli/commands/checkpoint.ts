@@ -13,18 +13,7 @@ import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
 import { DATA_FLAGS, optionalInt, optionalText, requiredText } from "../flags.ts";
 import { ago, clean, metric, printFields, printPage } from "../output.ts";
-
-function size(bytes: number | null): string {
-  if (bytes === null) return "";
-  const units = ["B", "KB", "MB", "GB", "TB"];
-  let v = bytes;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
-}
+import { fmtBytes } from "../../lib/format.ts";
 
 const list = defineCommand({
   name: "checkpoint list",
@@ -43,10 +32,10 @@ const list = defineCommand({
       { header: "STEP", cell: (c) => c.step === null ? "" : String(c.step), right: true },
       {
         header: "PATH",
-        cell: (c) => clean(c.path) + (c.overwritten ? " (overwritten)" : ""),
+        cell: (c) => clean(c.path) + (c.state && c.state !== "valid" ? ` (${c.state})` : ""),
         flex: true,
       },
-      { header: "SIZE", cell: (c) => size(c.size_bytes), right: true },
+      { header: "SIZE", cell: (c) => c.size_bytes === null ? "" : fmtBytes(c.size_bytes), right: true },
       {
         header: "METRICS",
         cell: (c) =>

@@ -10,6 +10,7 @@
  */
 import { subscribe } from "../_live.ts";
 import type { LivePoint } from "./series.ts";
+import { MAX_STREAMED_RUNS } from "../../protocol/limits.ts";
 
 /** A point of the multi-run stream. */
 export interface StreamPoint extends LivePoint {
@@ -19,9 +20,6 @@ export interface StreamPoint extends LivePoint {
 }
 
 type Listener = (points: LivePoint[]) => void;
-
-/** Runs one stream may name (the server's limit); runs past it are kept up by the panels' poll. */
-export const MAX_STREAMED_RUNS = 100;
 
 /** The stream's URL for a set of runs (sorted, so the same set is the same URL). */
 export function streamUrl(runs: Iterable<string>): string {
@@ -74,6 +72,7 @@ export function createLivePoints(sub: typeof subscribe): LivePoints {
   };
   const reopen = () => {
     queued = false;
+    // Runs past the server's limit are kept up by the panels' poll.
     const ids = [...runs.keys()].sort().slice(0, MAX_STREAMED_RUNS);
     const url = ids.length ? streamUrl(ids) : null;
     if (url === (open?.url ?? null)) return;

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { Series } from "../../protocol/objects.ts";
 import type { XMode } from "./x_axis.ts";
 
 /** A run a panel draws. */
@@ -19,21 +20,8 @@ export interface PanelRun {
   live: boolean;
 }
 
-/**
- * One series as `POST /api/runs/metrics:query` returns it. `values` (and `min`/`max`) hold
- * numbers, or `"NaN"`, `"Infinity"`, `"-Infinity"` for points that are not finite.
- */
-export interface ApiSeries {
-  run_id: string;
-  key: string;
-  steps: number[];
-  values: (number | string)[];
-  wall_times: number[];
-  min?: (number | string)[];
-  max?: (number | string)[];
-  total_points: number;
-  downsampled: boolean;
-}
+/** One series as `POST /api/runs/metrics:query` returns it (the protocol's `Series`). */
+export type ApiSeries = Series;
 
 /** The props of `islands/ChartPanel.tsx` as an island (JSON only). */
 export interface ChartPanelProps {

@@ -1,9 +1,9 @@
 /** Small pieces of the tools' text summaries. */
 import type { PrimaryMetric } from "../../protocol/objects.ts";
+import { fmtNumber } from "../../lib/format.ts";
 
-/** A number for a sentence: 4 significant digits. */
-export const num = (v: unknown) =>
-  typeof v === "number" ? Number(v.toPrecision(4)).toString() : String(v);
+/** A number for a sentence, as gpuctl writes numbers (lib/format.ts). */
+export const num = (v: unknown) => typeof v === "number" ? fmtNumber(v) : String(v);
 
 /** `, train/loss 0.31 (best 0.29 at step 180)`, or nothing. */
 export function metricText(m: PrimaryMetric | null): string {

@@ -10,8 +10,8 @@ export const compareCheckpointsTool = defineTool({
   name: "compare_checkpoints",
   title: "Compare a run's checkpoints",
   description: "A run's checkpoints ranked: by held-out evaluation results when any exist, " +
-    "else by the training metric at each checkpoint's step; excluded ones (overwritten, saved " +
-    "after a NaN) say why; with next_actions (which to evaluate).",
+    "else by the training metric at each checkpoint's step; excluded ones (overwritten by " +
+    "another run, gone, incomplete, saved after a NaN) say why; with next_actions (which to evaluate).",
   kind: "semantic",
   input: z.object({ run_id: runIdField() }),
   output: semanticShape({

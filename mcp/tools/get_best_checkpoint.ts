@@ -12,7 +12,8 @@ export const getBestCheckpointTool = defineTool({
   title: "Best checkpoint",
   description: "The checkpoint to use, of one run or of a whole experiment: ranked by held-out " +
     "evaluation results first, else by the training metric; with the reason, the alternatives, " +
-    "what was skipped and why, and next_actions (e.g. evaluate it to confirm). Name run_id or " +
+    "what was skipped and why (a file overwritten by another run, gone or incomplete is never " +
+    "chosen), and next_actions (e.g. evaluate it to confirm). Name run_id or " +
     "experiment, not both.",
   kind: "semantic",
   input: z.object({

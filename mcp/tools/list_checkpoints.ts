@@ -19,7 +19,7 @@ export const listCheckpointsTool = defineTool({
       `${c.id} step ${c.step ?? "?"}${
         c.evaluations.length ? ` (${c.evaluations.length} evaluation(s))` : ""
       }` +
-      (c.overwritten ? " (overwritten)" : "")
+      (c.state !== "valid" ? ` (${c.state})` : "")
     );
     return {
       data: { ...page },

@@ -10,13 +10,15 @@ import { ANOMALY_EVENT_TYPES, type JobStatus } from "../../protocol/rest.ts";
 import { EVENT_TYPES } from "../../protocol/event_types.ts";
 import type { Context } from "../../server/context.ts";
 import { invalidField } from "../../server/errors.ts";
-import { eventsFeed, lastEventId } from "../../server/events/service.ts";
+import { eventMatches, lastEventId } from "../../server/events/service.ts";
+import { events as eventsDb } from "../../server/db/mod.ts";
+import { topics } from "../../server/bus/bus.ts";
 import { getJob } from "../../server/jobs/service.ts";
-import { runMetricsFeed } from "../../server/runs/feeds.ts";
 import { getRun, runStreamEnd } from "../../server/runs/service.ts";
 import { diagnoseRunById } from "../../server/semantic/mod.ts";
 import { getSweep } from "../../server/sweeps/service.ts";
-import { defineTool } from "../_tool.ts";
+import { defineTool, type ToolCall, yieldWhenBusy } from "../_tool.ts";
+import { acquireWait, MAX_WAITS, MAX_WAITS_PER_TOKEN } from "../wait_slots.ts";
 import { eventShape, nextActions } from "../_shapes.ts";
 import { idField } from "./_fields.ts";
 
@@ -66,41 +68,6 @@ interface Wake {
   run_id: string | null;
 }
 
-/**
- * Looks at the stored facts once: the events after `since` (anomalies and the awaited type),
- * then the end of the run or job, then the step. Null while nothing holds yet.
- */
-function look(ctx: Context, target: Target, until: Until, cursor: { since: number }): Wake | null {
-  const runId = target.run_id ?? getJob(ctx, target.job_id!).run_id;
-  const feed = eventsFeed(
-    ctx,
-    target.run_id ? { run_id: target.run_id } : { job_id: target.job_id },
-  );
-  for (
-    let page = feed.backlog(cursor.since, 200);
-    page.length;
-    page = feed.backlog(cursor.since, 200)
-  ) {
-    for (const { id, data } of page) {
-      cursor.since = id;
-      const e = data as EventRecord;
-      if (until.kind === "event" && e.type === until.type) {
-        return { reason: "event", event: e, run_id: runId };
-      }
-      if (ANOMALIES.has(e.type)) return { reason: "anomaly", event: e, run_id: runId };
-    }
-  }
-  const finished = target.run_id
-    ? runStreamEnd(ctx, target.run_id) !== null
-    : JOB_DONE.has(getJob(ctx, target.job_id!).status);
-  if (finished) return { reason: "finished", event: null, run_id: runId };
-  if (until.kind === "step" && runId) {
-    const step = getRun(ctx, runId).step;
-    if (step !== null && step >= until.step) return { reason: "step", event: null, run_id: runId };
-  }
-  return null;
-}
-
 /** How long a wait may last, what ends it early, and how it tells it is still going. */
 interface WaitOptions {
   timeoutMs: number;
@@ -111,21 +78,26 @@ interface WaitOptions {
 }
 
 /**
- * The plumbing every wait shares: `look` now and whenever a source it subscribed to says
- * something changed (it gets `check` to subscribe more as it goes), until it finds a wake; a
- * time-out or a cancel ends the wait with `idleRun()`'s run.
+ * The plumbing every wait shares. `start` looks at the stored facts once and subscribes to
+ * the bus; after that each message is judged by itself (`wake`), and a recheck of the store
+ * (`recheck`: one row or two) runs only for messages that can change the answer, at most once
+ * per turn of the loop. So a wait costs nothing per message of others, and never reads
+ * history: what happened before the call is one indexed look.
  */
 function waitOn(
   options: WaitOptions,
   wait: {
-    look(check: () => void): Wake | null;
-    subscribe(check: () => void): () => void;
+    /** The first look and the subscriptions; returns a wake, or the unsubscribe function. */
+    start(wake: (w: Wake) => void, recheck: () => void): Wake | (() => void);
+    /** Looks at the store again (the end of the run, the job's run); null while nothing holds. */
+    recheck(): Wake | null;
     idleRun(): string | null;
   },
 ): Promise<Wake> {
   return new Promise<Wake>((resolve, reject) => {
     let settled = false;
     let unsubscribe = () => {};
+    let pending = false;
     const settle = (wake: Wake | null, err?: unknown) => {
       if (settled) return;
       settled = true;
@@ -136,14 +108,21 @@ function waitOn(
       if (err !== undefined) reject(err);
       else resolve(wake!);
     };
-    const check = () => {
-      if (settled) return;
-      try {
-        const wake = wait.look(check);
-        if (wake) settle(wake);
-      } catch (err) {
-        settle(null, err);
-      }
+    const wake = (w: Wake) => settle(w);
+    // Coalesced: a burst of messages in one commit costs one look at the store.
+    const recheck = () => {
+      if (settled || pending) return;
+      pending = true;
+      queueMicrotask(() => {
+        pending = false;
+        if (settled) return;
+        try {
+          const w = wait.recheck();
+          if (w) settle(w);
+        } catch (err) {
+          settle(null, err);
+        }
+      });
     };
     const idle = (reason: "timeout" | "cancelled") =>
       settle({ reason, event: null, run_id: wait.idleRun() });
@@ -154,45 +133,107 @@ function waitOn(
       : undefined;
     if (options.signal.aborted) return onAbort();
     options.signal.addEventListener("abort", onAbort);
-    // Subscribed before the first look, so nothing that happens in between is missed.
-    unsubscribe = wait.subscribe(check);
-    check();
+    try {
+      // Subscribed before the first look, so nothing that happens in between is missed.
+      const started = wait.start(wake, recheck);
+      if (typeof started === "function") {
+        if (settled) started();
+        else unsubscribe = started;
+      } else settle(started);
+    } catch (err) {
+      settle(null, err);
+    }
   });
 }
 
-/** Waits until `look` finds something, the time is up, or the call is cancelled. */
+/** The highest step of a metrics message, computed once per message for every waiter. */
+const maxStepOf = new WeakMap<object, number>();
+function messageMaxStep(m: { points: { step: number }[] }): number {
+  let max = maxStepOf.get(m);
+  if (max === undefined) {
+    max = -1;
+    for (const p of m.points) if (p.step > max) max = p.step;
+    maxStepOf.set(m, max);
+  }
+  return max;
+}
+
+/** Whether an event can change whether a run or job has ended, or which run a job has. */
+const changesState = (e: EventRecord) => e.type.startsWith("RUN_") || e.type.startsWith("JOB_");
+
+/** Waits until a run or job ends, reaches a step, or raises an event; see `waitOn`. */
 export function waitFor(
   ctx: Context,
   target: Target,
   until: Until,
   options: WaitOptions,
 ): Promise<Wake> {
-  const cursor = { since: options.since };
+  const filter = target.run_id ? { run_id: target.run_id } : { job_id: target.job_id };
+  const wakeTypes = [
+    ...ANOMALIES,
+    ...(until.kind === "event" && !ANOMALIES.has(until.type) ? [until.type] : []),
+  ];
+  const currentRun = () => target.run_id ?? getJob(ctx, target.job_id!).run_id;
   let watchedRun: string | null = null;
   let unwatchPoints = () => {};
+  let onWake: (w: Wake) => void = () => {};
+  let recheckLater = () => {};
+  const ofEvent = (e: EventRecord): Wake =>
+    until.kind === "event" && e.type === until.type
+      ? { reason: "event", event: e, run_id: currentRun() }
+      : { reason: "anomaly", event: e, run_id: currentRun() };
+  // The end of the run or job, then the step; follows a job's run to its points.
+  const recheck = (): Wake | null => {
+    const runId = currentRun();
+    const finished = target.run_id
+      ? runStreamEnd(ctx, target.run_id) !== null
+      : JOB_DONE.has(getJob(ctx, target.job_id!).status);
+    if (finished) return { reason: "finished", event: null, run_id: runId };
+    if (until.kind !== "step" || !runId) return null;
+    if (runId !== watchedRun) {
+      unwatchPoints();
+      watchedRun = runId;
+      unwatchPoints = ctx.bus.subscribe<{ points: { step: number }[] }>(
+        topics.metrics(runId),
+        (m) => {
+          if (messageMaxStep(m) >= until.step) {
+            onWake({ reason: "step", event: null, run_id: runId });
+          }
+        },
+      );
+    }
+    const step = getRun(ctx, runId).step;
+    return step !== null && step >= until.step
+      ? { reason: "step", event: null, run_id: runId }
+      : null;
+  };
   return waitOn(options, {
-    look(check) {
-      const wake = look(ctx, target, until, cursor);
-      if (wake) return wake;
-      // A job's run appears at dispatch and changes on retry: follow its points for a step.
-      const runId = target.run_id ?? getJob(ctx, target.job_id!).run_id;
-      if (until.kind === "step" && runId && runId !== watchedRun) {
-        unwatchPoints();
-        watchedRun = runId;
-        unwatchPoints = runMetricsFeed(ctx, runId).subscribe(check);
-      }
-      return null;
-    },
-    subscribe(check) {
-      const stop = eventsFeed(
-        ctx,
-        target.run_id ? { run_id: target.run_id } : { job_id: target.job_id },
-      ).subscribe(check);
-      return () => {
+    start(wake, later) {
+      onWake = wake;
+      recheckLater = later;
+      const stop = ctx.bus.subscribe<EventRecord>(topics.events, (e) => {
+        if (e.id <= options.since || !eventMatches(filter, e)) return;
+        if (wakeTypes.includes(e.type)) onWake(ofEvent(e));
+        else if (changesState(e)) recheckLater();
+      });
+      const off = () => {
         stop();
         unwatchPoints();
       };
+      try {
+        const stored = eventsDb.firstEventOfTypes(ctx.db, filter, wakeTypes, options.since);
+        const w = stored ? ofEvent(stored) : recheck();
+        if (w) {
+          off();
+          return w;
+        }
+      } catch (err) {
+        off();
+        throw err;
+      }
+      return off;
     },
+    recheck,
     // The run a wait that ends without a wake is about: the job's current one.
     idleRun() {
       if (target.run_id) return target.run_id;
@@ -205,35 +246,48 @@ export function waitFor(
   });
 }
 
+const SWEEP_WAKES = ["SWEEP_FINISHED", "SWEEP_TRIAL_STOPPED"];
+
 /**
  * Waits until a sweep ends (SWEEP_FINISHED) or a rung stops one of its trials
- * (SWEEP_TRIAL_STOPPED), on the events feed like `waitFor`; the time out and a cancel as there.
+ * (SWEEP_TRIAL_STOPPED): the events before the call are one indexed look (by type and id),
+ * live ones are judged as they come.
  */
 export function waitForSweep(
   ctx: Context,
   sweepId: string,
   options: WaitOptions,
 ): Promise<Wake> {
-  const feed = eventsFeed(ctx, {});
-  let since = options.since;
+  const ofEvent = (e: EventRecord): Wake =>
+    e.type === "SWEEP_FINISHED"
+      ? { reason: "finished", event: e, run_id: null }
+      : { reason: "event", event: e, run_id: e.run_id };
+  const recheck = (): Wake | null =>
+    getSweep(ctx, sweepId).status !== "RUNNING"
+      ? { reason: "finished", event: null, run_id: null }
+      : null;
   return waitOn(options, {
-    look() {
-      for (let page = feed.backlog(since, 200); page.length; page = feed.backlog(since, 200)) {
-        for (const { id, data } of page) {
-          since = id;
-          const e = data as EventRecord;
-          if ((e.data as { sweep_id?: string } | null)?.sweep_id !== sweepId) continue;
-          if (e.type === "SWEEP_FINISHED") return { reason: "finished", event: e, run_id: null };
-          if (e.type === "SWEEP_TRIAL_STOPPED") {
-            return { reason: "event", event: e, run_id: e.run_id };
-          }
+    start(wake, later) {
+      const stop = ctx.bus.subscribe<EventRecord>(topics.events, (e) => {
+        if (e.id <= options.since || !e.type.startsWith("SWEEP_")) return;
+        if ((e.data as { sweep_id?: string } | null)?.sweep_id !== sweepId) return;
+        if (SWEEP_WAKES.includes(e.type)) wake(ofEvent(e));
+        else later();
+      });
+      try {
+        const stored = eventsDb.firstEventOfTypes(ctx.db, {}, SWEEP_WAKES, options.since, sweepId);
+        const w = stored ? ofEvent(stored) : recheck();
+        if (w) {
+          stop();
+          return w;
         }
+      } catch (err) {
+        stop();
+        throw err;
       }
-      return getSweep(ctx, sweepId).status !== "RUNNING"
-        ? { reason: "finished", event: null, run_id: null }
-        : null;
+      return stop;
     },
-    subscribe: (check) => feed.subscribe(check),
+    recheck,
     idleRun: () => null,
   });
 }
@@ -255,7 +309,9 @@ export const waitForRunTool = defineTool({
     'reaches a step (until "step>=N"), or raises an event type (until "CHECKPOINT_CREATED"), ' +
     "and wakes early on any anomaly (OOM, LOSS_NAN, LOSS_SPIKE, OVERFITTING_SUSPECTED, STALLED, " +
     `…). Returns why it woke, the event, and the run's diagnosis with next_actions. timeout_s ≤ ${MAX_WAIT_S}; ` +
-    "call again with after_event_id = last_event_id to keep waiting past an anomaly.",
+    "call again with after_event_id = last_event_id to keep waiting past an anomaly. " +
+    `At most ${MAX_WAITS_PER_TOKEN} waits per token and ${MAX_WAITS} per server are open at ` +
+    "once (each call of a batch counts); past either, the call is refused with TooManyWaits.",
   kind: "wait",
   input: z.object({
     run_id: idField("The run to wait for").optional(),
@@ -293,85 +349,108 @@ export const waitForRunTool = defineTool({
     ),
   }),
   async run(ctx, args, call) {
-    const named = [args.run_id, args.job_id, args.sweep_id].filter((x) => x !== undefined);
-    if (named.length !== 1) {
-      throw invalidField(
-        "wait_for_run arguments",
-        "run_id",
-        "name exactly one of run_id, job_id or sweep_id",
-      );
+    const release = call.takeWaitSlot?.() ?? acquireWait(ctx, call.principal.token_id);
+    try {
+      return await waitAnswer(ctx, args, call);
+    } finally {
+      release();
     }
-    if (args.sweep_id) return await waitSweepAnswer(ctx, args.sweep_id, args, call);
-    const until = parseUntil(args.until ?? "finished");
-    const target = { run_id: args.run_id, job_id: args.job_id };
-    // Fail fast on an unknown id, before waiting.
-    const jobId = target.job_id ?? getRun(ctx, target.run_id!).job_id;
-    if (target.job_id) getJob(ctx, target.job_id);
-    const started = performance.now();
-    const since = args.after_event_id ?? lastEventId(ctx);
-    const timeoutS = args.timeout_s ?? DEFAULT_WAIT_S;
-    const progress = call.progress;
-    const wake = await waitFor(ctx, target, until, {
-      timeoutMs: timeoutS * 1000,
-      since,
-      signal: call.signal,
-      tick: progress && {
-        everyMs: call.progressEveryMs ?? PROGRESS_EVERY_MS,
-        onTick: () => {
-          const waited = Math.round((performance.now() - started) / 1000);
-          void progress({
-            progress: waited,
-            total: timeoutS,
-            message: `waiting ${waited} s of at most ${timeoutS} s`,
-          }).catch(() => {});
-        },
-      },
-    });
-    const run = wake.run_id ? getRun(ctx, wake.run_id) : null;
-    const diagnosis = run ? diagnoseRunById(ctx, run.id) : null;
-    const lastId = Math.max(wake.event?.id ?? 0, since);
-    const again = {
-      tool: "wait_for_run",
-      args: {
-        ...(target.run_id ? { run_id: target.run_id } : { job_id: jobId }),
-        until: args.until ?? "finished",
-        after_event_id: lastId,
-      },
-      why: "Keep waiting from here",
-    };
-    const stillGoing = run && (run.status === "RUNNING" || run.status === "QUEUED");
-    const actions = [
-      ...(diagnosis?.next_actions.filter((a) => a.tool !== "wait_for_run") ?? []),
-      ...(stillGoing || (!run && wake.reason === "timeout") ? [again] : []),
-    ];
-    const waited = Math.round((performance.now() - started) / 100) / 10;
-    const who = run ? `Run ${run.name} (${run.id})` : `Job ${jobId}`;
-    const what = wake.event ? ` ${wake.event.type}: ${wake.event.message}.` : "";
-    return {
-      data: {
-        reason: wake.reason,
-        until: args.until ?? "finished",
-        run_id: run?.id ?? null,
-        job_id: jobId,
-        status: run?.status ?? null,
-        step: run?.step ?? null,
-        event: wake.event,
-        last_event_id: lastId,
-        waited_s: waited,
-        diagnosis,
-        next_actions: actions,
-      },
-      summary:
-        `${who} ${SENTENCE[wake.reason]} after ${waited} s${
-          run ? ` (status ${run.status}, step ${run.step ?? "?"})` : ""
-        }.` +
-        what + (diagnosis ? ` ${diagnosis.summary}` : "") +
-        (actions.length
-          ? ` Next: ${actions.map((a) => `${a.tool} ${JSON.stringify(a.args)}`).join("; ")}.`
-          : ""),
-    };
   },
 });
+
+/** `wait_for_run`'s answer, once it has its slot. */
+async function waitAnswer(
+  ctx: Context,
+  args: {
+    run_id?: string;
+    job_id?: string;
+    sweep_id?: string;
+    until?: string;
+    timeout_s?: number;
+    after_event_id?: number;
+  },
+  call: ToolCall,
+) {
+  const named = [args.run_id, args.job_id, args.sweep_id].filter((x) => x !== undefined);
+  if (named.length !== 1) {
+    throw invalidField(
+      "wait_for_run arguments",
+      "run_id",
+      "name exactly one of run_id, job_id or sweep_id",
+    );
+  }
+  if (args.sweep_id) return await waitSweepAnswer(ctx, args.sweep_id, args, call);
+  const until = parseUntil(args.until ?? "finished");
+  const target = { run_id: args.run_id, job_id: args.job_id };
+  // Fail fast on an unknown id, before waiting.
+  const jobId = target.job_id ?? getRun(ctx, target.run_id!).job_id;
+  if (target.job_id) getJob(ctx, target.job_id);
+  const started = performance.now();
+  const since = args.after_event_id ?? lastEventId(ctx);
+  const timeoutS = args.timeout_s ?? DEFAULT_WAIT_S;
+  const progress = call.progress;
+  const wake = await waitFor(ctx, target, until, {
+    timeoutMs: timeoutS * 1000,
+    since,
+    signal: call.signal,
+    tick: progress && {
+      everyMs: call.progressEveryMs ?? PROGRESS_EVERY_MS,
+      onTick: () => {
+        const waited = Math.round((performance.now() - started) / 1000);
+        void progress({
+          progress: waited,
+          total: timeoutS,
+          message: `waiting ${waited} s of at most ${timeoutS} s`,
+        }).catch(() => {});
+      },
+    },
+  });
+  // Waits that time out together wake in one turn: each answer (a diagnosis) takes its own.
+  await yieldWhenBusy();
+  const run = wake.run_id ? getRun(ctx, wake.run_id) : null;
+  const diagnosis = run ? diagnoseRunById(ctx, run.id) : null;
+  const lastId = Math.max(wake.event?.id ?? 0, since);
+  const again = {
+    tool: "wait_for_run",
+    args: {
+      ...(target.run_id ? { run_id: target.run_id } : { job_id: jobId }),
+      until: args.until ?? "finished",
+      after_event_id: lastId,
+    },
+    why: "Keep waiting from here",
+  };
+  const stillGoing = run && (run.status === "RUNNING" || run.status === "QUEUED");
+  const actions = [
+    ...(diagnosis?.next_actions.filter((a) => a.tool !== "wait_for_run") ?? []),
+    ...(stillGoing || (!run && wake.reason === "timeout") ? [again] : []),
+  ];
+  const waited = Math.round((performance.now() - started) / 100) / 10;
+  const who = run ? `Run ${run.name} (${run.id})` : `Job ${jobId}`;
+  const what = wake.event ? ` ${wake.event.type}: ${wake.event.message}.` : "";
+  return {
+    data: {
+      reason: wake.reason,
+      until: args.until ?? "finished",
+      run_id: run?.id ?? null,
+      job_id: jobId,
+      status: run?.status ?? null,
+      step: run?.step ?? null,
+      event: wake.event,
+      last_event_id: lastId,
+      waited_s: waited,
+      diagnosis,
+      next_actions: actions,
+    },
+    summary:
+      `${who} ${SENTENCE[wake.reason]} after ${waited} s${
+        run ? ` (status ${run.status}, step ${run.step ?? "?"})` : ""
+      }.` +
+      what + (diagnosis ? ` ${diagnosis.summary}` : "") +
+      (actions.length
+        ? ` Next: ${actions.map((a) => `${a.tool} ${JSON.stringify(a.args)}`).join("; ")}.`
+        : ""),
+  };
+}
 
 /** `wait_for_run {sweep_id}`: the sweep as it stands when the wait ends. */
 async function waitSweepAnswer(
@@ -388,6 +467,7 @@ async function waitSweepAnswer(
     since,
     signal: call.signal,
   });
+  await yieldWhenBusy();
   const sweep = getSweep(ctx, sweepId);
   const lastId = Math.max(wake.event?.id ?? 0, since);
   const waited = Math.round((performance.now() - started) / 100) / 10;

@@ -61,8 +61,14 @@ export async function confirmedAction(p: PageRequest, a: ConfirmedAction): Promi
   );
 }
 
-/** The notice a redirect after an action carries (shown as text, never markup). */
-export function Notice({ url }: { url: URL }) {
+/**
+ * The notice a redirect after an action carries (shown as text, never markup). A browser says
+ * where a navigation came from (`Sec-Fetch-Site`): a notice in a link from another site is not
+ * shown, so no one can put words on a gpuctl page by sending a link.
+ */
+export function Notice({ url, req }: { url: URL; req: Request }) {
+  const from = req.headers.get("sec-fetch-site");
+  if (from !== null && from !== "same-origin") return null;
   const n = url.searchParams.get("notice");
   return n ? <p class="notice" role="status">{n.slice(0, 300)}</p> : null;
 }

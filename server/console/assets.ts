@@ -3,7 +3,7 @@
  * bundles (built by `deno bundle` into `static/build/`, described by its manifest).
  *
  * Bundles are rebuilt only when the islands' sources change: the manifest records a hash of
- * every file under `islands/` and of the dependency pins (deno.json, deno.lock), and a server
+ * every file under `islands/` and `lib/` and of the dependency pins (deno.json, deno.lock), and a server
  * whose checkout hashes differently treats the build as stale. Builds go into a temporary
  * folder first and only then move in: every output name carries its content hash, so two
  * servers building at once write identical files, and the manifest is replaced in one rename.
@@ -50,18 +50,29 @@ export function islandNames(root = REPO_ROOT): string[] {
     .sort();
 }
 
-/** A hash of everything a build depends on: the islands' sources and the dependency pins. */
+/**
+ * A hash of everything a build depends on: the islands' sources, the shared formatting module
+ * under lib/ and the API limits they import, and the dependency pins.
+ */
 export function islandsSourceHash(root = REPO_ROOT): string {
   const hash = createHash("sha256").update(`format ${BUILD_FORMAT}\n`);
   const files: string[] = [];
   const walk = (dir: string) => {
-    for (const e of Deno.readDirSync(`${root}/${dir}`)) {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(`${root}/${dir}`)];
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) return;
+      throw err;
+    }
+    for (const e of entries) {
       if (e.isDirectory) walk(`${dir}/${e.name}`);
       else if (e.isFile) files.push(`${dir}/${e.name}`);
     }
   };
   walk("islands");
-  files.sort().push("deno.json", "deno.lock");
+  walk("lib");
+  files.sort().push("protocol/limits.ts", "deno.json", "deno.lock");
   for (const f of files) {
     let bytes: Uint8Array;
     try {

@@ -57,6 +57,7 @@ const STATUS: Record<ServiceError["kind"], number> = {
   scope: 403,
   not_found: 404,
   conflict: 409,
+  too_many: 429,
   storage_full: 507,
 };
 
@@ -66,6 +67,7 @@ const HEADING: Record<ServiceError["kind"], string> = {
   scope: "This session cannot do that",
   not_found: "Not found",
   conflict: "Not possible right now",
+  too_many: "Too much at once",
   storage_full: "The server's disk is full",
 };
 

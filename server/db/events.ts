@@ -101,6 +101,30 @@ export function eventsAfter(
   return rows.map(toEvent);
 }
 
+/**
+ * The oldest event after `afterId` that passes `f` and is of one of `types` (and, with
+ * `sweepId`, whose data names that sweep), or null: one indexed look, whatever the log's size.
+ */
+export function firstEventOfTypes(
+  db: Database,
+  f: EventFilter,
+  types: readonly string[],
+  afterId: number,
+  sweepId?: string,
+): EventRecord | null {
+  if (types.length === 0) return null;
+  const w = filterSql(f);
+  const row = db.prepare(
+    `SELECT * FROM events WHERE id > ? AND type IN (${types.map(() => "?").join(", ")})
+     ${w.sql ? "AND " + w.sql : ""}
+     ${sweepId === undefined ? "" : "AND json_extract(data, '$.sweep_id') = ?"}
+     ORDER BY id LIMIT 1`,
+  ).get(afterId, ...types, ...w.params, ...(sweepId === undefined ? [] : [sweepId])) as
+    | EventRow
+    | undefined;
+  return row ? toEvent(row) : null;
+}
+
 /** The newest event id (0 when there is none). */
 export function lastEventId(db: Database): number {
   const row = db.prepare("SELECT MAX(id) AS id FROM events").get() as { id: number | null };

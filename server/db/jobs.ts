@@ -1,6 +1,11 @@
 import type { ForkOverrides, Job } from "../../protocol/objects.ts";
 import type { JobStatus } from "../../protocol/rest.ts";
-import { maskSecretEnv } from "../../protocol/secret_env.ts";
+import {
+  maskSecretArgv,
+  maskSecretCommandLine,
+  maskSecretEnv,
+  secretValues,
+} from "../../protocol/secret_env.ts";
 import type { Database } from "./database.ts";
 import { json, pageOf, where } from "./_rows.ts";
 
@@ -108,10 +113,20 @@ function toJob(r: JobRow): JobState {
   };
 }
 
-/** What the API shows of a job: the server-only fields removed, secret env values masked. */
+/**
+ * What the API shows of a job: the server-only fields removed, secret env values masked, and
+ * in its command the values of secret-named flags (`--hf-token X`) and of its secret variables.
+ */
 export function publicJob(j: JobState): Job {
   const { seq: _s, infra_attempts: _i, cancel_requested: _c, ...job } = j;
-  return { ...job, env: maskSecretEnv(job.env, job.secret_env) };
+  const values = secretValues(job.env, job.secret_env);
+  return {
+    ...job,
+    env: maskSecretEnv(job.env, job.secret_env),
+    command: typeof job.command === "string"
+      ? maskSecretCommandLine(job.command, values)
+      : maskSecretArgv(job.command, values),
+  };
 }
 
 export type NewJob = Omit<

@@ -62,6 +62,19 @@ export function lastWritePerStep(points: PointWrite[]): PointWrite[] {
  * Stores points of one run (newest write wins for the same key and step) and returns them
  * with their sequence numbers. Must run inside `db.tx`.
  */
+/** How many metric keys a run has. */
+export function keyCount(db: Database, runId: string): number {
+  return (db.prepare("SELECT COUNT(*) AS n FROM metric_keys WHERE run_id = ?").get(runId) as {
+    n: number;
+  }).n;
+}
+
+/** Whether a run has this metric key. */
+export function hasKey(db: Database, runId: string, key: string): boolean {
+  return db.prepare("SELECT 1 FROM metric_keys WHERE run_id = ? AND key = ?").get(runId, key) !==
+    undefined;
+}
+
 export function writePoints(db: Database, runId: string, points: PointWrite[]): StoredPoint[] {
   if (points.length === 0) return [];
   const unique = lastWritePerStep(points);

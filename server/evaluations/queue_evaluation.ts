@@ -12,6 +12,7 @@ import { conflict, notFound } from "../errors.ts";
 import { submitJob } from "../jobs/service.ts";
 import { buildEvaluationSubmission } from "./build_submission.ts";
 import { evaluationView } from "./list_evaluations.ts";
+import { exclusionOf } from "../semantic/rank_checkpoints.ts";
 
 /**
  * Queues the evaluation of a checkpoint with a suite: an EVALUATE job (see
@@ -32,6 +33,13 @@ export function queueEvaluation(
           `${checkpoint.run_id}): run ${checkpoint.overwritten_by_run} saved to the same path ` +
           "later, so the file holds that run's weights now; evaluate a checkpoint of run " +
           `${checkpoint.overwritten_by_run} instead`,
+      );
+    }
+    if (checkpoint.state === "gone" || checkpoint.state === "incomplete") {
+      throw conflict(
+        `Cannot evaluate checkpoint "${checkpointId}" ("${checkpoint.path}", run ` +
+          `${checkpoint.run_id}): ${exclusionOf(checkpoint)}; evaluate another checkpoint ` +
+          "of the run (`checkpoint recommend` names the usable ones)",
       );
     }
     const run = runsDb.getRun(ctx.db, checkpoint.run_id);

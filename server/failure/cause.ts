@@ -9,7 +9,7 @@ export type RetryVerdict =
   | "may_help"
   /** Nothing failed (a cancel). */
   | "not_a_failure"
-  /** Cannot tell. */
+  /** Cannot tell: no catalogue entry decides so any more (kept for diagnoses stored before). */
   | "unknown";
 
 /** A catalogue entry's finding on one run. */
@@ -25,6 +25,11 @@ export interface CauseMatch {
   retry_advice?: string;
   /** Replaces the entry's verdict when this match knows better (with `retry_advice`). */
   retry?: RetryVerdict;
+  /**
+   * The control plane's own record of how the run ended (a cancel, a lost node): it outranks
+   * anything the log says.
+   */
+  authoritative?: boolean;
 }
 
 /** One known cause of failure: data (id, fixes, retry advice) plus a matcher. */
@@ -52,9 +57,10 @@ const MAX_DETAIL = 300;
 const STACK_FRAME = /^\s*(?:frame #\d+:|File "[^"]*", line \d+)/;
 
 /**
- * The strongest match over all lines: `patterns` run from the strongest to the weakest, and
- * the first pattern that matches any line (not a stack frame) wins; of its lines, the first
- * (or the last, with `last`).
+ * The strongest match: `patterns` run from the strongest to the weakest, and the first
+ * pattern that matches a line (not a stack frame) wins; of its lines, a deciding one (the
+ * final exception, a launcher's summary of its failing child) first, then the first line (or
+ * the last, with `last`).
  */
 export function findLine(
   facts: FailureFacts,
@@ -62,14 +68,26 @@ export function findLine(
   opts: { last?: boolean; unless?: RegExp } = {},
 ): LineHit | null {
   const lines = facts.lines;
+  const deciding = lines.filter((l) => facts.deciding.has(l));
   for (const re of patterns) {
-    for (let k = 0; k < lines.length; k++) {
-      const line = lines[opts.last ? lines.length - 1 - k : k];
-      if (STACK_FRAME.test(line.text) || facts.quotedSource.has(line)) continue;
-      if (opts.unless?.test(line.text)) continue;
-      const match = re.exec(line.text);
-      if (match) return { line, match };
-    }
+    const hit = search(facts, deciding, re, opts) ?? search(facts, lines, re, opts);
+    if (hit) return hit;
+  }
+  return null;
+}
+
+function search(
+  facts: FailureFacts,
+  lines: readonly LogLine[],
+  re: RegExp,
+  opts: { last?: boolean; unless?: RegExp },
+): LineHit | null {
+  for (let k = 0; k < lines.length; k++) {
+    const line = lines[opts.last ? lines.length - 1 - k : k];
+    if (STACK_FRAME.test(line.text) || facts.quotedSource.has(line)) continue;
+    if (opts.unless?.test(line.text)) continue;
+    const match = re.exec(line.text);
+    if (match) return { line, match };
   }
   return null;
 }
@@ -107,6 +125,9 @@ export function exitCodeEvidence(facts: FailureFacts): Evidence | null {
   const note = facts.signalFromExitCode && facts.signal
     ? code < 0
       ? ` (killed by ${facts.signal})`
+      : code > 159
+      ? ` (256 - ${256 - code}: a launcher passing on its child's -${256 - code}, killed by ` +
+        `${facts.signal})`
       : ` (128 + ${code - 128}: killed by ${facts.signal})`
     : "";
   return { kind: "exit_code", detail: `exit code ${code}${note}` };
@@ -118,10 +139,45 @@ export function signalEvidence(facts: FailureFacts): Evidence | null {
   return { kind: "signal", detail: `terminated by ${facts.signal}` };
 }
 
-/** Evidence that the process died of `signals`, from the signal or the exit code. */
+/**
+ * Evidence that the process died of `signals`, from the signal or the exit code, or that the
+ * first failing child a launcher reported did (`exitcode: -9`, `Signal 9 (SIGKILL)`).
+ */
 export function killedBy(facts: FailureFacts, signals: readonly string[]): Evidence | null {
+  const child = facts.child;
+  if (child?.signal && signals.includes(child.signal)) {
+    const name = childName(facts) ?? "a child process";
+    return logEvidence(child.line, `${name} died of ${child.signal}`);
+  }
   if (!facts.signal || !signals.includes(facts.signal)) return null;
   return facts.signalFromExitCode ? exitCodeEvidence(facts) : signalEvidence(facts);
+}
+
+/**
+ * "rank 0 (local rank 0, pid 14750)", "local rank 4 (pid 899509)": the first failing child as
+ * the launcher named it, or null when no launcher reported one (or named it not at all).
+ */
+export function childName(facts: FailureFacts): string | null {
+  const c = facts.child;
+  if (!c) return null;
+  const head = c.rank !== null
+    ? `rank ${c.rank}`
+    : c.localRank !== null
+    ? `local rank ${c.localRank}`
+    : c.pid !== null
+    ? `pid ${c.pid}`
+    : null;
+  if (head === null) return null;
+  const parts = [
+    c.rank !== null && c.localRank !== null ? `local rank ${c.localRank}` : null,
+    c.pid !== null && !head.startsWith("pid") ? `pid ${c.pid}` : null,
+  ].filter((x): x is string => x !== null);
+  return parts.length ? `${head} (${parts.join(", ")})` : head;
+}
+
+/** The signal the process, or the first failing child a launcher reported, died of. */
+export function deathSignal(facts: FailureFacts): string | null {
+  return facts.child?.signal ?? facts.signal;
 }
 
 /** Evidence for the failure class the control plane recorded. */

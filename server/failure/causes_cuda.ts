@@ -10,14 +10,32 @@ import {
 } from "./cause.ts";
 import type { Evidence } from "./failure_types.ts";
 
+// One cause, many phrasings: PyTorch (and its THC-era `cuda runtime error (2)`), cuBLAS and
+// the CUDA runtime, TensorFlow's BFC allocator (`OOM when allocating tensor`,
+// `ResourceExhaustedError`), JAX/XLA (`RESOURCE_EXHAUSTED: Out of memory`), ROCm, MPS, and a
+// vLLM engine with no memory left for its KV cache.
 const CUDA_OOM = [
   /CUDA out of memory/i,
   /OutOfMemoryError/,
   /CUBLAS_STATUS_ALLOC_FAILED/,
-  /cudaErrorMemoryAllocation/,
-  /CUDA error: out of memory/i,
-  /ResourceExhaustedError.*OOM when allocating/,
+  /cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY/,
+  /CUDA (?:driver )?error: out of memory/i,
+  /cudaMalloc(?:Async)? failed:? .*out of memory/i,
+  /cuda runtime error \(2\) : out of memory/i,
+  /THCudaCheck FAIL .*error=2 : out of memory/,
+  /\bOOM when allocating tensor/,
+  /ResourceExhaustedError\b/,
+  /RESOURCE_EXHAUSTED:?.*(?:[Oo]ut of memory|OOM)/,
+  /Resource exhausted: Out of memory/i,
+  /Out of memory while trying to allocate \d+ bytes/i,
+  /Allocator \(\w+\) ran out of memory trying to allocate/,
+  /HIP out of memory/i,
+  /MPS backend out of memory/i,
+  /No available memory for the cache blocks/,
 ];
+const KV_CACHE = /No available memory for the cache blocks/;
+const XLA = /RESOURCE_EXHAUSTED|XlaRuntimeError|Out of memory while trying to allocate/;
+const TF = /ResourceExhaustedError|OOM when allocating tensor|_bfc\b/;
 
 /** The GPU ran out of memory. */
 export const CUDA_OOM_CAUSE: CauseEntry = {
@@ -57,10 +75,33 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
     if (exit) evidence.push(exit);
     const where = gpu ? ` on GPU ${gpu[1]}` : "";
     const what = asked ? ` while trying to allocate ${asked[1]}` : "";
+    const text = hit.line.text;
     return {
       confidence: capped(0.95 + (facts.failureClass === "OOM" ? 0.02 : 0)),
-      likely_cause: `The GPU ran out of memory${where}${what}: "${excerpt(hit.line.raw, 160)}"`,
+      likely_cause: KV_CACHE.test(text)
+        ? `The inference engine has no GPU memory left for its KV cache after loading the ` +
+          `model: "${excerpt(hit.line.raw, 160)}"`
+        : `The GPU ran out of memory${where}${what}: "${excerpt(hit.line.raw, 160)}"`,
       evidence,
+      fixes: KV_CACHE.test(text)
+        ? [
+          "Raise `gpu_memory_utilization` (the share of GPU memory vLLM may take) if nothing " +
+          "else uses the GPU, or lower `max_model_len` / `max_num_seqs`",
+          "Use more GPUs (`tensor_parallel_size`) or a quantized model",
+        ]
+        : XLA.test(text)
+        ? [
+          "JAX preallocates 75 % of GPU memory: set `XLA_PYTHON_CLIENT_MEM_FRACTION` or " +
+          "`XLA_PYTHON_CLIENT_PREALLOCATE=false` in the job's env when other processes share " +
+          "the GPU, else reduce the batch or shard the model",
+        ]
+        : TF.test(text)
+        ? [
+          "TensorFlow: reduce the batch size; call " +
+          "`tf.config.experimental.set_memory_growth(gpu, True)` so two processes can share a " +
+          "GPU",
+        ]
+        : undefined,
     };
   },
 };
@@ -152,6 +193,9 @@ export const NO_CUDA_DEVICE_CAUSE: CauseEntry = {
 const DEVICE_ERROR = [
   /device-side assert triggered/i,
   /an illegal memory access was encountered/i,
+  /an illegal instruction was encountered/i,
+  /CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/,
+  /the launch timed out and was terminated/i,
   /CUDA error: misaligned address/i,
   /CUDA error: unspecified launch failure/i,
   /CUBLAS_STATUS_EXECUTION_FAILED/,
@@ -175,7 +219,7 @@ export const CUDA_DEVICE_ERROR_CAUSE: CauseEntry = {
     "or compile path) to confirm",
   ],
   match(facts) {
-    const hit = findLine(facts, DEVICE_ERROR);
+    const hit = findLine(facts, DEVICE_ERROR, { unless: /potential root causes/ });
     if (!hit) return null;
     return {
       confidence: 0.88,
@@ -190,6 +234,11 @@ const CUDNN = [
   /cuDNN error: (\w+)/i,
   /(?:GET|FIND) was unable to find an engine to execute this computation/,
   /cuDNN Frontend error/i,
+  // TensorFlow and JAX/XLA name cuDNN by its calls or as "the DNN library".
+  /Failed to call ThenRnn\w+/,
+  /DNN library (?:initialization failed|is not found)/,
+  /Could not create cudnn handle/i,
+  /cuDNN failed to initialize/,
 ];
 
 /** cuDNN (the convolution and RNN library) refused or failed an operation. */

@@ -15,12 +15,16 @@ const NCCL_TIMEOUT = [
   /DistStoreError:.*Timed out/i,
   /RendezvousTimeoutError/,
   /Socket Timeout/i,
+  // Gloo, the CPU backend: `[…/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting
+  // 1800000ms for recv operation to complete`.
+  /Timed out waiting \d+ms for (?:recv|send) operation/i,
+  /Application timeout caused pair closure/,
 ];
 
 /** A collective (all-reduce, broadcast, barrier) or the rendezvous timed out. */
 export const NCCL_TIMEOUT_CAUSE: CauseEntry = {
   id: "nccl_timeout",
-  title: "NCCL/collective timeout",
+  title: "collective timeout (NCCL/Gloo)",
   retry: "may_help",
   retry_advice: "A retry may help: timeouts often come from a transient network problem, a slow " +
     "or restarted peer, or a rank that hung once. If it times out again at the same step, one " +
@@ -132,12 +136,20 @@ const CONNECTION_LOST = [
   /RemoteDisconnected/,
   /requests\.exceptions\.(?:ConnectionError|ReadTimeout)/,
   /Max retries exceeded with url/,
+  // The rendezvous store of a multi-node launch, unreachable or gone.
+  /RendezvousConnectionError/,
+  /The connection to the C10d store has failed/,
+  /connect\(\) timed out\. Original timeout was \d+ ms/,
+  /client socket has timed out after \d+ms while trying to connect/,
 ];
+// multiprocessing talks to DataLoader workers over local sockets and pipes: a reset there is
+// a dead worker, not the network.
+const LOCAL_IPC = /multiprocessing[\\/]|resource_sharer|torch[\\/]utils[\\/]data/;
 
 /** A connection to a peer rank or a remote service dropped. */
 export const CONNECTION_RESET_CAUSE: CauseEntry = {
   id: "connection_reset",
-  title: "connection lost",
+  title: "connection lost or refused",
   retry: "may_help",
   retry_advice: "A retry may help: a network connection (to another rank, the rendezvous store " +
     "or a download server) dropped, which is often transient. If another rank failed first, " +
@@ -153,9 +165,47 @@ export const CONNECTION_RESET_CAUSE: CauseEntry = {
   match(facts) {
     const hit = findLine(facts, CONNECTION_LOST);
     if (!hit) return null;
+    const tb = facts.tracebacks.find((t) => t.exception === hit.line);
+    if (tb && tb.frames.slice(-3).some((f) => LOCAL_IPC.test(f.file))) return null;
     return {
       confidence: 0.8,
       likely_cause: `A network connection was lost: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const UNUSED_PARAMETERS = [
+  /Expected to have finished reduction in the prior iteration before starting a new one/,
+  /parameters that were not used in producing (?:the )?loss/,
+  /Parameter indices which did not receive grad for rank/,
+  /find_unused_parameters=True/,
+];
+
+/** DistributedDataParallel found parameters that took no part in the loss. */
+export const DDP_UNUSED_PARAMETERS_CAUSE: CauseEntry = {
+  id: "ddp_unused_parameters",
+  title: "DDP: parameters unused in the loss",
+  retry: "fails_again",
+  retry_advice: "A retry with the same code will fail the same way: the same parameters take " +
+    "no part in the loss at the same step. Change the model or the DDP setting first.",
+  fixes: [
+    "Pass `find_unused_parameters=True` to `DistributedDataParallel` (Lightning: " +
+    '`strategy="ddp_find_unused_parameters_true"`; MMEngine/mmdet configs: ' +
+    "`find_unused_parameters = True`); it costs some speed",
+    "Set `TORCH_DISTRIBUTED_DEBUG=DETAIL` in the job's env to have DDP name the parameters " +
+    "that got no gradient, then remove them or make every output the model returns part of " +
+    "the loss",
+    "If layers are frozen on purpose, set `requires_grad=False` on them before wrapping the " +
+    "model in DDP",
+  ],
+  match(facts) {
+    const hit = findLine(facts, UNUSED_PARAMETERS);
+    if (!hit) return null;
+    return {
+      confidence: 0.93,
+      likely_cause: "DistributedDataParallel found parameters that were not used to compute " +
+        "the loss, so the gradient reduction of the previous step never finished",
       evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
     };
   },

@@ -100,11 +100,12 @@ Deno.test("diagnoseFailure() recognises distributed failures from real log tails
       },
     },
     {
+      // The final exception, not the socket warnings above it.
       name: "rendezvous port taken (errno 98)",
       input: failed(PORT_TAKEN),
       want: {
         cause: "port_in_use",
-        line: 1000,
+        line: 1008,
         likely: /port 29500/,
         retry: "may_help" as const,
         fix: /MASTER_PORT/,

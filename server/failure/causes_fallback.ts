@@ -9,6 +9,17 @@ import {
 import type { FailureFacts, LogLine } from "./facts.ts";
 import { raisedAt } from "./traceback.ts";
 
+// An error no entry knows that still reads as a network failure: decided as transient, like
+// the network failures the catalogue knows by name.
+const NETWORK_WORDS =
+  /\b(?:timed? ?out|connection (?:refused|reset|aborted|closed|error)|network is unreachable|temporarily unavailable|temporary failure in name resolution|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH)\b/i;
+const NETWORK_ADVICE = {
+  retry: "may_help" as const,
+  retry_advice: "A retry may help: the error reads as a network failure (a timeout, a refused " +
+    "or reset connection), which is often transient. If it recurs at the same point, check " +
+    "the address and the network first.",
+};
+
 /** The last non-empty log lines, up to `n`. */
 function lastLines(facts: FailureFacts, n: number): LogLine[] {
   return facts.lines.filter((l) => l.text.trim() !== "").slice(-n);
@@ -38,7 +49,9 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
         evidence: present(logEvidence(tb.header), exitCodeEvidence(facts)),
       };
     }
+    const network = NETWORK_WORDS.test(tb.exception.text) ? NETWORK_ADVICE : {};
     return {
+      ...network,
       confidence: 0.4,
       likely_cause: `The training code raised "${excerpt(tb.exception.text, 200)}"${at}`,
       evidence: present(
@@ -60,9 +73,10 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
 export const NONZERO_EXIT_CAUSE: CauseEntry = {
   id: "nonzero_exit",
   title: "non-zero exit",
-  retry: "unknown",
-  retry_advice: "Cannot tell whether a retry helps: the log shows no known error. Read the " +
-    "last lines; if the failure is in the code or data, a retry fails the same way.",
+  retry: "fails_again",
+  retry_advice: "A retry with the same configuration will most likely fail the same way: the " +
+    "process ended with an error status and the log shows no sign of a cause from outside the " +
+    "job (a lost connection, a signal from outside, a hardware fault). Read the last lines first.",
   fixes: [
     "Read the last log lines (`gpuctl logs <run>`), and the full log on the node if the tail " +
     "is too short",
@@ -75,7 +89,9 @@ export const NONZERO_EXIT_CAUSE: CauseEntry = {
     const tail = lastLines(facts, 3);
     const quoted = tail.map((l) => excerpt(l.raw, 160)).join(" | ");
     const how = code !== null && code !== 0 ? `exited with code ${code}` : `ended by ${signal}`;
+    const network = tail.some((l) => NETWORK_WORDS.test(l.text)) ? NETWORK_ADVICE : {};
     return {
+      ...network,
       confidence: 0.2,
       likely_cause: tail.length > 0
         ? `The process ${how}; its last lines: "${quoted}"`

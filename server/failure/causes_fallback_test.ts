@@ -72,7 +72,7 @@ Deno.test("diagnoseFailure() quotes the last non-empty lines when there is no tr
       cause: "nonzero_exit",
       likely:
         /^The process exited with code 3; its last lines: "\[train\] loading config configs\/base\.yaml \| \[train\] error: unknown optimizer "adamw8bit""$/,
-      retry: "unknown",
+      retry: "fails_again",
     },
   );
   assert.deepEqual(d.evidence.map((e) => e.line_no), [undefined, 1000, 1001]);
@@ -86,7 +86,12 @@ Deno.test("diagnoseFailure() says so when nothing points to a cause", () => {
     d.likely_cause,
     /No known failure signature: status FAILED, no exit code, and no log lines/,
   );
-  assert.match(d.retry_advice, /^Cannot tell/);
+  // Retry advice is always a decision: a failure with no cause is taken as one that repeats.
+  assert.equal(d.retry, "fails_again");
+  assert.match(
+    d.retry_advice,
+    /^A retry with the same configuration will most likely end the same way/,
+  );
   const ok = diagnoseFailure(
     failed("done", { status: "SUCCEEDED", exit_code: 0, failure_class: null }),
   );
@@ -95,4 +100,5 @@ Deno.test("diagnoseFailure() says so when nothing points to a cause", () => {
     ok.likely_cause,
     /No failure found: the run's status is SUCCEEDED and it exited with code 0/,
   );
+  assert.equal(ok.retry, "not_a_failure");
 });

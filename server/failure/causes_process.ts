@@ -1,5 +1,6 @@
 import {
   type CauseEntry,
+  childName,
   excerpt,
   exitCodeEvidence,
   failureClassEvidence,
@@ -9,6 +10,7 @@ import {
   present,
   signalEvidence,
 } from "./cause.ts";
+import type { FailureFacts } from "./facts.ts";
 import type { Evidence } from "./failure_types.ts";
 
 /** A person (or agent) cancelled the job: not a failure. */
@@ -24,6 +26,7 @@ export const CANCELLED_CAUSE: CauseEntry = {
     if (facts.failureClass !== "CANCELLED" && facts.status !== "CANCELLED") return null;
     const by = facts.input.cancelled_by;
     return {
+      authoritative: true,
       confidence: 0.99,
       likely_cause: by ? `The run was cancelled by "${by}"` : "The run was cancelled by a user",
       evidence: present(
@@ -52,6 +55,7 @@ export const NODE_LOST_CAUSE: CauseEntry = {
     const lostClass = facts.failureClass === "NODE_LOST";
     if (!lostClass && facts.status !== "LOST") return null;
     return {
+      authoritative: true,
       confidence: lostClass ? 0.98 : 0.9,
       likely_cause: "The node running the job stopped sending heartbeats, so the run was " +
         "marked lost; the training process itself may have been fine",
@@ -79,6 +83,7 @@ export const AGENT_RESTART_CAUSE: CauseEntry = {
     if (facts.failureClass !== "AGENT_RESTART") return null;
     return {
       // The control plane's own record: what the log tail says happened before is not final.
+      authoritative: true,
       confidence: 0.98,
       likely_cause: "The gpuctl agent restarted and could not reattach to the job's process",
       evidence: [failureClassEvidence(facts)],
@@ -89,7 +94,6 @@ export const AGENT_RESTART_CAUSE: CauseEntry = {
 const HOST_OOM_LOG = [
   /Out of memory: Kill(?:ed)? process/i,
   /\boom-kill(?:er)?\b/i,
-  /is killed by signal: Killed/,
   /line \d+:\s+\d+ Killed\b/,
   // The shell's "Killed", alone or after a progress bar that left its line open
   // (`…| 331/1063 [01:06<03:59,  3.06it/s]Killed`).
@@ -97,9 +101,11 @@ const HOST_OOM_LOG = [
   /\]\s*Killed\s*$/,
 ];
 
-function who(text: string | undefined): string {
+function who(facts: FailureFacts, text: string | undefined): string {
+  if (findLine(facts, [WORKER_DIED])) return "A DataLoader worker was";
   if (text && /DataLoader worker/.test(text)) return "A DataLoader worker was";
-  return "The process was";
+  const child = childName(facts);
+  return child ? `The training process of ${child} was` : "The process was";
 }
 
 /**
@@ -136,16 +142,25 @@ export const HOST_OOM_CAUSE: CauseEntry = {
     );
     return {
       confidence: Math.min(0.92, confidence),
-      likely_cause: `${who(hit?.line.text)} killed (SIGKILL) by the kernel's OOM killer` +
-        (counter ? "" : ", most likely") + ": the host ran out of RAM",
+      likely_cause: `${who(facts, hit?.line.text)} killed (SIGKILL) by the kernel's OOM ` +
+        "killer" + (counter ? "" : ", most likely") + ": the job reached its memory limit " +
+        "(its cgroup's limit, or the host's RAM)",
       evidence,
     };
   },
 };
 
+// A worker process of the job died without saying why: torchrun's and DeepSpeed's reports of a
+// child killed by -9, Ray's dead worker or actor (its message lists the possible causes, the
+// OOM killer among them, without knowing which).
 const WORKER_KILLED = [
   /failed \(exitcode: -9\)/,
   /Signal 9 \(SIGKILL\) received by PID/,
+  /exits with return code = -9\b/,
+  /A worker died or was killed while executing a task/,
+  /The actor died unexpectedly before finishing this task/,
+  /RayActorError|ActorDiedError/,
+  /Worker exit type: SYSTEM_ERROR/,
 ];
 
 /** SIGKILL with no sign of the OOM killer: someone or something killed the process. */
@@ -165,15 +180,27 @@ export const KILLED_CAUSE: CauseEntry = {
   ],
   match(facts) {
     if (facts.oomKillCounterRose || findLine(facts, HOST_OOM_LOG)) return null;
+    if (findLine(facts, [WORKER_DIED])) return null;
     const killed = killedBy(facts, ["SIGKILL"]);
     const worker = findLine(facts, WORKER_KILLED);
     if (!killed && !worker) return null;
+    const child = facts.child?.signal === "SIGKILL" ? childName(facts) : null;
     return {
       confidence: 0.62,
-      likely_cause: (worker ? "A worker process was" : "The process was") +
+      likely_cause:
+        (child
+          ? `The training process of ${child} was`
+          : worker
+          ? "A worker process was"
+          : "The process was") +
         " killed by SIGKILL from outside: gpuctl saw no sign of the kernel's OOM killer (no " +
         "rise of the job's OOM-kill counter, no `Killed` line in the log)",
-      evidence: present(worker ? logEvidence(worker.line) : null, killed),
+      evidence: killed?.kind === "log"
+        ? present(
+          killed,
+          worker && worker.line.seq !== killed.line_no ? logEvidence(worker.line) : null,
+        )
+        : present(worker ? logEvidence(worker.line) : null, killed),
     };
   },
 };
@@ -194,8 +221,6 @@ export const SEGFAULT_CAUSE: CauseEntry = {
     "way: segfaults come from native code (an extension built against another version, a " +
     "library bug). Only a crash at random points on one node suggests hardware.",
   fixes: [
-    "Run with `python -X faulthandler` (or `PYTHONFAULTHANDLER=1` in the job's env) to get the " +
-    "Python stack at the crash",
     "Reinstall compiled packages against the installed PyTorch (torchvision, torchaudio, " +
     "custom CUDA extensions must match its version)",
     "Set the DataLoader's `num_workers=0` to see whether a worker (OpenCV, h5py with fork) " +
@@ -203,13 +228,33 @@ export const SEGFAULT_CAUSE: CauseEntry = {
   ],
   match(facts) {
     const killed = killedBy(facts, ["SIGSEGV"]);
-    const hit = findLine(facts, SEGFAULT_LOG);
+    // Ray lists SIGSEGV among the causes a dead worker may have had: a guess, not a report.
+    const hit = findLine(facts, SEGFAULT_LOG, {
+      unless: /potential root causes|or other unexpected/,
+    });
     if (!killed && !hit) return null;
+    if (hit && WORKER_DIED.test(hit.line.text)) return null;
+    // With faulthandler on, the log already holds the Python stack at the crash.
+    const faulthandler = findLine(facts, [
+      /^\s*Fatal Python error: Segmentation fault/,
+      /^\s*Current thread 0x[0-9a-f]+ \(most recent call first\)/,
+    ]);
+    const child = facts.child?.signal === "SIGSEGV" ? childName(facts) : null;
     return {
       confidence: killed && hit ? 0.87 : hit ? 0.8 : 0.75,
-      likely_cause: "The process crashed with a segmentation fault in native code" +
+      likely_cause: (child ? `The training process of ${child}` : "The process") +
+        " crashed with a segmentation fault in native code" +
         (hit ? `: "${excerpt(hit.line.raw, 160)}"` : ""),
       evidence: present(hit ? logEvidence(hit.line) : null, killed),
+      fixes: faulthandler
+        ? [
+          `faulthandler was on: the Python stack it printed at the crash (from line ` +
+          `${faulthandler.line.seq}) names the call that entered native code`,
+        ]
+        : [
+          "Run with `python -X faulthandler` (or `PYTHONFAULTHANDLER=1` in the job's env) to " +
+          "get the Python stack at the crash",
+        ],
     };
   },
 };
@@ -220,10 +265,10 @@ const ABORT_LOG = [/terminate called after throwing an instance of/, /Aborted \(
 export const ABORTED_CAUSE: CauseEntry = {
   id: "aborted",
   title: "aborted (SIGABRT)",
-  retry: "unknown",
-  retry_advice: "Cannot tell whether a retry helps: an abort comes from a native library " +
-    "giving up; read the message above it. If it names the same error on every attempt, a " +
-    "retry fails the same way.",
+  retry: "fails_again",
+  retry_advice: "A retry with the same code and environment will most likely abort the same " +
+    "way: an abort is a native library giving up on an error of its own; read the message " +
+    "above it (a transient cause there, such as a collective timeout, is diagnosed as such).",
   fixes: [
     "Read the `what():` line after `terminate called after throwing` for the real error",
     "Run with `PYTHONFAULTHANDLER=1` to see the Python stack at the abort",
@@ -233,9 +278,10 @@ export const ABORTED_CAUSE: CauseEntry = {
     const hit = findLine(facts, ABORT_LOG);
     if (!killed && !hit) return null;
     const what = findLine(facts, [/^\s*what\(\):\s*(.+)$/]);
+    const child = facts.child?.signal === "SIGABRT" ? childName(facts) : null;
     return {
       confidence: hit ? 0.7 : 0.6,
-      likely_cause: "The process aborted" +
+      likely_cause: (child ? `The training process of ${child} aborted` : "The process aborted") +
         (what ? `: "${excerpt(what.match[1], 160)}"` : " (SIGABRT) in native code"),
       evidence: present(
         hit ? logEvidence(hit.line) : null,
@@ -259,8 +305,9 @@ export const INTERRUPTED_CAUSE: CauseEntry = {
   id: "interrupted",
   title: "interrupted (SIGINT)",
   retry: "not_a_failure",
-  retry_advice: "Nothing failed: the process was interrupted on purpose (SIGINT, as Ctrl-C " +
-    "sends). Retry (`gpuctl job retry`) if the interrupt was a mistake.",
+  retry_advice: "Nothing failed on its own: the process was interrupted from outside gpuctl " +
+    "(SIGINT, as Ctrl-C sends), so the run counts as failed, but a retry would undo that " +
+    "interrupt. Retry (`gpuctl job retry`) if it was a mistake.",
   fixes: [
     "Find who interrupted it (a person on the node, a tmux or screen session sharing the " +
     "process group); use `gpuctl job cancel` to stop a job",
@@ -273,7 +320,8 @@ export const INTERRUPTED_CAUSE: CauseEntry = {
     if (!killed && !interrupt) return null;
     return {
       confidence: 0.7,
-      likely_cause: "The process was interrupted (SIGINT, as Ctrl-C sends)",
+      likely_cause: "The process was interrupted from outside gpuctl (SIGINT, as Ctrl-C " +
+        "sends; a gpuctl cancel sends SIGTERM), so the run ended FAILED",
       evidence: present(killed, interrupt ? logEvidence(interrupt) : null),
     };
   },
@@ -369,6 +417,74 @@ export const DISPATCH_FAILED_CAUSE: CauseEntry = {
       likely_cause: "The agent could not start the job's command" +
         (why ? `: ${excerpt(why, 200)}` : ""),
       evidence: [failureClassEvidence(facts)],
+    };
+  },
+};
+
+// PyTorch's report of a dead DataLoader worker: `DataLoader worker (pid 1817) is killed by
+// signal: Killed.`, `… (pid(s) 3216) exited unexpectedly`.
+const WORKER_DIED =
+  /DataLoader worker \(pid\(?s?\)? ?([\d, ]+)\) (?:is killed by signal: ([\w ]+?)\.?\s*(?:It is|$)|exited unexpectedly)/;
+const WORKER_SIGNALLED =
+  /DataLoader worker \(pid\(?s?\)? ?([\d, ]+)\) is killed by signal: ([\w ]+?)\.?\s*(?:It is|$)/;
+const WORKER_SIGNALS: Readonly<Record<string, string>> = {
+  "Killed": "SIGKILL",
+  "Terminated": "SIGTERM",
+  "Segmentation fault": "SIGSEGV",
+  "Aborted": "SIGABRT",
+  "Floating point exception": "SIGFPE",
+  "Illegal instruction": "SIGILL",
+};
+// A worker killed from outside may come back on a retry; one that crashed will crash again.
+const FROM_OUTSIDE = new Set(["SIGKILL", "SIGTERM", "SIGHUP", "SIGINT"]);
+
+/**
+ * A DataLoader worker process died of a signal: its own cause. A SIGKILL is the host's OOM
+ * killer only when the job's OOM-kill counter rose ({@linkcode HOST_OOM_CAUSE}); a bus error
+ * is shared memory (`shm_exhausted`); the reset of multiprocessing's local socket that may
+ * follow is not a network failure.
+ */
+export const DATALOADER_WORKER_KILLED_CAUSE: CauseEntry = {
+  id: "dataloader_worker_killed",
+  title: "DataLoader worker killed",
+  retry: "may_help",
+  retry_advice: "A retry may help: a DataLoader worker was killed from outside the training " +
+    "code (a SIGKILL with no rise of the job's OOM-kill counter, or a SIGTERM). If it is " +
+    "killed again at the same point, look for a memory limit gpuctl could not see.",
+  fixes: [
+    "Find who killed the worker: `dmesg` on the node for the OOM killer of another cgroup, a " +
+    "container or cluster runtime enforcing a memory limit",
+    "Lower the DataLoader's `num_workers` and `prefetch_factor` (each worker holds its own " +
+    "copy of the dataset object) to use less memory",
+    "Set `num_workers=0` to reproduce in the main process, where the real error is raised",
+  ],
+  match(facts) {
+    if (facts.oomKillCounterRose) return null;
+    // The report that names the signal, before the `exited unexpectedly` that may follow it.
+    const hit = findLine(facts, [WORKER_SIGNALLED, WORKER_DIED]);
+    if (!hit) return null;
+    const said = hit.match[2]?.trim();
+    if (said === "Bus error") return null;
+    const signal = said ? WORKER_SIGNALS[said] ?? `signal "${said}"` : null;
+    const outside = signal !== null && FROM_OUTSIDE.has(signal);
+    const pid = hit.match[1].trim();
+    return {
+      confidence: 0.9,
+      likely_cause: `A DataLoader worker (pid ${pid}) ` +
+        (signal ? `died of ${signal}` : "exited unexpectedly") +
+        (signal === "SIGKILL" ? ", and the job's OOM-kill counter did not rise" : "") +
+        `: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+      ...(outside ? {} : {
+        retry: "fails_again" as const,
+        retry_advice: "A retry with the same code and data will most likely fail the same way: " +
+          "the worker crashed on its own (" + (signal ?? "it exited unexpectedly") + "), in " +
+          "the dataset code or a native library it calls.",
+        fixes: [
+          "Set `num_workers=0` to run the dataset in the main process, where the crash raises " +
+          "a readable error (or `PYTHONFAULTHANDLER=1` to get its stack)",
+        ],
+      }),
     };
   },
 };

@@ -40,6 +40,12 @@ Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException
 Aborted (core dumped)
 `;
 
+const ABORT_OTHER = `
+terminate called after throwing an instance of 'std::logic_error'
+  what():  basic_string::_M_construct null not valid
+Aborted (core dumped)
+`;
+
 const NOT_FOUND = `
 bash: line 1: torchrun: command not found
 `;
@@ -64,12 +70,22 @@ Deno.test("diagnoseFailure() recognises process deaths from exit status and log 
       },
     },
     {
-      name: "DataLoader worker killed (exit 1)",
+      // Not the host's OOM killer unless the job's OOM-kill counter rose.
+      name: "DataLoader worker killed (exit 1), the counter did not rise",
       input: failed(WORKER_KILLED),
       want: {
-        cause: "host_oom_killed",
+        cause: "dataloader_worker_killed",
         line: 1008,
-        likely: /^A DataLoader worker was killed/,
+        likely: /^A DataLoader worker \(pid 48213\) died of SIGKILL, and the job's OOM-kill/,
+        retry: "may_help" as const,
+      },
+    },
+    {
+      name: "DataLoader worker killed (exit 1), the counter rose",
+      input: failed(WORKER_KILLED, { failure_class: "OOM" }),
+      want: {
+        cause: "host_oom_killed",
+        likely: /^A DataLoader worker was killed \(SIGKILL\) by the kernel's OOM killer/,
         retry: "fails_again" as const,
       },
     },
@@ -86,12 +102,22 @@ Deno.test("diagnoseFailure() recognises process deaths from exit status and log 
     },
     {
       name: "C++ abort quoting what()",
-      input: failed(ABORT, { exit_code: 134 }),
+      input: failed(ABORT_OTHER, { exit_code: 134 }),
       want: {
         cause: "aborted",
         line: 1000,
-        likely: /"CUDA error: an illegal instruction was encountered"/,
-        retry: "unknown" as const,
+        likely: /"basic_string::_M_construct null not valid"/,
+        retry: "fails_again" as const,
+      },
+    },
+    {
+      // The abort only reports the error its what() names, a known one here.
+      name: "C++ abort of a CUDA kernel fault",
+      input: failed(ABORT, { exit_code: 134 }),
+      want: {
+        cause: "cuda_device_error",
+        likely: /an illegal instruction was encountered/,
+        retry: "fails_again" as const,
       },
     },
     {
@@ -151,7 +177,11 @@ Deno.test("diagnoseFailure() calls a bare SIGKILL killed by a signal, and host O
     assert.deepEqual([d.cause_id, d.retry], ["host_oom_killed", "fails_again"]);
   }
   assert.ok(killed.confidence < classed.confidence);
-  assert.match(counted.likely_cause, /by the kernel's OOM killer: the host ran out of RAM/);
+  // A cgroup's limit may be what was reached, with the host's RAM free.
+  assert.match(
+    counted.likely_cause,
+    /by the kernel's OOM killer: the job reached its memory limit \(its cgroup's limit, or the host's RAM\)/,
+  );
 });
 
 Deno.test("diagnoseFailure() counts the shell's Killed at the end of a progress bar line", () => {

@@ -6,6 +6,7 @@ import {
   logEvidence,
   present,
 } from "./cause.ts";
+import type { FailureFacts, LogLine } from "./facts.ts";
 import type { Evidence } from "./failure_types.ts";
 
 // Import names whose pip package is named differently, as far as known: for any other name
@@ -112,6 +113,14 @@ export const MODULE_NOT_FOUND_CAUSE: CauseEntry = {
 const SCRIPT_MISSING = /can't open file '([^']+)': \[Errno 2\]/;
 const FILE_NOT_FOUND = /FileNotFoundError\b/;
 const NO_SUCH_FILE = /No such file or directory/;
+const TORCH_LOAD = /torch[\\/]serialization\.py|torch\.load\(/;
+
+// The frames and quoted source of the traceback that ends in `line`, as one text.
+function frames(facts: FailureFacts, line: LogLine): string {
+  const tb = facts.tracebacks.find((t) => t.exception === line);
+  return tb ? [...tb.frames.map((f) => f.file), ...tb.source.map((l) => l.text)].join("\n") : "";
+}
+
 const CHECKPOINT_PATH = /\.(?:pt|pth|ckpt|safetensors|bin|h5|keras|pkl|index)$|checkpoint|ckpt/i;
 
 // The path a "not found" line names: the quoted one, else the first absolute path.
@@ -157,14 +166,22 @@ export const FILE_NOT_FOUND_CAUSE: CauseEntry = {
       };
     }
     if (path && CHECKPOINT_PATH.test(path)) {
+      // A file read with torch.load may be a checkpoint or a saved dataset: say what is known.
+      const checkpoint = /checkpoint|ckpt/i.test(path);
       return {
         confidence,
-        likely_cause: `The checkpoint "${path}" does not exist on the node`,
+        likely_cause: checkpoint
+          ? `The checkpoint "${path}" does not exist on the node`
+          : `The file "${path}" does not exist on the node` +
+            (TORCH_LOAD.test(frames(facts, hit.line)) ? " (read with torch.load)" : ""),
         evidence,
         fixes: [
-          `Check the resume/checkpoint path "${path}": a checkpoint written on another node is ` +
-          "not on this one unless the checkpoint dir is on shared storage",
-          "Start from scratch (drop the resume flag) if no checkpoint exists yet",
+          `Check the path "${path}": a file written on another node is not on this one unless ` +
+          "its folder is on shared storage",
+          checkpoint
+            ? "Start from scratch (drop the resume flag) if no checkpoint exists yet"
+            : "If it is a checkpoint to resume from, start from scratch when none exists yet; " +
+              "if it is data, create or copy it to the node first",
         ],
       };
     }
@@ -260,7 +277,11 @@ const DISK_FULL = [
   /Disk quota exceeded(?::\s*'([^']+)')?/i,
   /\[Errno 122\]/,
 ];
-const WRITE_FAILED = /PytorchStreamWriter failed writing file/;
+// torch.save into a full disk: the zip writer's `PytorchStreamWriter failed writing file
+// data/3: file write failed` or `[enforce fail at inline_container.cc:…] . unexpected pos
+// 190007680 vs 190007572`.
+const WRITE_FAILED =
+  /PytorchStreamWriter failed writing file|inline_container\.cc.*unexpected pos \d+ vs \d+/;
 
 /** The disk (or quota) filled up, usually while writing checkpoints. */
 export const DISK_FULL_CAUSE: CauseEntry = {
@@ -284,11 +305,11 @@ export const DISK_FULL_CAUSE: CauseEntry = {
     const path = found.match[1];
     const evidence: Evidence[] = present(logEvidence(found.line), exitCodeEvidence(facts));
     return {
-      confidence: hit ? 0.92 : 0.7,
+      confidence: hit ? 0.92 : 0.88,
       likely_cause: hit
         ? `The disk is full${path ? ` (writing "${path}")` : ""}: ` +
           `"${excerpt(found.line.raw, 160)}"`
-        : `Saving a checkpoint failed, most likely because the disk is full: ` +
+        : `Writing a file with torch.save failed, most likely because the disk is full: ` +
           `"${excerpt(found.line.raw, 160)}"`,
       evidence,
     };
@@ -303,6 +324,14 @@ const NAN_LOG = [
   /Loss is (?:nan|inf)/i,
   /returned nan values in its \d+th output/i,
   /Detected (?:NaN|inf)/i,
+  // Frameworks that check for themselves and raise in their own words: detectron2's
+  // `FloatingPointError: Loss became infinite or NaN`, Keras' TerminateOnNaN, TensorFlow's
+  // check_numerics.
+  /Loss became infinite or NaN/i,
+  /FloatingPointError\b.*\b(?:nan|inf)/i,
+  /Invalid loss, terminating training/,
+  /Tensor had (?:NaN|Inf) values/,
+  /(?:NaN|Inf) (?:or (?:Inf|NaN) )?found in input tensor/,
 ];
 
 /** Training diverged: the loss became NaN or infinite and the code stopped. */
@@ -335,6 +364,143 @@ export const NAN_LOSS_CAUSE: CauseEntry = {
         ? `Training diverged: ${event.message}`
         : `Training diverged: the loss became NaN: "${excerpt(hit!.line.raw, 160)}"`,
       evidence,
+    };
+  },
+};
+
+// A compiled extension built against another version of its host library: `undefined symbol`
+// on import, a C++ runtime that is too old.
+const ABI = [
+  /\.so[^:\s]*: undefined symbol: (\S+)/,
+  /undefined symbol: (\S+)/,
+  /version `((?:GLIBC|GLIBCXX|CXXABI)_[\d.]+)' not found/,
+];
+
+/** A compiled extension does not fit the installed library it was built against. */
+export const ABI_MISMATCH_CAUSE: CauseEntry = {
+  id: "abi_mismatch",
+  title: "compiled extension does not fit (ABI)",
+  retry: "fails_again",
+  retry_advice: "A retry with the same environment will fail the same way: the compiled " +
+    "extension and the library it links against stay the same. Rebuild or reinstall first.",
+  fixes: [
+    "Rebuild the extension against the installed PyTorch (`pip install --no-build-isolation " +
+    "--force-reinstall --no-cache-dir <package>`, or `python setup.py clean && pip install .`)",
+    "Or install the PyTorch version the extension's wheel was built for (torchvision, " +
+    "torchaudio, flash-attn, mmcv, apex and torch-scatter wheels each name the torch and CUDA " +
+    "versions they need)",
+    "`import torch` before importing the extension: its symbols come from torch's libraries",
+  ],
+  match(facts) {
+    const hit = findLine(facts, ABI);
+    if (!hit) return null;
+    const lib = /([\w.+-]+\.so)\b/.exec(hit.line.text)?.[1];
+    return {
+      confidence: 0.94,
+      likely_cause: `A compiled extension${lib ? ` (${lib})` : ""} was built against another ` +
+        `version of the library it links to: "${excerpt(hit.line.raw, 200)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const EMFILE = [
+  /\[Errno 24\]/,
+  /Too many open files/i,
+  /received 0 items of ancdata/,
+  /\bEMFILE\b/,
+];
+
+/** The process hit its limit of open file descriptors (often DataLoader workers' tensors). */
+export const TOO_MANY_OPEN_FILES_CAUSE: CauseEntry = {
+  id: "too_many_open_files",
+  title: "too many open files",
+  retry: "fails_again",
+  retry_advice: "A retry with the same configuration will fail the same way: it opens as many " +
+    "files under the same limit. Raise the limit or open fewer first.",
+  fixes: [
+    "Share DataLoader tensors through files instead of descriptors: " +
+    "`torch.multiprocessing.set_sharing_strategy('file_system')` at the top of the script",
+    "Raise the open-file limit: jobs inherit the agent's (`LimitNOFILE=` in its systemd unit, " +
+    "or `ulimit -n` where it starts)",
+    "Lower `num_workers` and make the dataset close the files it opens in `__getitem__`",
+  ],
+  match(facts) {
+    const hit = findLine(facts, EMFILE);
+    if (!hit) return null;
+    return {
+      confidence: 0.94,
+      likely_cause: `The process ran out of file descriptors: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const PICKLING = [
+  /Can't (?:pickle|get) local object '([^']+)'/,
+  /Can't pickle <(?:function|lambda)[^>]*>/,
+  /(?:PicklingError|TypeError): (?:cannot|can't) pickle/i,
+  /cannot pickle '[\w.]+' object/,
+  /can't pickle [\w.]+ objects/,
+];
+
+/** A DataLoader (or another multiprocessing user) could not send an object to a worker. */
+export const DATALOADER_PICKLING_CAUSE: CauseEntry = {
+  id: "dataloader_pickling",
+  title: "object cannot be pickled for a worker process",
+  retry: "fails_again",
+  retry_advice: "A retry will fail the same way: the same object is sent to the workers and " +
+    "still cannot be pickled. Change the code first.",
+  fixes: [
+    "Define `collate_fn`, `worker_init_fn`, transforms and dataset classes at module level, " +
+    "not as lambdas or functions nested in another function",
+    "Set the DataLoader's `num_workers=0` to confirm (nothing is pickled then)",
+    "Keep unpicklable members (open files, locks, database or HTTP clients) out of the " +
+    "dataset, or open them lazily in each worker",
+    "Where processes are started with spawn (macOS, Windows), guard the entry point with " +
+    '`if __name__ == "__main__":`',
+  ],
+  match(facts) {
+    const hit = findLine(facts, PICKLING);
+    if (!hit) return null;
+    const what = /local object '([^']+)'/.exec(hit.line.text)?.[1];
+    return {
+      confidence: 0.92,
+      likely_cause: (what ? `"${what}" ` : "An object ") +
+        "could not be pickled to be sent to a worker process (a DataLoader with " +
+        `num_workers > 0, or multiprocessing): "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    };
+  },
+};
+
+const RECURSION = [
+  /RecursionError: maximum recursion depth exceeded/,
+  /maximum recursion depth exceeded/,
+  /Cannot recover from stack overflow/,
+];
+
+/** Python's recursion limit was exceeded (and the abort that can follow it). */
+export const RECURSION_ERROR_CAUSE: CauseEntry = {
+  id: "recursion_error",
+  title: "maximum recursion depth exceeded",
+  retry: "fails_again",
+  retry_advice: "A retry with the same code and inputs will fail the same way: the same calls " +
+    "recurse as deep again. Fix the recursion first.",
+  fixes: [
+    "Read the repeating frames of the traceback: a `__getattr__` or property that calls " +
+    "itself, a `__getitem__` that retries on a bad sample by calling itself, a module wrapping " +
+    "itself",
+    "Replace deep recursion with a loop; raise `sys.setrecursionlimit()` only for a depth " +
+    "that is known and bounded",
+  ],
+  match(facts) {
+    const hit = findLine(facts, RECURSION);
+    if (!hit) return null;
+    return {
+      confidence: 0.93,
+      likely_cause: `The code recursed past Python's limit: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
     };
   },
 };

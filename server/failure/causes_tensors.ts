@@ -78,6 +78,15 @@ const SHAPES = [
   /expected input\[[^\]]*\] to have (\d+) channels, but got (\d+) channels instead/,
   /shape '\[[^\]]*\]' is invalid for input of size \d+/,
   /Sizes of tensors must match except in dimension \d+/,
+  // Keras and TensorFlow: a layer's input spec, an op's shapes.
+  /Input \d+ (?:of layer "?[\w.-]+"? )?is incompatible with (?:the )?layer/,
+  /expected axis -?\d+ of input shape to have value \d+/,
+  /Incompatible shapes: \[/,
+  /Dimensions must be equal, but are \d+ and \d+/,
+  /Shapes \([^)]*\) and \([^)]*\) are incompatible/,
+  // JAX.
+  /dot_general requires contracting dimensions to have the same shape/,
+  /Incompatible shapes for broadcasting/,
 ];
 
 /** Tensor shapes do not fit: a layer built for other input sizes, a wrong reshape. */

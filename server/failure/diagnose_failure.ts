@@ -26,7 +26,10 @@ export function diagnoseFailure(
     const match = entry.match(facts);
     if (match) found.push({ entry, order, match });
   });
-  found.sort((a, b) => b.match.confidence - a.match.confidence || a.order - b.order);
+  found.sort((a, b) =>
+    rank(facts, b) - rank(facts, a) || b.match.confidence - a.match.confidence ||
+    a.order - b.order
+  );
   if (found.length === 0) return unknown(facts);
   const [primary, ...others] = found;
   const retry = primary.match.retry ?? primary.entry.retry;
@@ -40,6 +43,27 @@ export function diagnoseFailure(
     retry,
     cause_id: primary.entry.id,
   };
+}
+
+// A warning is evidence at most: it decides only when nothing else failed.
+const WARNING = /\bwarn(?:ing)?s?\b|UserWarning|FutureWarning|DeprecationWarning/i;
+
+/**
+ * How a match ranks before its confidence: the control plane's own record first; then a
+ * specific cause found on a deciding line (the final exception of the last traceback, a
+ * launcher's summary of its failing child); a warning line last. Within a rank, confidence.
+ */
+function rank(facts: FailureFacts, f: Found): number {
+  if (f.match.authoritative) return 1;
+  if (FALLBACK_CAUSE_IDS.has(f.entry.id)) return -1;
+  const first = f.match.evidence[0];
+  if (!first || first.kind !== "log" || first.line_no === undefined) return 0;
+  const lines = facts.lines.filter((l) => l.seq === first.line_no);
+  // A weak match (a library's name, not its error) explains nothing by being there.
+  const weak = f.match.confidence < 0.7;
+  if (!weak && lines.some((l) => facts.deciding.has(l))) return 0.3;
+  if (!weak && facts.lastError && lines.includes(facts.lastError)) return 0.1;
+  return lines.every((l) => WARNING.test(l.text)) ? -0.3 : 0;
 }
 
 function sameFact(a: Evidence, b: Evidence): boolean {
@@ -118,9 +142,12 @@ function unknown(facts: FailureFacts): Diagnosis {
       "Read the run's full log (`gpuctl logs <run>`) and its events",
       "Run the command by hand in the job's working_dir on the node",
     ],
-    retry_advice: "Cannot tell whether a retry helps: nothing in the exit status or the log " +
-      `tail points to a cause. ${automaticRetry("unknown").sentence}`,
-    retry: "unknown",
+    retry_advice: notFailed
+      ? `Nothing failed: the run ended normally. ${automaticRetry("not_a_failure").sentence}`
+      : "A retry with the same configuration will most likely end the same way: nothing in " +
+        "the exit status or the log tail points to a cause from outside the job. " +
+        automaticRetry("fails_again").sentence,
+    retry: notFailed ? "not_a_failure" : "fails_again",
     cause_id: "unknown",
   };
 }

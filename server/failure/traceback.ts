@@ -19,7 +19,10 @@ export interface Traceback {
 const HEADER = /^Traceback \(most recent call last\):\s*$/;
 const FRAME = /^\s+File "([^"]+)", line (\d+), in (.+)$/;
 const EXCEPTION = /^([A-Za-z_][\w.]*)(?::\s?(.*))?$/;
-const EXCEPTION_NAME = /^_?[A-Z][a-z0-9]\w*$/;
+// CamelCase (`ValueError`, `Exception`), or capitals before a telling suffix (`OSError`,
+// `IOError`, `EOFError`), but not a logger's `INFO` or `WARNING`.
+const EXCEPTION_NAME =
+  /^_?[A-Z][a-z0-9]\w*$|^_?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Timeout)$/;
 
 // Exceptions that only report that a child process failed: the child's own traceback, earlier
 // in the log, says why.

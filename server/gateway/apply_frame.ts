@@ -12,6 +12,7 @@ import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
 import { endAttempt, markPending, markRunning } from "../jobs/transitions.ts";
 import { ingestBatch } from "../runs/service.ts";
+import { maskSecretText, secretValues } from "../../protocol/secret_env.ts";
 
 /**
  * How far ahead of a node's cursor a frame's seq may be. An agent's seqs rise by one per
@@ -19,6 +20,44 @@ import { ingestBatch } from "../runs/service.ts";
  * with seq 2^53−1 would move the cursor past every frame the real agent will ever send.
  */
 export const MAX_SEQ_STEP = 10_000_000;
+
+/** Events a node may raise per second, on average, and at once. */
+export const NODE_EVENTS_PER_S = 20;
+export const NODE_EVENT_BURST = 200;
+
+interface EventBucket {
+  tokens: number;
+  at: number;
+  dropped: number;
+  loggedAt: number;
+}
+const eventBuckets = new WeakMap<Context, Map<string, EventBucket>>();
+
+/** Takes one of the node's event tokens (false: over its budget, the event is dropped). */
+function takeEventToken(ctx: Context, nodeId: string): boolean {
+  let buckets = eventBuckets.get(ctx);
+  if (!buckets) eventBuckets.set(ctx, buckets = new Map());
+  const now = ctx.now().getTime();
+  let b = buckets.get(nodeId);
+  if (!b) buckets.set(nodeId, b = { tokens: NODE_EVENT_BURST, at: now, dropped: 0, loggedAt: 0 });
+  b.tokens = Math.min(NODE_EVENT_BURST, b.tokens + (now - b.at) / 1000 * NODE_EVENTS_PER_S);
+  b.at = now;
+  if (b.tokens >= 1) {
+    b.tokens--;
+    return true;
+  }
+  b.dropped++;
+  if (now - b.loggedAt >= 60_000) {
+    ctx.log.warn("agent events over budget: not stored", {
+      node: nodeId,
+      dropped: b.dropped,
+      budget: `${NODE_EVENTS_PER_S}/s, ${NODE_EVENT_BURST} at once`,
+    });
+    b.loggedAt = now;
+    b.dropped = 0;
+  }
+  return false;
+}
 
 /** What the gateway does after a frame: ack it, and maybe refuse it or kill a stale copy. */
 export interface FrameOutcome {
@@ -44,6 +83,9 @@ export function applyDataFrame(ctx: Context, nodeId: string, frame: DataFrame): 
     }
     cursors.setCursor(ctx.db, nodeId, frame.stream, frame.seq);
     if (frame.type === "event") {
+      // Past its budget a node's events are acknowledged and not stored (a flood would
+      // otherwise fill the log and hold the loop); the server logs how many, once a minute.
+      if (!takeEventToken(ctx, nodeId)) return { ack, applied: false };
       emitEvent(ctx, { ...frame.event, node_id: nodeId });
       return { ack, applied: true };
     }
@@ -151,7 +193,7 @@ function applyJobFrame(ctx: Context, job: JobState, frame: Exclude<DataFrame, { 
       if (frame.state === "PENDING") {
         markPending(ctx, job, {
           slurm_job_id: frame.slurm_job_id ?? null,
-          reason: frame.reason ?? null,
+          reason: frame.reason == null ? null : maskJobText(job, frame.reason),
         }, at);
         return;
       }
@@ -182,7 +224,11 @@ function applyJobFrame(ctx: Context, job: JobState, frame: Exclude<DataFrame, { 
         failure_class: failureClass,
         exit_code: frame.exit_code ?? null,
         signal: frame.signal ?? null,
-        reason: frame.reason ?? describeExit(frame.exit_code, frame.signal, tail),
+        // The agent builds it from the job's output (an OOM line, a command that failed to
+        // start): masked here, before the job, its events and its failure card quote it.
+        reason: frame.reason == null
+          ? describeExit(frame.exit_code, frame.signal, tail)
+          : maskJobText(job, frame.reason),
         at,
       });
       return;
@@ -215,6 +261,11 @@ function applyRunData(
       return;
     }
   }
+}
+
+/** Text from a job's output with its secret values masked (see protocol/secret_env.ts). */
+function maskJobText(job: JobState, text: string): string {
+  return maskSecretText(text, secretValues(job.env, job.secret_env));
 }
 
 function describeExit(

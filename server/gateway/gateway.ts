@@ -36,6 +36,17 @@ import { applyDataFrame } from "./apply_frame.ts";
 /** The largest agent frame the gateway reads; a larger one closes the connection. */
 export const MAX_FRAME_CHARS = 16 * 1024 * 1024;
 
+/**
+ * Open agent connections a server takes at most, unless configured (`max_agent_connections`).
+ * Deno reads each WebSocket message whole, up to 64 MiB, before the gateway can refuse it, so
+ * this cap is what bounds the memory parallel large frames can take: about 64 MiB each.
+ */
+export const MAX_AGENT_CONNECTIONS = 32;
+/** A connection that has not said hello by then is closed, so idle ones cannot fill the cap. */
+export const HELLO_WITHIN_MS = 30_000;
+/** Open connections of one node's own agent token (one live, one reconnecting). */
+export const MAX_CONNECTIONS_PER_NODE_TOKEN = 2;
+
 /** A node's old connection counts as gone after at least this much silence (see #helloRefusal). */
 const MIN_GONE_MS = 3_000;
 
@@ -50,6 +61,8 @@ export interface GatewayOptions {
   monotonic?: () => number;
   /** @default LEASE_MARGIN_MS */
   leaseMarginMs?: number;
+  /** Open agent connections at most. @default MAX_AGENT_CONNECTIONS */
+  maxConnections?: number;
 }
 
 interface Session {
@@ -88,6 +101,9 @@ export class AgentGateway implements NodeLink {
   /** When the last liveness pass ran (monotonic), to tell the server's own stalls apart. */
   #lastPass: number | null = null;
   #nodes = new Map<string, NodeState>();
+  /** Every open connection, said hello or not. */
+  #sessions = new Set<Session>();
+  #maxConnections: number;
   #timer: ReturnType<typeof setInterval> | undefined;
   #unsubscribe = () => {};
 
@@ -98,6 +114,23 @@ export class AgentGateway implements NodeLink {
     this.#missedHeartbeats = options.missedHeartbeats ?? 2;
     this.#monotonic = options.monotonic ?? (() => performance.now());
     this.#leaseMarginMs = options.leaseMarginMs ?? LEASE_MARGIN_MS;
+    this.#maxConnections = options.maxConnections ?? MAX_AGENT_CONNECTIONS;
+  }
+
+  /** Why another connection (of a token bound to `boundNode`, null: shared) is refused now. */
+  connectionRefusal(boundNode: string | null): string | null {
+    if (this.#sessions.size >= this.#maxConnections) {
+      return `the server has ${this.#sessions.size} agent connections open, at most ` +
+        `${this.#maxConnections} (max_agent_connections in server.yaml); try again later`;
+    }
+    if (boundNode !== null) {
+      const mine = [...this.#sessions].filter((s) => s.boundNode === boundNode).length;
+      if (mine >= MAX_CONNECTIONS_PER_NODE_TOKEN) {
+        return `node "${boundNode}"'s token has ${mine} connections open, at most ` +
+          `${MAX_CONNECTIONS_PER_NODE_TOKEN}`;
+      }
+    }
+    return null;
   }
 
   /**
@@ -164,8 +197,14 @@ export class AgentGateway implements NodeLink {
   /** Takes over an upgraded WebSocket of an agent whose token is bound to `boundNode` (null: shared). */
   attach(socket: WebSocket, boundNode: string | null = null): void {
     const session: Session = { socket, nodeId: null, boundNode };
+    this.#sessions.add(session);
+    const helloBy = setTimeout(() => {
+      if (!session.nodeId) this.#refuse(session, 1008, `no hello within ${HELLO_WITHIN_MS} ms`);
+    }, HELLO_WITHIN_MS);
     socket.onmessage = (e) => this.#onMessage(session, e.data);
     socket.onclose = () => {
+      clearTimeout(helloBy);
+      this.#sessions.delete(session);
       if (session.nodeId) {
         const st = this.#state(session.nodeId);
         if (st.session === session) st.session = null;

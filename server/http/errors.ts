@@ -34,6 +34,7 @@ export const STATUS_OF_KIND: Record<ServiceErrorKind, number> = {
   scope: 403,
   not_found: 404,
   conflict: 409,
+  too_many: 429,
   storage_full: 507,
 };
 

@@ -1,5 +1,8 @@
 import { DEFAULT_MAX_POINTS, type MetricsQuery } from "../../protocol/rest.ts";
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
+import type { Series } from "../../protocol/objects.ts";
+
+export type { Series };
 import type { SeriesColumns } from "../db/metric_blocks.ts";
 import { metrics as metricsDb, runs as runsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
@@ -7,19 +10,6 @@ import { lttb } from "./lttb.ts";
 import { readSeries, type SeriesRange } from "./read_series.ts";
 
 /** One series in columns, as `POST /api/runs/metrics:query` returns it. */
-export interface Series {
-  run_id: string;
-  key: string;
-  steps: number[];
-  values: (number | string)[];
-  wall_times: number[];
-  min?: (number | string)[];
-  max?: (number | string)[];
-  /** Points in the series (or in `range`) before downsampling. */
-  total_points: number;
-  /** True when the series had more than `max_points` and was downsampled with LTTB. */
-  downsampled: boolean;
-}
 
 /** A run and key a query named that do not exist, and why. */
 export interface MissingSeries {

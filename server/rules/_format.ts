@@ -1,19 +1,11 @@
-/** Three significant digits without trailing zeros: 0.07555161 → "0.0756". */
-export function fmtValue(value: number): string {
-  if (!Number.isFinite(value)) return fmtNonFinite(value);
-  if (value === 0) return "0";
-  return String(Number(value.toPrecision(3)));
-}
+import { fmtNumber } from "../../lib/format.ts";
+
+/** A value in an event message, as gpuctl writes numbers (lib/format.ts): 0.07555161 → "0.07555". */
+export const fmtValue = (value: number): string => fmtNumber(value);
 
 /** A percentage with one decimal: 0.1159 → "11.6%". */
 export function fmtPct(fraction: number): string {
   return `${(fraction * 100).toFixed(1)}%`;
-}
-
-/** "NaN", "+Inf" or "-Inf", the way training logs spell them. */
-export function fmtNonFinite(value: number): string {
-  if (Number.isNaN(value)) return "NaN";
-  return value > 0 ? "+Inf" : "-Inf";
 }
 
 /** Seconds as whole minutes when round, else one decimal: 900 → "15", 950 → "15.8". */

@@ -1,4 +1,4 @@
-import { fmtNonFinite } from "./_format.ts";
+import { fmtValue } from "./_format.ts";
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import { isLossKey } from "./loss_families.ts";
 import type { RuleEvent } from "./rule_event.ts";
@@ -25,7 +25,7 @@ export function detectLossNan(
   return {
     type: "LOSS_NAN",
     severity: "critical",
-    message: `Loss "${key}" is ${fmtNonFinite(value)} at step ${step}`,
+    message: `Loss "${key}" is ${fmtValue(value)} at step ${step}`,
     data: { key, step, value: encodeMetricValue(value) },
   };
 }

@@ -5,8 +5,8 @@ import { range, series } from "./_test_series.ts";
 Deno.test("observePoints() raises LOSS_NAN for NaN and ±Inf loss values, once per key", () => {
   const cases: { name: string; bad: number; spelled: string; json: unknown }[] = [
     { name: "NaN", bad: Number.NaN, spelled: "NaN", json: "NaN" },
-    { name: "+Inf", bad: Infinity, spelled: "+Inf", json: "Infinity" },
-    { name: "-Inf", bad: -Infinity, spelled: "-Inf", json: "-Infinity" },
+    { name: "+Inf", bad: Infinity, spelled: "Infinity", json: "Infinity" },
+    { name: "-Inf", bad: -Infinity, spelled: "-Infinity", json: "-Infinity" },
   ];
   for (const { name, bad, spelled, json } of cases) {
     const state = createRunRuleState();

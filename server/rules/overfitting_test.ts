@@ -102,7 +102,7 @@ Deno.test("OVERFITTING_SUSPECTED: the message quotes the rise, the minimum and t
   assert.equal(
     events[0].message,
     'Validation loss "val/loss" rose 10.0% above its minimum 0.7 (step 300) while train loss ' +
-      'kept falling ("train/loss" 0.5 at step 300 → 0.286 at step 600)',
+      'kept falling ("train/loss" 0.5 at step 300 → 0.2857 at step 600)',
   );
   assert.equal(events[0].data.min_step, 300);
   assert.deepEqual(events[0].data.risen_steps, [400, 600]);
@@ -124,7 +124,7 @@ Deno.test("OVERFITTING_SUSPECTED fires on the real Keras run keras-exp0, at epoc
   const event = byEpoch.events[0];
   assert.match(
     event.message,
-    /^Validation loss "validation\/epoch_loss" rose 11\.6% above its minimum 0\.0756 \(step 6\) while train loss kept falling \("train\/epoch_loss" 0\.0465 at step 6 → 0\.0319 at step 9\)$/,
+    /^Validation loss "validation\/epoch_loss" rose 11\.6% above its minimum 0\.07555 \(step 6\) while train loss kept falling \("train\/epoch_loss" 0\.0465 at step 6 → 0\.03193 at step 9\)$/,
   );
   assert.equal(event.data.train_key, "train/epoch_loss");
   assert.deepEqual(event.data.risen_steps, [7, 9]);

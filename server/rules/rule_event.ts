@@ -1,3 +1,6 @@
+/** What a rule decides: the anomaly event it raises, before ids and a timestamp are added. */
+import type { Severity } from "../../protocol/vocabulary.ts";
+
 /** The anomaly events the rules raise. */
 export type RuleEventType =
   | "LOSS_NAN"
@@ -6,8 +9,7 @@ export type RuleEventType =
   | "GPU_UNDERUTILIZED"
   | "STALLED";
 
-/** Event severities, as stored in the events table. */
-export type Severity = "info" | "warning" | "critical";
+export type { Severity };
 
 /** One decision of a rule; the caller adds ids and a timestamp and stores it. */
 export interface RuleEvent {

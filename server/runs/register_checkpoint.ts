@@ -17,19 +17,25 @@ export interface FileSeen {
   size_bytes: number | null;
   /** ISO 8601, or null when not reported. */
   mtime: string | null;
+  /** The content fingerprint, or null when not reported. */
+  fingerprint: string | null;
 }
 
 /**
  * Which of two registrations of one path lost its file: the older modification time when
  * both are known (a replayed frame of an older run may arrive last), else the earlier
- * registration. Null when both saw the very same file (same size and mtime): a run that
- * only found another run's file did not replace it.
+ * registration. Null when both saw the very same file (same size, mtime and, when both
+ * have one, fingerprint): a run that only found another run's file did not replace it.
  */
 export function overwrittenOf(earlier: FileSeen, later: FileSeen): "earlier" | "later" | null {
   if (earlier.mtime !== null && later.mtime !== null) {
     const a = Date.parse(earlier.mtime);
     const b = Date.parse(later.mtime);
-    if (a === b) return earlier.size_bytes === later.size_bytes ? null : "earlier";
+    if (a === b) {
+      const sameBytes = earlier.fingerprint === null || later.fingerprint === null ||
+        earlier.fingerprint === later.fingerprint;
+      return earlier.size_bytes === later.size_bytes && sameBytes ? null : "earlier";
+    }
     return a < b ? "earlier" : "later";
   }
   return "earlier";
@@ -45,8 +51,8 @@ export function hostOfRun(ctx: Context, run: StoredRun): string | null {
 /**
  * Stores one checkpoint of a run (inside the caller's transaction) and marks whichever record
  * of the same path lost its file, with a CHECKPOINT_OVERWRITTEN event on that record's run
- * (also when the run reports the file saved again, with a new mtime). Returns the checkpoint
- * and whether it is new.
+ * (also when the run reports the file saved again, with a new mtime). Returns the checkpoint,
+ * whether it is new, and whether it is a new file at a path the run had registered.
  */
 export function registerCheckpoint(
   ctx: Context,
@@ -54,7 +60,7 @@ export function registerCheckpoint(
   c: CheckpointIn,
   metrics: Record<string, unknown>,
   atIso: string,
-): { checkpoint: Checkpoint; created: boolean } {
+): { checkpoint: Checkpoint; created: boolean; rewritten: boolean } {
   const { checkpoint, created, rewritten } = checkpointsDb.upsertCheckpoint(ctx.db, {
     id: ctx.newId("c"),
     run_id: run.id,
@@ -62,10 +68,12 @@ export function registerCheckpoint(
     epoch: c.epoch ?? null,
     path: c.path,
     size_bytes: c.size_bytes ?? null,
-    mtime: c.mtime !== undefined ? new Date(c.mtime * 1000).toISOString() : null,
+    mtime: mtimeIso(c),
     host: hostOfRun(ctx, run),
     metrics,
     created_at: atIso,
+    fingerprint: c.fingerprint ?? null,
+    problem: c.state === "incomplete" ? c.problem ?? "its bytes are not a complete file" : null,
   });
   if (created || rewritten) {
     let newest = true;
@@ -88,7 +96,25 @@ export function registerCheckpoint(
       checkpoint.overwritten_by_run = null;
     }
   }
-  return { checkpoint: checkpointsDb.publicCheckpoint(checkpoint), created };
+  const stored = checkpointsDb.getStoredCheckpoint(ctx.db, checkpoint.id)!;
+  return { checkpoint: checkpointsDb.publicCheckpoint(stored), created, rewritten };
+}
+
+const mtimeIso = (c: CheckpointIn) =>
+  c.mtime !== undefined ? new Date(c.mtime * 1000).toISOString() : null;
+
+/**
+ * The file at a checkpoint's path vanished (`state: "gone"`, reported by the agent that ran
+ * `run`): every record of that path on the run's host that held it, or an older file, is
+ * marked gone, whichever run it belongs to. Returns how many were marked.
+ */
+export function checkpointGone(
+  ctx: Context,
+  run: StoredRun,
+  c: CheckpointIn,
+  atIso: string,
+): number {
+  return checkpointsDb.markGone(ctx.db, hostOfRun(ctx, run), c.path, mtimeIso(c), atIso).length;
 }
 
 function markLost(ctx: Context, lost: StoredCheckpoint, byRun: string, atIso: string): void {

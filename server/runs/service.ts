@@ -26,15 +26,15 @@ import type { StoredRun } from "../db/runs.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
-import { notFound, ValidationError } from "../errors.ts";
+import { notFound, quoted, ValidationError } from "../errors.ts";
 import { partitionSdkBatch, type Refused } from "../../protocol/sdk_batch.ts";
 import { primaryMetricOf, resolvePrimaryKey } from "../metrics/primary_metric.ts";
 import { DEFAULT_PROJECT } from "../jobs/service.ts";
 import { ensureProjectAndExperiment } from "../projects/service.ts";
 import { checkpointsWithEvaluations, recordEvaluationResults } from "../evaluations/mod.ts";
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
-import { maskSecretValues, secretValues } from "../../protocol/secret_env.ts";
-import { registerCheckpoint } from "./register_checkpoint.ts";
+import { maskSecretsDeep, maskSecretText, secretValues } from "../../protocol/secret_env.ts";
+import { checkpointGone, registerCheckpoint } from "./register_checkpoint.ts";
 
 /** A run object with its primary metric resolved. */
 export function withPrimaryMetric(ctx: Context, run: StoredRun): Run {
@@ -210,8 +210,9 @@ export function registerSdkRun(
       name: r.name ?? id,
       source: "sdk",
       status: "RUNNING",
-      config: r.config ?? {},
-      env: r.env ?? {},
+      // Masked on the way in: a secret-named key, or a secret flag in the recorded argv.
+      config: maskSecretsDeep(r.config ?? {}, []) as Record<string, unknown>,
+      env: maskSecretsDeep(r.env ?? {}, []) as Record<string, unknown>,
       max_steps: r.max_steps ?? null,
       created_at: at,
       started_at: at,
@@ -251,7 +252,7 @@ export function registerImport(
       name: r.name,
       source: "import",
       status: "IMPORTED",
-      config: r.config ?? {},
+      config: maskSecretsDeep(r.config ?? {}, []) as Record<string, unknown>,
       env: {},
       max_steps: null,
       created_at: at,
@@ -276,8 +277,48 @@ const FINISH_EVENT = {
   CANCELLED: "RUN_CANCELLED",
 };
 
+/**
+ * Metric keys one run may have. Each key is a row of its Metrics tab, a summary and a series:
+ * a run that logs ever new keys (a key per sample, per step) would make every reader of the
+ * run slow; points of keys past the budget are not stored, and the run says so once per batch.
+ */
+export const MAX_METRIC_KEYS_PER_RUN = 10_000;
+
+/** The points whose keys fit the run's key budget, and what did not. */
+function withinKeyBudget<P extends { key: string }>(
+  ctx: Context,
+  runId: string,
+  points: P[],
+): { kept: P[]; dropped: { points: number; keys: number; example: string } } {
+  const none = { points: 0, keys: 0, example: "" };
+  if (points.length === 0) return { kept: points, dropped: none };
+  const keys = new Set(points.map((p) => p.key));
+  const have = metricsDb.keyCount(ctx.db, runId);
+  if (have + keys.size <= MAX_METRIC_KEYS_PER_RUN) return { kept: points, dropped: none };
+  let room = MAX_METRIC_KEYS_PER_RUN - have;
+  const allowed = new Set<string>();
+  const refused = new Set<string>();
+  for (const key of keys) {
+    if (metricsDb.hasKey(ctx.db, runId, key)) allowed.add(key);
+    else if (room > 0) {
+      allowed.add(key);
+      room--;
+    } else refused.add(key);
+  }
+  if (refused.size === 0) return { kept: points, dropped: none };
+  const kept = points.filter((p) => allowed.has(p.key));
+  return {
+    kept,
+    dropped: {
+      points: points.length - kept.length,
+      keys: refused.size,
+      example: refused.values().next().value!,
+    },
+  };
+}
+
 /** The values of a job's secret variables (see protocol/secret_env.ts). */
-function jobSecretValues(ctx: Context, jobId: string): string[] {
+export function jobSecretValues(ctx: Context, jobId: string): string[] {
   const job = jobsDb.getJob(ctx.db, jobId);
   return job ? secretValues(job.env, job.secret_env) : [];
 }
@@ -294,10 +335,30 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
   return ctx.db.tx(() => {
     const run = runsDb.getRun(ctx.db, runId);
     if (!run) throw notFound("Run", runId);
+    const { kept, dropped: overBudget } = withinKeyBudget(ctx, runId, b.points ?? []);
+    if (overBudget.points) {
+      runsDb.addDroppedPoints(ctx.db, runId, overBudget.points);
+      emitEvent(ctx, {
+        type: "POINTS_DROPPED",
+        severity: "warning",
+        run_id: runId,
+        job_id: run.job_id,
+        message: `Run "${run.name}" (${runId}) has ${MAX_METRIC_KEYS_PER_RUN} metric keys, ` +
+          `the most a run may have: ${overBudget.points} point` +
+          `${overBudget.points === 1 ? "" : "s"} of ${overBudget.keys} new key` +
+          `${overBudget.keys === 1 ? "" : "s"} (such as ${quoted(overBudget.example)}) not stored`,
+        data: {
+          dropped: overBudget.points,
+          dropped_total: run.dropped_points + overBudget.points,
+          reason: "metric key budget",
+          max_keys: MAX_METRIC_KEYS_PER_RUN,
+        },
+      });
+    }
     const stored = metricsDb.writePoints(
       ctx.db,
       runId,
-      (b.points ?? []).map((p) =>
+      kept.map((p) =>
         p.wall_time === undefined
           ? { ...p, wall_time: wallNow }
           : p as typeof p & { wall_time: number }
@@ -319,10 +380,17 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
         data: { dropped: b.dropped, dropped_total: run.dropped_points + b.dropped },
       });
     }
+    // A job's secret values, and secret-named keys and flags, are masked on the way in: in
+    // its log, its config and its recorded environment (the SDK's argv).
+    const secrets = (b.logs?.length || b.config || b.env) && run.job_id
+      ? jobSecretValues(ctx, run.job_id)
+      : [];
     if (b.config || b.env) {
+      const masked = (o: Record<string, unknown>) =>
+        maskSecretsDeep(o, secrets) as Record<string, unknown>;
       runsDb.updateRun(ctx.db, runId, {
-        config: b.config ? { ...run.config, ...b.config } : undefined,
-        env: b.env ? { ...run.env, ...b.env } : undefined,
+        config: b.config ? { ...run.config, ...masked(b.config) } : undefined,
+        env: b.env ? { ...run.env, ...masked(b.env) } : undefined,
       }, atIso);
     }
     // The agent sends the code snapshot before the process starts; a later one (the job's own
@@ -330,9 +398,28 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
     if (b.provenance) lineageDb.insertProvenance(ctx.db, runId, b.provenance);
     let newCheckpoints = 0;
     for (const c of b.checkpoints ?? []) {
+      if (c.state === "gone") {
+        checkpointGone(ctx, run, c, atIso);
+        continue;
+      }
       const metrics = c.metrics ?? metricsAtStep(ctx, runId, c.step);
-      const { checkpoint, created } = registerCheckpoint(ctx, run, c, metrics, atIso);
-      if (created) {
+      const { checkpoint, created, rewritten } = registerCheckpoint(ctx, run, c, metrics, atIso);
+      if (checkpoint.state === "incomplete" && (created || rewritten)) {
+        emitEvent(ctx, {
+          type: "CHECKPOINT_INCOMPLETE",
+          severity: "warning",
+          run_id: runId,
+          job_id: run.job_id,
+          message: `Checkpoint "${c.path}" of run ${runId}` +
+            (c.step !== undefined ? ` at step ${c.step}` : "") +
+            ` is not complete: ${checkpoint.problem}. It is never recommended or evaluated`,
+          data: {
+            checkpoint_id: checkpoint.id,
+            path: checkpoint.path,
+            problem: checkpoint.problem,
+          },
+        });
+      } else if (created) {
         newCheckpoints++;
         emitEvent(ctx, {
           type: "CHECKPOINT_CREATED",
@@ -347,8 +434,8 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
     }
     // An evaluation job's results (`run.log_evaluation()` or its output file, via the agent).
     if (b.evaluation) recordEvaluationResults(ctx, run, b.evaluation);
-    // A job that prints one of its secret variables gets it masked in its stored log.
-    const secrets = b.logs?.length && run.job_id ? jobSecretValues(ctx, run.job_id) : [];
+    // A job that prints one of its secret variables gets it masked in its stored log, also
+    // where terminal escapes split it.
     const lines = logsDb.appendLogs(
       ctx.db,
       runId,
@@ -356,7 +443,7 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
         seq: l.seq,
         ts: typeof l.ts === "number" ? new Date(l.ts * 1000).toISOString() : l.ts ?? atIso,
         stream: l.stream ?? "stdout",
-        text: maskSecretValues(l.text, secrets),
+        text: maskSecretText(l.text, secrets),
       })),
     );
     if (b.status && run.status === "RUNNING") {

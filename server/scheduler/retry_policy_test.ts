@@ -216,6 +216,21 @@ const EXAMPLES: Record<string, Partial<FailureInput> & { log?: string }> = {
   killed: { exit_code: null, signal: "SIGKILL", failure_class: "SIGNAL" },
   python_exception: { log: "Traceback (most recent call last):\nValueError: bad value" },
   nonzero_exit: { exit_code: 2, log: "usage: train.py [-h]" },
+  too_many_open_files: { log: "OSError: [Errno 24] Too many open files" },
+  abi_mismatch: { log: "ImportError: /x/_C.so: undefined symbol: _ZN3c105ErrorC1E" },
+  hub_auth: { log: "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: 1)" },
+  hub_unreachable: {
+    log: "OSError: We couldn't connect to 'https://huggingface.co' to load this file",
+  },
+  ddp_unused_parameters: {
+    log: "RuntimeError: Expected to have finished reduction in the prior iteration before " +
+      "starting a new one.",
+  },
+  dataloader_pickling: { log: "AttributeError: Can't pickle local object 'f.<locals>.g'" },
+  recursion_error: { log: "RecursionError: maximum recursion depth exceeded" },
+  dataloader_worker_killed: {
+    log: "RuntimeError: DataLoader worker (pid 42) is killed by signal: Killed.",
+  },
 };
 
 Deno.test("for every cause in the catalogue, the card's retry advice and the scheduler's decision agree", () => {

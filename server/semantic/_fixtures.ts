@@ -81,6 +81,10 @@ export function aCheckpoint(
     created_at: "2026-01-01T00:00:00.000Z",
     overwritten: false,
     overwritten_by_run: null,
+    state: "valid",
+    problem: null,
+    gone_at: null,
+    fingerprint: null,
     ...over,
   };
 }

@@ -5,7 +5,12 @@ import type {
 } from "../../protocol/objects.ts";
 import { act, better, fmt } from "./_format.ts";
 import { DEFAULT_SUITE } from "./compare_checkpoints.ts";
-import { rankCheckpoints, type Ranking, type RankingInput } from "./rank_checkpoints.ts";
+import {
+  rankCheckpoints,
+  type Ranking,
+  type RankingInput,
+  skippedKind,
+} from "./rank_checkpoints.ts";
 
 /** How many runner-up checkpoints a recommendation lists. */
 export const ALTERNATIVES_SHOWN = 5;
@@ -96,7 +101,7 @@ function summaryOf(
     ? ` ${skipped.length} skipped (${
       [
         ...new Set(
-          skipped.map((c) => c.why.startsWith("overwritten") ? "overwritten" : "after NaN"),
+          skipped.map((c) => skippedKind(c.why)),
         ),
       ]
         .sort().join(", ")

@@ -115,3 +115,43 @@ Deno.test("getBestCheckpoint() recommends nothing when every checkpoint is exclu
   assertStringIncludes(rec.reason, "None of the 1 checkpoint of run r-1 can be recommended");
   assertStringIncludes(rec.summary, "No checkpoint to recommend");
 });
+
+Deno.test("getBestCheckpoint() never chooses a gone, incomplete or overwritten checkpoint, and says why", () => {
+  const state = (
+    id: string,
+    step: number,
+    train: number,
+    over: Partial<CheckpointCandidate["checkpoint"]>,
+  ) => ({
+    checkpoint: aCheckpoint(id, step, over),
+    train_value: train,
+    evaluations: [],
+  });
+  const rec = getBestCheckpoint({
+    scope: { run_id: "r-1" },
+    candidates: [
+      cand("c-ok", 100, 0.5),
+      state("c-gone", 200, 0.1, { state: "gone", gone_at: "2026-01-03T00:00:00.000Z" }),
+      state("c-cut", 300, 0.05, {
+        state: "incomplete",
+        problem: "no end-of-central-directory record at its end: the zip was cut short",
+      }),
+      state("c-other", 400, 0.01, {
+        state: "overwritten",
+        overwritten: true,
+        overwritten_by_run: "r-2",
+      }),
+    ],
+    primary: loss,
+    eval_directions: dirs,
+  });
+  assertEquals(rec.checkpoint?.checkpoint_id, "c-ok");
+  assertEquals(rec.skipped.map((s) => [s.checkpoint_id, s.why.split(":")[0]]), [
+    ["c-other", 'overwritten by run r-2, which saved to the same path "/ckpt/c-other" later'],
+    ["c-cut", "incomplete"],
+    ["c-gone", "gone"],
+  ]);
+  assertStringIncludes(rec.skipped[1].why, "the zip was cut short");
+  assertStringIncludes(rec.summary, "3 skipped (gone, incomplete, overwritten).");
+  assertStringIncludes(rec.reason, "Skipped 3 checkpoints that must not be used");
+});

@@ -116,7 +116,7 @@ function comparedRun(
     duration_s: secondsBetween(
       r.run.started_at ?? r.run.created_at,
       r.run.finished_at,
-      now,
+      now.getTime(),
     ),
     rank: null,
   };

@@ -62,7 +62,8 @@ export function explainFailure(input: ExplainFailureInput): FailureExplanation {
 
 /**
  * The newest checkpoint written before the loss first went NaN (a LOSS_NAN event's step), or
- * the newest one when there was no such event; never one whose file another run overwrote.
+ * the newest one when there was no such event; never one whose file another run overwrote,
+ * that is gone or that is not complete.
  */
 function lastGoodCheckpoint(input: ExplainFailureInput): Checkpoint | null {
   const nanSteps = input.failure.events
@@ -71,7 +72,7 @@ function lastGoodCheckpoint(input: ExplainFailureInput): Checkpoint | null {
     .filter((s): s is number => typeof s === "number");
   const limit = nanSteps.length ? Math.min(...nanSteps) : Infinity;
   const usable = input.checkpoints.filter((c) =>
-    !c.overwritten && (c.step === null || c.step < limit)
+    c.state === "valid" && (c.step === null || c.step < limit)
   );
   return usable.filter((c) => c.step !== null).at(-1) ?? usable.at(-1) ?? null;
 }

@@ -99,11 +99,17 @@ Deno.test("explainFailure() of an unknown cause reads the log first and offers n
   assertEquals(x.next_actions.map((a) => a.tool), ["get_logs"]);
 });
 
-Deno.test("explainFailure() never points to a checkpoint whose file another run overwrote", () => {
+Deno.test("explainFailure() never points to a checkpoint overwritten by another run, gone or incomplete", () => {
   const x = explainFailure(input({
     checkpoints: [
       aCheckpoint("c1", 50),
-      aCheckpoint("c2", 100, { overwritten: true, overwritten_by_run: "r-9" }),
+      aCheckpoint("c2", 100, {
+        overwritten: true,
+        overwritten_by_run: "r-9",
+        state: "overwritten",
+      }),
+      aCheckpoint("c3", 150, { state: "gone", gone_at: "2026-01-01T00:00:00.000Z" }),
+      aCheckpoint("c4", 200, { state: "incomplete", problem: "the zip was cut short" }),
     ],
   }));
   assertEquals(x.last_checkpoint?.checkpoint_id, "c1");

@@ -183,20 +183,26 @@ export function loadDirections(
   return directionsFor(ctx, scope, keys);
 }
 
-/** Checkpoints of the given runs with their evaluations and the primary metric at their step. */
+/**
+ * Checkpoints of the given runs with their evaluations and the primary metric at their step.
+ * Evaluations queued before the run last saved the file again (Lightning's `last.ckpt`) were
+ * of an older file: they do not count for the file it holds now.
+ */
 function candidatesOf(
   ctx: Context,
   runs: StoredRun[],
   primaryKey: string | null,
 ): CheckpointCandidate[] {
-  const checkpoints = runs.flatMap((r) => checkpointsDb.listCheckpoints(ctx.db, r.id));
-  const evaluations = evaluationsByCheckpoint(ctx, checkpoints.map((c) => c.id));
-  return checkpoints.map((c) => {
+  const stored = runs.flatMap((r) => checkpointsDb.listStoredCheckpoints(ctx.db, r.id));
+  const evaluations = evaluationsByCheckpoint(ctx, stored.map((c) => c.id));
+  return stored.map((s) => {
+    const c = checkpointsDb.publicCheckpoint(s);
     let train = primaryKey === null ? null : metricNumber(c.metrics[primaryKey]);
     if (train === null && primaryKey !== null && c.step !== null) {
       train = metricsDb.valueAtOrBefore(ctx.db, c.run_id, primaryKey, c.step)?.value ?? null;
     }
-    return { checkpoint: c, train_value: train, evaluations: evaluations.get(c.id) ?? [] };
+    const ofThisFile = (evaluations.get(c.id) ?? []).filter((e) => e.created_at >= s.written_at);
+    return { checkpoint: c, train_value: train, evaluations: ofThisFile };
   });
 }
 

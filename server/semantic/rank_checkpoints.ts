@@ -41,7 +41,8 @@ export interface Ranking {
 
 /**
  * Why a checkpoint must not be handed back as its run's: its file now holds another run's
- * weights, or it was saved at or after its run's loss went NaN. Null when it may be used.
+ * weights, no longer exists, is not a complete file, or was saved at or after its run's loss
+ * went NaN. Null when it may be used. Each reason starts with the word `skippedKind` reads.
  */
 export function exclusionOf(
   c: Checkpoint,
@@ -51,12 +52,26 @@ export function exclusionOf(
     return `overwritten by run ${c.overwritten_by_run}, which saved to the same path ` +
       `"${c.path}" later: the file holds that run's weights now`;
   }
+  if (c.state === "gone") {
+    return `gone: "${c.path}" no longer exists (deleted${
+      c.gone_at ? ` by ${c.gone_at}` : ""
+    }, as a framework that keeps only its best checkpoints does)`;
+  }
+  if (c.state === "incomplete") {
+    return `incomplete: "${c.path}" ${c.problem ?? "is not a complete file"}; it cannot be loaded`;
+  }
   const nanStep = lossNanSteps[c.run_id];
   if (nanStep !== undefined && c.step !== null && c.step >= nanStep) {
     return `saved at step ${c.step}, at or after the run's LOSS_NAN at step ${nanStep}: ` +
       "its weights are likely NaN";
   }
   return null;
+}
+
+/** The kind of an `exclusionOf` reason: `overwritten`, `gone`, `incomplete` or `after NaN`. */
+export function skippedKind(why: string): string {
+  const word = why.split(/[: ]/, 1)[0];
+  return ["overwritten", "gone", "incomplete"].includes(word) ? word : "after NaN";
 }
 
 /**

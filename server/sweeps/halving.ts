@@ -7,6 +7,7 @@
  * @module
  */
 import type { EarlyStop } from "../../protocol/sweeps.ts";
+import { fmtNumber } from "../../lib/format.ts";
 
 /** The rungs a trial at `step` has reached: `min_steps`, then every `every` steps. */
 export function rungsReached(step: number, s: EarlyStop): number[] {
@@ -28,7 +29,7 @@ export interface Stop {
   reason: string;
 }
 
-const fmt = (v: number) => Number.isNaN(v) ? "NaN" : String(Number(v.toPrecision(4)));
+const fmt = fmtNumber;
 
 /**
  * Which running trials stop at `rung`: those ranked below the best `keep` of the `n` trials

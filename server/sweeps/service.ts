@@ -31,6 +31,7 @@ import { expandTrials } from "./expand.ts";
 import { decideRung, rungsReached, type RungValue } from "./halving.ts";
 import { parameterImportance } from "./importance.ts";
 import { paramText, trialSubmission } from "./trial_job.ts";
+import { fmtNumber } from "../../lib/format.ts";
 
 /** Sweeps a list shows unless `limit` says otherwise. */
 export const SWEEP_PAGE_SIZE = 50;
@@ -76,6 +77,13 @@ function sweepMetric(
   return { key, direction };
 }
 
+/**
+ * What one sweep may write: its trials × the size of its base (as JSON). Each trial is a job
+ * holding a copy of the base, so this bounds one request's write (and the trials count is
+ * bounded by MAX_TRIALS).
+ */
+export const MAX_SWEEP_BYTES = 8_000_000;
+
 /** `POST /api/sweeps`: stores the sweep and its trials, and submits the first trials. */
 export function createSweep(ctx: Context, req: SweepCreate): Sweep {
   const project = req.project ?? req.base.project ?? DEFAULT_PROJECT;
@@ -83,6 +91,18 @@ export function createSweep(ctx: Context, req: SweepCreate): Sweep {
   const method = req.method ?? "grid";
   const expansion = expandTrials(req.parameters, method, { runs: req.runs, seed: req.seed });
   if ("field" in expansion) throw invalidField("sweep", expansion.field, expansion.problem);
+  // Each trial stores a copy of the base: the sweep's write is trials × its size.
+  const baseBytes = new TextEncoder().encode(JSON.stringify(req.base)).length;
+  const trials = expansion.trials.length;
+  if (trials * baseBytes > MAX_SWEEP_BYTES) {
+    throw invalidField(
+      "sweep",
+      "base",
+      `${trials} trials × ${baseBytes} bytes of base = ${trials * baseBytes} bytes, more than ` +
+        `the ${MAX_SWEEP_BYTES} a sweep may write; make the base smaller (its env, its ` +
+        "command) or the sweep shorter",
+    );
+  }
   const passAs = req.pass_as ?? "args";
   // Every trial's job must be a valid submission (appended arguments count against limits).
   expansion.trials.forEach((params, i) => {
@@ -372,7 +392,7 @@ function sweepView(ctx: Context, sweep: SweepRecord): Sweep {
   ];
   const bestText = best
     ? `best so far: trial ${best.index + 1} (${label(best.params)}) with ${sweep.metric_key} ` +
-      `${Number(best.value.toPrecision(4))}${best.step !== null ? ` at step ${best.step}` : ""}`
+      `${fmtNumber(best.value)}${best.step !== null ? ` at step ${best.step}` : ""}`
     : `no trial has logged ${sweep.metric_key} yet`;
   const top = importance[0];
   const importanceText = top && top.correlation !== null

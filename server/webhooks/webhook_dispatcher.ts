@@ -252,6 +252,8 @@ export class WebhookDispatcher {
         headers: request.headers,
         body: request.body,
         signal,
+        // A redirect is not followed: it would take the body and its signature elsewhere.
+        redirect: "manual",
       });
       // The answer's body is not needed; cancelling it frees the connection.
       await res.body?.cancel().catch(() => {});
@@ -259,7 +261,9 @@ export class WebhookDispatcher {
       return {
         ok: false,
         retry: res.status === 429 || res.status >= 500,
-        reason: `HTTP ${res.status}`,
+        reason: res.status >= 300 && res.status < 400
+          ? `HTTP ${res.status} (a redirect, not followed: configure the final URL)`
+          : `HTTP ${res.status}`,
         retryAfterMs: retryAfterMs(res.headers.get("retry-after"), this.#now()),
       };
     } catch (err) {

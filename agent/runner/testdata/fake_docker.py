@@ -3,12 +3,17 @@
 
 Usage: fake_docker.py STATE_DIR ARGS...  (a test's `docker` shim passes STATE_DIR)
 
-  run --rm --name N [--gpus G] [-v A:B] [-w DIR] [--env K=V]... [--env-file PATH] IMAGE ARGV...
+  run --name N [--label L] [--gpus G] [-v A:B] [-w DIR] [--env K=V]... [--env-file PATH] IMAGE ARGV...
       records its argv to STATE_DIR/N.argv.json, runs ARGV in DIR (in a new session)
       with only PATH and the --env variables (the image is ignored), and exits with its
       status like docker: 128 + N when killed by signal N, 127 when ARGV[0] is missing.
   kill [--signal S] N    signals the process group of the container N.
-  inspect --format F N   prints the container's main pid.
+  inspect --format F N   prints the container's main pid ({{.State.Pid}}) or its state
+                         ({{json .State}}) while it runs.
+  rm [--force] N         nothing to remove: the "container" is gone once it ended.
+
+The real engine (tests/docker_runner_test.ts) shows everything else; this stand-in is for
+what it cannot show on a host without the NVIDIA container runtime: `--gpus`.
 """
 import json
 import os
@@ -107,7 +112,14 @@ def inspect(state, args):
     if pid is None:
         print("Error: No such object: " + args[-1], file=sys.stderr)
         return 1
-    print(pid)
+    if "json" in args[-2]:
+        print(json.dumps({"Running": True, "OOMKilled": False, "Pid": pid}))
+    else:
+        print(pid)
+    return 0
+
+
+def rm(state, args):
     return 0
 
 
@@ -115,7 +127,7 @@ def main():
     state, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     with open(os.path.join(state, "calls.jsonl"), "a") as f:
         f.write(json.dumps([command] + args) + "\n")
-    handlers = {"run": run, "kill": kill, "inspect": inspect}
+    handlers = {"run": run, "kill": kill, "inspect": inspect, "rm": rm}
     if command not in handlers:
         print(f"fake docker: unsupported command {command!r}", file=sys.stderr)
         return 1

@@ -5,7 +5,8 @@ import { migration004Fencing } from "./004_fencing.ts";
 import { migration005CheckpointFilesStopOn } from "./005_checkpoint_files_stop_on.ts";
 import { migration006SlurmRuns } from "./006_slurm_runs.ts";
 import { migration007Sweeps } from "./007_sweeps.ts";
-import { migration008Lineage } from "./008_lineage.ts";
+import { migration008CheckpointState } from "./008_checkpoint_state.ts";
+import { migration009Lineage } from "./009_lineage.ts";
 
 /** One forward-only schema change. */
 export interface Migration {
@@ -23,5 +24,6 @@ export const MIGRATIONS: Migration[] = [
   migration005CheckpointFilesStopOn,
   migration006SlurmRuns,
   migration007Sweeps,
-  migration008Lineage,
+  migration008CheckpointState,
+  migration009Lineage,
 ];

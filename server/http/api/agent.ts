@@ -17,7 +17,10 @@ export const agentRoutes: RouteDef[] = [
       }
       // Deno reads each WebSocket message whole (up to its own 64 MiB cap) before the
       // gateway sees it, and has no option to lower that cap: the gateway closes the
-      // connection on the first oversize frame, so one connection costs at most one.
+      // connection on the first oversize frame, so one connection costs at most one, and
+      // the connections are capped (before the upgrade) so the server's cost is bounded.
+      const refusal = ctx.agents.connectionRefusal?.(principalOf(c).node_id) ?? null;
+      if (refusal) throw new HttpError(429, "TooManyAgentConnections", refusal);
       const { socket, response } = Deno.upgradeWebSocket(c.req.raw, { idleTimeout: 60 });
       ctx.agents.attach(socket, principalOf(c).node_id);
       return response;

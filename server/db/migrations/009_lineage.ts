@@ -5,8 +5,8 @@ import type { Migration } from "./mod.ts";
  * up to a MiB and run lists never need it), the run a job continues or varies, the
  * checkpoint it resumes from, a run's keep/discard mark, and notes on runs and experiments.
  */
-export const migration008Lineage: Migration = {
-  version: 8,
+export const migration009Lineage: Migration = {
+  version: 9,
   name: "lineage",
   sql: `
 CREATE TABLE run_provenance (
