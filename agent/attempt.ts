@@ -25,6 +25,7 @@ import type {
   RunSpec,
 } from "./runner/types.ts";
 import type { PersistedAttempt } from "./state_file.ts";
+import type { Provenance } from "../protocol/provenance.ts";
 
 /** File steps when the agent is given none: jobs run as the agent's user. */
 const AGENT_FILES = createJobFiles(null);
@@ -58,6 +59,8 @@ export interface AttemptDeps {
   logFlushMs?: number;
   /** True when `pid` is a live process of another attempt of this agent. @default never */
   otherAttemptPid?(pid: number): boolean;
+  /** The code in the job's working dir (agent/provenance.ts); absent: none is taken. */
+  snapshotCode?(spec: DispatchSpec): Promise<Provenance>;
 }
 
 /** An attempt this agent runs. */
@@ -209,6 +212,20 @@ export class ManagedAttempt {
     await this.#watching;
   }
 
+  /**
+   * Spools the snapshot of the working dir's code before the process starts, so nothing the
+   * job writes is part of it. Best effort: a snapshot that fails says so in its problems.
+   */
+  async #sendCode(): Promise<void> {
+    if (!this.#deps.snapshotCode) return;
+    try {
+      const provenance = await this.#deps.snapshotCode(this.spec);
+      await this.#emitInOrder({ type: "sdk", stream: "data", ...this.ref, batch: { provenance } });
+    } catch (err) {
+      this.#deps.log.warn("cannot take the code snapshot", { ...this.ref, error: String(err) });
+    }
+  }
+
   async #startOrReattach(): Promise<ExitInfo | null> {
     const { log } = this.#deps;
     const runner = this.#deps.runner;
@@ -251,6 +268,7 @@ export class ManagedAttempt {
       } else {
         this.#deps.persist();
         await this.#prepareFolders();
+        await this.#sendCode();
         handle = await runner.start(this.#runSpec(), hooks);
       }
     } catch (err) {

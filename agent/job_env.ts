@@ -50,6 +50,10 @@ export function buildJobEnv(spec: DispatchSpec, ctx: JobEnvContext): Record<stri
   if (ctx.sdkDir !== null && spec.env.PYTHONDONTWRITEBYTECODE === undefined) {
     env.PYTHONDONTWRITEBYTECODE = "1";
   }
+  if (spec.resume_from) {
+    env.GPUCTL_RESUME_FROM = spec.resume_from.path;
+    env.GPUCTL_RESUME_FROM_ID = spec.resume_from.checkpoint_id;
+  }
   return env;
 }
 

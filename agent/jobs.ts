@@ -49,6 +49,8 @@ export interface JobManagerOptions {
   fenceAfterS?: number | null;
   /** A monotonic clock in ms for the lease. @default performance.now */
   monotonic?: () => number;
+  /** Takes the code snapshot of a job's working dir before it starts. @default none taken */
+  snapshotCode?: AttemptDeps["snapshotCode"];
 }
 
 const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
@@ -322,6 +324,7 @@ export class JobManager {
       now: o.now ?? Date.now,
       logFlushMs: o.logFlushMs,
       otherAttemptPid: (pid) => this.#otherAttemptPid(spec.run_id, pid),
+      snapshotCode: o.snapshotCode,
     };
   }
 

@@ -39,6 +39,7 @@ import { Spool } from "./spool.ts";
 import { spoolEmitter } from "./spool_emitter.ts";
 import { Telemetry } from "./telemetry.ts";
 import { AGENT_VERSION } from "./version.ts";
+import { codeSnapshotter, DEFAULT_TOOL_PATH } from "./provenance.ts";
 
 /** What the agent takes besides its config; everything but `log` has a default. */
 export interface AgentDeps {
@@ -154,6 +155,7 @@ export async function startAgent(
     now,
     watchPollMs: deps.watchPollMs,
     fenceAfterS: config.fenceAfterS,
+    snapshotCode: codeSnapshotter(deps.baseEnv?.PATH ?? DEFAULT_TOOL_PATH, jobUser),
   });
   // Requests wait for the restore, so a reattached job's SDK is never told its run is unknown.
   const restored = Promise.withResolvers<void>();

@@ -1,5 +1,5 @@
 /**
- * The MCP face of gpuctl: 24 tools over the same service functions the REST routes call —
+ * The MCP face of gpuctl: 29 tools over the same service functions the REST routes call —
  * observe, control, semantic, and `wait_for_run` — served at `/mcp` (streamable HTTP, stateless)
  * and, through `gpuctl mcp stdio` / `gpuctl mcp serve`, by a process of its own.
  *
@@ -33,6 +33,11 @@ import { explainFailureTool } from "./tools/explain_failure.ts";
 import { waitForRunTool } from "./tools/wait_for_run.ts";
 import { createSweepTool } from "./tools/create_sweep.ts";
 import { getSweepTool } from "./tools/get_sweep.ts";
+import { forkRunTool } from "./tools/fork_run.ts";
+import { markRunTool } from "./tools/mark_run.ts";
+import { addNoteTool } from "./tools/add_note.ts";
+import { getLineageTool } from "./tools/get_lineage.ts";
+import { queryRunsTool } from "./tools/query_runs.ts";
 
 /** The server's name and version in the MCP handshake. */
 export const MCP_SERVER_INFO = { name: "gpuctl", version: "0.1.0" } as const;
@@ -71,6 +76,11 @@ export const TOOLS: readonly ToolDef[] = [
   waitForRunTool,
   createSweepTool,
   getSweepTool,
+  forkRunTool,
+  markRunTool,
+  addNoteTool,
+  getLineageTool,
+  queryRunsTool,
 ];
 
 /** What an MCP server is told beyond the context and principal; every field optional. */

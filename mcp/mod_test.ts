@@ -15,7 +15,8 @@ type Any = any;
 const countRows = (h: Harness) =>
   h.ctx.db.sqlite.prepare(
     "SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM projects) + " +
-      "(SELECT COUNT(*) FROM metric_definitions) + (SELECT COUNT(*) FROM evaluations) AS n",
+      "(SELECT COUNT(*) FROM metric_definitions) + (SELECT COUNT(*) FROM evaluations) + " +
+      "(SELECT COUNT(*) FROM notes) + (SELECT COUNT(*) FROM runs WHERE mark IS NOT NULL) AS n",
   ).get()!.n;
 
 /** A queued job placed and started as the scheduler and agent would; its job and run ids. */
@@ -31,12 +32,12 @@ async function runningJob(h: Harness): Promise<{ job: string; run: string }> {
   return { job, run };
 }
 
-Deno.test("tools/list gives the 24 tools, each with annotations, an output schema and every input field described", async () => {
+Deno.test("tools/list gives the 29 tools, each with annotations, an output schema and every input field described", async () => {
   await withHarness(async (h) => {
     await using client = await memoryClient(h.ctx, h.tokens.read);
     const { tools }: { tools: Any[] } = await client.listTools();
     assertEquals(tools.map((t) => t.name), TOOLS.map((t) => t.name));
-    assertEquals(tools.length, 24);
+    assertEquals(tools.length, 29);
     for (const t of tools) {
       assert(t.description && t.description.length > 40, t.name);
       assert(t.outputSchema, `${t.name} has no output schema`);
@@ -56,7 +57,7 @@ Deno.test("tools/list gives the 24 tools, each with annotations, an output schem
 
 Deno.test("a read token's control tools answer WriteScopeError and change nothing; its reads work", async () => {
   await withHarness(async (h) => {
-    const { job } = await runningJob(h);
+    const { job, run } = await runningJob(h);
     const before = countRows(h);
     await using client = await memoryClient(h.ctx, h.tokens.read);
     const calls: Record<string, Record<string, unknown>> = {
@@ -71,6 +72,9 @@ Deno.test("a read token's control tools answer WriteScopeError and change nothin
         parameters: { lr: { values: [1] } },
         metric: "loss",
       },
+      fork_run: { run_id: run, overrides: { args: { lr: 0.1 } } },
+      mark_run: { run_id: run, mark: "kept", reason: "best so far" },
+      add_note: { run_id: run, text: "tried warmup" },
     };
     const control = TOOLS.filter((t) => t.kind === "control").map((t) => t.name);
     assertEquals(control.sort(), Object.keys(calls).sort());

@@ -218,6 +218,8 @@ export const dispatchSpec = z.object({
   max_steps: z.number().int().nullable(),
   /** "wait": the agent's fence leaves this job running (the server never requeues it by itself). */
   on_node_lost: z.enum(["requeue", "wait"]).optional(),
+  /** The checkpoint the job starts from: its path is the job's GPUCTL_RESUME_FROM. */
+  resume_from: z.object({ checkpoint_id: name, path: z.string() }).optional(),
 });
 export type DispatchSpec = z.infer<typeof dispatchSpec>;
 

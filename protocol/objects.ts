@@ -1,4 +1,5 @@
 import type { FailureClass, JobStatus, RunStatus, Scope, Severity } from "./rest.ts";
+import type { CodeComparison } from "./lineage.ts";
 import type { JobRunner } from "./vocabulary.ts";
 
 /** A job as the API returns it: the submission plus its scheduling state. */
@@ -46,6 +47,31 @@ export interface Job {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** The run this job continues or varies (its runs' parent in the tree); null: a root. */
+  parent_run: string | null;
+  /** The checkpoint it starts from, passed to it as GPUCTL_RESUME_FROM (the path). */
+  resume_from: { checkpoint_id: string; path: string } | null;
+  /** What a fork changed from its parent's job; null for a job not made by a fork. */
+  fork_overrides: ForkOverrides | null;
+}
+
+/** What `fork_run` changes of the parent's job. */
+export interface ForkOverrides {
+  /** `--NAME VALUE` arguments set (replaced where the command has them), or removed (null). */
+  args?: Record<string, string | number | boolean | null>;
+  /** Variables set, or removed (null). */
+  env?: Record<string, string | null>;
+  /** Config values recorded on the run and passed as GPUCTL_PARAM_NAME variables. */
+  config?: Record<string, unknown>;
+}
+
+/** A run's verdict in its experiment's tree: kept (a line worth following) or discarded. */
+export interface RunMark {
+  mark: "kept" | "discarded";
+  /** One line: why. */
+  reason: string;
+  by: string;
+  at: string;
 }
 
 /** The primary metric of a run: which key, which way is better, and where it stands. */
@@ -80,6 +106,12 @@ export interface Run {
   started_at: string | null;
   finished_at: string | null;
   primary_metric: PrimaryMetric | null;
+  /** The run this one continues or varies; null: a root of its tree. */
+  parent_run: string | null;
+  /** The checkpoint id it started from (GPUCTL_RESUME_FROM), or null. */
+  resume_from: string | null;
+  /** Kept or discarded, with the reason; null while undecided. */
+  mark: RunMark | null;
 }
 
 /** One stored event. */
@@ -372,6 +404,8 @@ export interface RunComparison {
   /** Config keys (flattened with dots) whose values differ; a run without the key shows null. */
   config_diff: { key: string; values: Record<string, unknown> }[];
   identical_config_keys: number;
+  /** How each run's code differs from the first run's (next to the config diff). */
+  code_diff?: CodeComparison[];
   summary: string;
   next_actions: NextAction[];
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { metricValue } from "./metric_value.ts";
+import { provenance } from "./provenance.ts";
 import { MAX_STREAMED_RUNS } from "./limits.ts";
 import {
   FAILURE_CLASSES,
@@ -160,6 +161,12 @@ export const jobSubmission = z.strictObject({
   on_node_lost: z.enum(["requeue", "wait"]).optional().describe(
     'When its node goes silent: "requeue" (default) or "wait"',
   ),
+  parent_run: id.optional().describe(
+    "The run this one continues or varies (its parent in the experiment's tree)",
+  ),
+  resume_from: id.optional().describe(
+    "A checkpoint id the job starts from: its path is passed as GPUCTL_RESUME_FROM",
+  ),
 }).superRefine((s, ctx) => {
   if (s.runner === "docker" && !s.image) {
     ctx.addIssue({ code: "custom", path: ["image"], message: "is required when runner is docker" });
@@ -251,6 +258,8 @@ export const sdkLogBatch = z.strictObject({
   dropped: z.number().int().min(0).optional(),
   config: freeObject.optional(),
   env: freeObject.optional(),
+  /** The run's code (the agent's snapshot of the working dir); the first one sent is kept. */
+  provenance: provenance.optional(),
 });
 export type SdkLogBatch = z.infer<typeof sdkLogBatch>;
 

@@ -8,6 +8,8 @@ import Workspace from "../islands/Workspace.tsx";
 import type { PageRoute } from "../server/console/page.tsx";
 import { nowMs, pathSegment, shellPage } from "../server/console/shell.tsx";
 import { loadWorkspace, MAX_WORKSPACE_RUNS } from "../server/console/workspace.ts";
+import { experimentLineage } from "../server/lineage/service.ts";
+import { LineageTree } from "./_lineage.tsx";
 
 export const experimentRoutes: PageRoute[] = [{
   method: "GET",
@@ -16,6 +18,7 @@ export const experimentRoutes: PageRoute[] = [{
   handler: async (p) => {
     const d = await loadWorkspace(p.ctx, pathSegment(p, 1), p.url.searchParams);
     const { project, name, description } = d.experiment;
+    const lineage = experimentLineage(p.ctx, project, name);
     const runsQuery = new URLSearchParams({
       project,
       experiment: name,
@@ -71,6 +74,7 @@ export const experimentRoutes: PageRoute[] = [{
                   now: nowMs(p.ctx),
                 }}
               />
+              <LineageTree tree={lineage.tree} notes={lineage.notes} now={nowMs(p.ctx)} />
             </>
           )}
       </>,

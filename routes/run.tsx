@@ -38,6 +38,7 @@ import { validationError } from "../server/errors.ts";
 import { setPrimaryMetric } from "../server/projects/service.ts";
 import { getRun } from "../server/runs/service.ts";
 import { evaluationRequest, primaryMetricSet } from "../protocol/rest.ts";
+import { CodeTab, lineagePageRoutes, LineagePanel } from "./_lineage.tsx";
 
 const TAB_LABEL: Record<RunTab, string> = {
   overview: "Overview",
@@ -45,6 +46,7 @@ const TAB_LABEL: Record<RunTab, string> = {
   checkpoints: "Checkpoints",
   evaluations: "Evaluations",
   events: "Events",
+  code: "Code",
 };
 
 const runHref = (id: string, tab?: RunTab) =>
@@ -678,6 +680,17 @@ async function runPage(p: PageRequest): Promise<Response> {
       <Header d={d} now={now} canWrite={p.canWrite} next={next} />
       <Notice url={p.url} req={p.req} />
       <Tabs d={d} />
+      {tab === "overview" && (
+        <LineagePanel
+          runId={d.run.id}
+          parent={d.run.parent_run}
+          mark={d.run.mark}
+          notes={d.notes}
+          canWrite={p.canWrite}
+          next={next}
+          now={now}
+        />
+      )}
       {tab === "overview" && <Overview d={d} now={now} />}
       {tab === "metrics" && <MetricsTab d={d} canWrite={p.canWrite} next={next} />}
       {tab === "checkpoints" && (
@@ -689,6 +702,7 @@ async function runPage(p: PageRequest): Promise<Response> {
         />
       )}
       {tab === "evaluations" && <EvaluationsTab d={d} now={now} />}
+      {tab === "code" && <CodeTab code={d.code ?? null} runId={d.run.id} />}
       {tab === "events" && (
         <section class="panel">
           <RunEvents d={d} now={now} limit={500} />
@@ -700,6 +714,7 @@ async function runPage(p: PageRequest): Promise<Response> {
 
 export const runRoutes: PageRoute[] = [
   { method: "GET", path: "/runs/:id", scope: "read", handler: runPage },
+  ...lineagePageRoutes,
   {
     method: "POST",
     path: "/runs/:id/primary",

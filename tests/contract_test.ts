@@ -8,6 +8,8 @@
  * arguments). To add another face (an MCP tool), give the row an optional field for it and
  * a loop beside "each read route answers …" that compares that face's result the same way.
  */
+import { compareRunCode, getLineage, getRunCode, getRunDetail } from "../server/lineage/service.ts";
+import { queryRuns } from "../server/runs/query.ts";
 import { assertEquals } from "./assert.ts";
 import { createHarness } from "./_harness.ts";
 import { type Seed, seededHarness } from "./_seed.ts";
@@ -21,13 +23,7 @@ import {
 import { listEvents } from "../server/events/service.ts";
 import { getEvaluation, listEvaluations } from "../server/evaluations/mod.ts";
 import { getRunMetrics, queryMetrics, readPointsPage } from "../server/metrics/service.ts";
-import {
-  getLogs,
-  getRun,
-  listCheckpoints,
-  listRunGroups,
-  listRuns,
-} from "../server/runs/service.ts";
+import { getLogs, listCheckpoints, listRunGroups, listRuns } from "../server/runs/service.ts";
 import { getJob, listJobs } from "../server/jobs/service.ts";
 import { getNode, listNodes } from "../server/nodes/service.ts";
 import { getStatus } from "../server/status/service.ts";
@@ -152,7 +148,38 @@ export const READS: ReadContract[] = [
   {
     route: "GET /api/runs/:id",
     request: (s) => `/api/runs/${s.failedRun}`,
-    service: (ctx, s) => getRun(ctx, s.failedRun),
+    service: (ctx, s) => getRunDetail(ctx, s.failedRun),
+  },
+  {
+    route: "GET /api/runs/:id/code",
+    request: (s) => `/api/runs/${s.failedRun}/code`,
+    service: (ctx, s) => ({ run_id: s.failedRun, code: getRunCode(ctx, s.failedRun) }),
+  },
+  {
+    route: "GET /api/code/compare",
+    request: (s) => `/api/code/compare?runs=${s.failedRun},${s.runningRun}`,
+    service: (ctx, s) => compareRunCode(ctx, s.failedRun, s.runningRun),
+  },
+  {
+    route: "POST /api/runs:query",
+    request: () => ({
+      path: "/api/runs:query",
+      body: { where: { project: "nlp" }, order_by: "metric.train/loss.best", limit: 5 },
+    }),
+    service: (ctx) =>
+      queryRuns(ctx, { where: { project: "nlp" }, order_by: "metric.train/loss.best", limit: 5 }),
+  },
+  {
+    route: "GET /api/lineage",
+    case: "run",
+    request: (s) => `/api/lineage?run_id=${s.failedRun}`,
+    service: (ctx, s) => getLineage(ctx, { run_id: s.failedRun }),
+  },
+  {
+    route: "GET /api/lineage",
+    case: "experiment",
+    request: () => "/api/lineage?experiment=nlp/base",
+    service: (ctx) => getLineage(ctx, { experiment: "nlp/base" }),
   },
   {
     route: "GET /api/runs/:id/metrics",

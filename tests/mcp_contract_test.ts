@@ -149,6 +149,26 @@ const TOOL_ROWS: ToolContract[] = [
     rest: (s) => `/api/sweeps/${s.sweep}`,
   },
   {
+    tool: "query_runs",
+    args: () => ({ where: { project: "nlp", status: ["FAILED", "SUCCEEDED"] }, limit: 3 }),
+    rest: () => ({
+      path: "/api/runs:query",
+      body: { where: { project: "nlp", status: ["FAILED", "SUCCEEDED"] }, limit: 3 },
+    }),
+  },
+  {
+    tool: "get_lineage",
+    case: "run",
+    args: (s) => ({ run_id: s.failedRun }),
+    rest: (s) => `/api/lineage?run_id=${s.failedRun}`,
+  },
+  {
+    tool: "get_lineage",
+    case: "experiment",
+    args: () => ({ experiment: "nlp/base" }),
+    rest: () => "/api/lineage?experiment=nlp/base",
+  },
+  {
     tool: "explain_failure",
     args: (s) => ({ run_id: s.failedRun }),
     rest: (s) => `/api/runs/${s.failedRun}/failure`,
@@ -180,7 +200,7 @@ Deno.test("every read tool but wait_for_run has a contract row", () => {
   );
   const covered = new Set(TOOL_ROWS.map((r) => r.tool));
   assertEquals(reads.filter((t) => !covered.has(t)), []);
-  assertEquals(reads.length, 17);
+  assertEquals(reads.length, 19);
 });
 
 Deno.test("every next_action in the answers names a tool whose input takes its args", async () => {
@@ -223,7 +243,7 @@ Deno.test("/mcp refuses a page of another origin, a missing token and GET", asyn
     assertEquals(local.status, 200, local.text);
     // The answer comes as one SSE message.
     const data = /^data: (.*)$/m.exec(local.text)![1];
-    assertEquals(JSON.parse(data).result.tools.length, 24);
+    assertEquals(JSON.parse(data).result.tools.length, 29);
     const none = await h.call("POST", "/mcp", { token: null, body, headers });
     assertEquals([none.status, none.json.error.code], [401, "Unauthorized"]);
     const get = await h.call("GET", "/mcp", { token: h.tokens.read, headers });

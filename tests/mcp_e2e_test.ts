@@ -137,7 +137,7 @@ Deno.test("an MCP client runs submit → wait → compare → evaluate → recom
     try {
       const overStdio = await stdio.listTools();
       const overHttp = await agent.listTools();
-      assertEquals(overStdio.tools.length, 24);
+      assertEquals(overStdio.tools.length, 29);
       assertEquals(overStdio.tools, overHttp.tools);
       for (
         const [tool, args] of [

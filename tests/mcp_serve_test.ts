@@ -34,7 +34,7 @@ Deno.test("mcp serve forwards with its own token, or passes a caller's bearer to
       const own = new Client({ name: "t", version: "0" });
       await own.connect(transport);
       try {
-        assertEquals((await own.listTools()).tools.length, 24);
+        assertEquals((await own.listTools()).tools.length, 29);
         const job = await call(own, "submit_job", {
           name: "via-proxy",
           command: ["true"],

@@ -44,3 +44,4 @@ export { MAX_LINE_BYTES } from "./line_splitter.ts";
 export { decodeExitStatus, signalName } from "./signals.ts";
 /** The kernel's view of one process (`/proc/<pid>/stat`: parent, group, start time), or null. */
 export { readStat } from "./_proc.ts";
+export { resolveProgram } from "./_launch.ts";

@@ -14,9 +14,12 @@ import { RUN_STATUSES } from "../../protocol/rest.ts";
 import { keyDirection } from "../../server/metrics/primary_metric.ts";
 import { metricTrend } from "../../server/semantic/trend.ts";
 import type { GpuctlClient } from "../client.ts";
-import { EXIT_OK } from "../command.ts";
+import { EXIT_OK, UsageError } from "../command.ts";
+import type { RunQueryResult } from "../../protocol/run_query.ts";
 import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
+import type { RunCodeAndNotes } from "../../protocol/lineage.ts";
+import { codeFields, runLineageCommands } from "./run_lineage.ts";
 import { DATA_FLAGS, LIST_FLAGS, optionalText, pageQuery, SCOPE_FILTER_FLAGS } from "../flags.ts";
 import {
   ago,
@@ -53,19 +56,31 @@ const list = defineCommand({
       schema: optionalText(),
       help: "names and ids containing TEXT",
     },
+    where: {
+      arg: "JSON",
+      schema: optionalText(20_000),
+      help: 'a query_runs filter: \'{"config": {"lr": {"lt": 0.01}}, "mark": "kept"}\'',
+    },
+    orderBy: {
+      arg: "FIELD",
+      schema: optionalText(),
+      help: "with --where: metric.KEY.best, config.KEY, created_at (- in front: descending)",
+    },
     ...LIST_FLAGS,
   },
   async run({ flags }, ctx) {
     const client = await connect(flags, ctx);
-    const page = await client.get<Page<Run>>("/api/runs", {
-      project: flags.project,
-      experiment: flags.experiment,
-      status: flags.status,
-      job_id: flags.job,
-      source: flags.source,
-      q: flags.search,
-      ...pageQuery(flags),
-    });
+    const page = flags.where !== undefined || flags.orderBy !== undefined
+      ? await queried(client, flags)
+      : await client.get<Page<Run>>("/api/runs", {
+        project: flags.project,
+        experiment: flags.experiment,
+        status: flags.status,
+        job_id: flags.job,
+        source: flags.source,
+        q: flags.search,
+        ...pageQuery(flags),
+      });
     const now = ctx.now();
     printPage(
       ctx,
@@ -97,6 +112,40 @@ const list = defineCommand({
     return EXIT_OK;
   },
 });
+
+/** `run list --where`: `POST /api/runs:query`, with the filter flags added to `where`. */
+async function queried(
+  client: GpuctlClient,
+  flags: {
+    where?: string;
+    orderBy?: string;
+    project?: string;
+    experiment?: string;
+    status?: string;
+    limit?: number;
+  },
+): Promise<Page<Run>> {
+  let where: Record<string, unknown> = {};
+  if (flags.where !== undefined) {
+    try {
+      where = JSON.parse(flags.where);
+    } catch (err) {
+      throw new UsageError(`--where is not JSON: ${(err as Error).message}`);
+    }
+    if (where === null || typeof where !== "object" || Array.isArray(where)) {
+      throw new UsageError('--where must be a JSON object, e.g. \'{"mark": "kept"}\'');
+    }
+  }
+  for (const k of ["project", "experiment", "status"] as const) {
+    if (flags[k] !== undefined) where[k] = flags[k];
+  }
+  const answer = await client.post<RunQueryResult>("/api/runs:query", {
+    where,
+    ...(flags.orderBy ? { order_by: flags.orderBy } : {}),
+    ...(flags.limit ? { limit: flags.limit } : {}),
+  });
+  return { items: answer.items, next_cursor: null };
+}
 
 function stepOf(r: Pick<Run, "step" | "max_steps">): string {
   if (r.step === null) return "";
@@ -197,7 +246,7 @@ const show = defineCommand({
   async run({ flags, args }, ctx) {
     const client = await connect(flags, ctx);
     const id = encodeURIComponent(args[0]);
-    const run = await client.get<Run>(`/api/runs/${id}`);
+    const run = await client.get<Run & Partial<RunCodeAndNotes>>(`/api/runs/${id}`);
     const [diagnosis, metrics] = await Promise.all([
       client.get<RunDiagnosis>(`/api/runs/${id}/diagnosis`),
       metricRows(client, run),
@@ -223,8 +272,14 @@ const show = defineCommand({
       ["created", `${run.created_at} (${ago(run.created_at, now)})`],
       ["finished", clean(run.finished_at)],
       ["config", clean(config.join(" "))],
+      ["parent", clean(run.parent_run ?? "")],
+      ["mark", clean(run.mark ? `${run.mark.mark}: ${run.mark.reason}` : "")],
+      ...codeFields(run.code ?? null),
       ["summary", clean(diagnosis.summary)],
     ]);
+    for (const n of run.notes ?? []) {
+      ctx.io.out(`note ${clean(n.created_at)} ${clean(n.author)}: ${clean(n.text)}`);
+    }
     ctx.io.out("");
     printTable(ctx, metrics, [
       { header: "METRIC", cell: (m) => clean(m.key), flex: true },
@@ -308,6 +363,19 @@ const compare = defineCommand({
       ctx.io.out("");
       ctx.io.out("Their configs are the same.");
     }
+    for (const d of c.code_diff ?? []) {
+      ctx.io.out("");
+      ctx.io.out(
+        d.same_code
+          ? `code of ${clean(d.b)}: the same as ${clean(d.a)}`
+          : `code of ${clean(d.b)} against ${clean(d.a)}: ${d.files.length} files differ`,
+      );
+      for (const p of d.problems) ctx.io.out(`  (${clean(p)})`);
+      for (const f of d.files) {
+        ctx.io.out(`--- ${clean(f.path)} (${f.change.replace("_", " ")})`);
+        for (const line of f.diff.split("\n")) ctx.io.out(clean(line));
+      }
+    }
     return EXIT_OK;
   },
 });
@@ -316,6 +384,6 @@ const compare = defineCommand({
 export const runCommand = defineGroup(
   "run",
   "list, inspect and compare runs",
-  [list, show, compare],
+  [list, show, compare, ...runLineageCommands],
   "gpuctl run compare r-8c1d0e2f3a4b r-2a9f7e6d5c4b",
 );

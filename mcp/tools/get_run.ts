@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { getRun } from "../../server/runs/service.ts";
+import { getRunDetail } from "../../server/lineage/service.ts";
 import { defineTool } from "../_tool.ts";
 import { runShape } from "../_shapes.ts";
 import { runIdField } from "./_fields.ts";
@@ -10,20 +10,28 @@ export const getRunTool = defineTool({
   name: "get_run",
   title: "Run",
   description: "One run: status, step/epoch/max_steps, config, environment snapshot, times, " +
-    "and its primary metric (key, direction, latest, best, best_step). For its health and what " +
-    "to do next use diagnose_run.",
+    "its primary metric (key, direction, latest, best, best_step), its parent and mark, its " +
+    "notes, and its code (commit, branch, remote, the diff against the commit, untracked " +
+    "files). For its health and what to do next use diagnose_run.",
   kind: "observe",
   input: z.object({ run_id: runIdField() }),
   output: runShape,
   run(ctx, { run_id }) {
-    const r = getRun(ctx, run_id);
+    const r = getRunDetail(ctx, run_id);
     const progress = r.step !== null
       ? ` at step ${r.step}${r.max_steps ? ` of ${r.max_steps}` : ""}`
       : "";
     return {
       data: { ...r },
       summary: `Run ${r.name} (${r.id}) of ${r.project}${r.experiment ? `/${r.experiment}` : ""} ` +
-        `is ${r.status}${progress}${metricText(r.primary_metric)}.`,
+        `is ${r.status}${progress}${metricText(r.primary_metric)}` +
+        (r.parent_run ? `; child of ${r.parent_run}` : "") +
+        (r.mark ? `; ${r.mark.mark}: ${r.mark.reason}` : "") +
+        (r.code?.git
+          ? `; code at ${r.code.git.commit?.slice(0, 12) ?? "no commit"}` +
+            (r.code.git.diff ? " with local changes" : "")
+          : "") +
+        ".",
     };
   },
 });

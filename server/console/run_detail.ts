@@ -3,6 +3,9 @@
  * of the tab (a live overview, a diagnosis, the failure explanation, series, checkpoints with
  * the recommendation, evaluations, events).
  */
+import type { Note } from "../../protocol/lineage.ts";
+import type { Provenance } from "../../protocol/provenance.ts";
+import { getRunCode, runNotes } from "../lineage/service.ts";
 import type {
   CheckpointRecommendation,
   CheckpointWithEvaluations,
@@ -24,7 +27,14 @@ import { getLogs, getRun, listCheckpoints, listMetricKeys } from "../runs/servic
 import { diagnoseRunById, explainRunFailure, recommendCheckpoint } from "../semantic/mod.ts";
 import { NotFoundError } from "../errors.ts";
 
-export const RUN_TABS = ["overview", "metrics", "checkpoints", "evaluations", "events"] as const;
+export const RUN_TABS = [
+  "overview",
+  "metrics",
+  "checkpoints",
+  "evaluations",
+  "events",
+  "code",
+] as const;
 export type RunTab = typeof RUN_TABS[number];
 
 /** Points each chart is drawn from (the server downsamples with LTTB). */
@@ -59,6 +69,10 @@ export interface RunDetail {
   evalCommand: string | null;
   /** The newest event id at the time of the read, for live lists to resume after. */
   lastEventId: number;
+  /** The run's notes, oldest first. */
+  notes: Note[];
+  /** The Code tab: the code the run ran (null: no snapshot). */
+  code?: Provenance | null;
 }
 
 const LIVE = new Set(["RUNNING", "QUEUED"]);
@@ -102,6 +116,7 @@ export async function loadRunDetail(ctx: Context, id: string, tab: RunTab): Prom
     keys,
     checkpoints: listCheckpoints(ctx, id).items,
     lastEventId: lastEventId(ctx),
+    notes: runNotes(ctx, id),
     evalCommand: listProjects(ctx).items.find((p) => p.name === run.project)?.eval_command ??
       null,
   };
@@ -129,6 +144,9 @@ export async function loadRunDetail(ctx: Context, id: string, tab: RunTab): Prom
       d.events = listEvents(ctx, { run_id: id, limit: 200 }).items;
       break;
     case "evaluations":
+      break;
+    case "code":
+      d.code = getRunCode(ctx, id);
       break;
   }
   return d;

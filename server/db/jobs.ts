@@ -1,4 +1,4 @@
-import type { Job } from "../../protocol/objects.ts";
+import type { ForkOverrides, Job } from "../../protocol/objects.ts";
 import type { JobStatus } from "../../protocol/rest.ts";
 import {
   maskSecretArgv,
@@ -50,6 +50,10 @@ interface JobRow {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  parent_run_id: string | null;
+  resume_from: string | null;
+  resume_from_path: string | null;
+  fork_overrides: string | null;
 }
 
 /** A job with the fields only the server uses. */
@@ -101,6 +105,11 @@ function toJob(r: JobRow): JobState {
     created_at: r.created_at,
     started_at: r.started_at,
     finished_at: r.finished_at,
+    parent_run: r.parent_run_id,
+    resume_from: r.resume_from && r.resume_from_path !== null
+      ? { checkpoint_id: r.resume_from, path: r.resume_from_path }
+      : null,
+    fork_overrides: r.fork_overrides ? json<ForkOverrides>(r.fork_overrides, {}) : null,
   };
 }
 
@@ -136,6 +145,9 @@ export type NewJob = Omit<
   | "stop_on"
   | "not_before"
   | "config"
+  | "parent_run"
+  | "resume_from"
+  | "fork_overrides"
 >;
 
 export function insertJob(db: Database, j: NewJob): void {
@@ -175,6 +187,27 @@ export function insertJob(db: Database, j: NewJob): void {
 /** The config every run of the job records (set once, at submission, like `stop_on`). */
 export function setConfig(db: Database, id: string, config: Record<string, unknown>): void {
   db.prepare("UPDATE jobs SET config = ? WHERE id = ?").run(JSON.stringify(config), id);
+}
+
+/**
+ * The run a job continues or varies, the checkpoint it starts from, and what a fork changed
+ * (set once, at submission).
+ */
+export function setLineage(
+  db: Database,
+  id: string,
+  l: Pick<Job, "parent_run" | "resume_from" | "fork_overrides">,
+): void {
+  db.prepare(
+    `UPDATE jobs SET parent_run_id = ?, resume_from = ?, resume_from_path = ?, fork_overrides = ?
+     WHERE id = ?`,
+  ).run(
+    l.parent_run,
+    l.resume_from?.checkpoint_id ?? null,
+    l.resume_from?.path ?? null,
+    l.fork_overrides ? JSON.stringify(l.fork_overrides) : null,
+    id,
+  );
 }
 
 /** The anomaly event types that stop a job (kept apart from the insert: set once, at submission). */

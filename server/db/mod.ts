@@ -20,3 +20,4 @@ export * as evaluations from "./evaluations.ts";
 export * as nodes from "./nodes.ts";
 export * as cursors from "./cursors.ts";
 export * as sweeps from "./sweeps.ts";
+export * as lineage from "./lineage.ts";

@@ -1,4 +1,4 @@
-import type { Run } from "../../protocol/objects.ts";
+import type { Run, RunMark } from "../../protocol/objects.ts";
 import type { RunStatus } from "../../protocol/rest.ts";
 import type { Database } from "./database.ts";
 import { json, pageOf, where } from "./_rows.ts";
@@ -25,6 +25,12 @@ interface RunRow {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  parent_run_id: string | null;
+  resume_from: string | null;
+  mark: RunMark["mark"] | null;
+  mark_reason: string | null;
+  marked_at: string | null;
+  marked_by: string | null;
 }
 
 /** A run as stored, before its primary metric is resolved. */
@@ -51,6 +57,11 @@ function toRun(r: RunRow): StoredRun {
     created_at: r.created_at,
     started_at: r.started_at,
     finished_at: r.finished_at,
+    parent_run: r.parent_run_id,
+    resume_from: r.resume_from,
+    mark: r.mark
+      ? { mark: r.mark, reason: r.mark_reason ?? "", by: r.marked_by ?? "", at: r.marked_at ?? "" }
+      : null,
   };
 }
 
@@ -213,4 +224,48 @@ export function advanceRunProgress(
 
 export function addDroppedPoints(db: Database, id: string, n: number): void {
   db.prepare("UPDATE runs SET dropped_points = dropped_points + ? WHERE id = ?").run(n, id);
+}
+
+/** What `query_runs` narrows by in SQL before its config and metric conditions. */
+export interface RunSelection {
+  project?: string;
+  experiment?: string;
+  statuses?: RunStatus[];
+  /** A run id, or null for roots only. */
+  parent_run?: string | null;
+  mark?: "kept" | "discarded" | "none";
+  created_after?: string;
+  created_before?: string;
+}
+
+/** The newest `cap` runs of a selection. */
+export function selectRuns(db: Database, s: RunSelection, cap: number): StoredRun[] {
+  const parts: string[] = [];
+  const params: (string | number)[] = [];
+  const eq = (column: string, value: string | undefined) => {
+    if (value === undefined) return;
+    parts.push(`${column} = ?`);
+    params.push(value);
+  };
+  eq("project", s.project);
+  eq("experiment", s.experiment);
+  if (s.statuses?.length) {
+    parts.push(`status IN (${s.statuses.map(() => "?").join(", ")})`);
+    params.push(...s.statuses);
+  }
+  if (s.parent_run === null) parts.push("parent_run_id IS NULL");
+  else eq("parent_run_id", s.parent_run);
+  if (s.mark === "none") parts.push("mark IS NULL");
+  else eq("mark", s.mark);
+  if (s.created_after) {
+    parts.push("created_at >= ?");
+    params.push(new Date(s.created_after).toISOString());
+  }
+  if (s.created_before) {
+    parts.push("created_at < ?");
+    params.push(new Date(s.created_before).toISOString());
+  }
+  const sql = `SELECT * FROM runs ${parts.length ? `WHERE ${parts.join(" AND ")}` : ""} ` +
+    "ORDER BY seq DESC LIMIT ?";
+  return (db.prepare(sql).all(...params, cap) as unknown as RunRow[]).map(toRun);
 }

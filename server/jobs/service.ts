@@ -1,6 +1,6 @@
-import type { Job, Page } from "../../protocol/objects.ts";
+import type { ForkOverrides, Job, Page } from "../../protocol/objects.ts";
 import type { JobListQuery, JobSubmission } from "../../protocol/rest.ts";
-import { jobs as jobsDb } from "../db/mod.ts";
+import { checkpoints as checkpointsDb, jobs as jobsDb, runs as runsDb } from "../db/mod.ts";
 import { ensureProjectAndExperiment } from "../projects/service.ts";
 import { publicJob } from "../db/jobs.ts";
 import { topics } from "../bus/bus.ts";
@@ -25,7 +25,7 @@ export function submitJob(
   ctx: Context,
   s: JobSubmission,
   kind: Job["kind"] = "TRAIN",
-  extra: { config?: Record<string, unknown> } = {},
+  extra: { config?: Record<string, unknown>; fork_overrides?: ForkOverrides } = {},
 ): Job {
   const at = ctx.now().toISOString();
   const id = ctx.newId("j");
@@ -35,6 +35,7 @@ export function submitJob(
         throw invalidField("job submission", "after", `job ${quoted(dep)} does not exist`);
       }
     }
+    const lineage = lineageOf(ctx, s);
     const project = s.project ?? DEFAULT_PROJECT;
     ensureProjectAndExperiment(ctx, { project, experiment: s.experiment }, at);
     const shell = typeof s.command === "string" ? true : s.shell ?? false;
@@ -52,7 +53,7 @@ export function submitJob(
       gpus: s.gpus,
       priority: s.priority ?? 0,
       max_attempts: s.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
-      node: s.node ?? null,
+      node: s.node ?? lineage.node,
       tensorboard_dir: s.tensorboard_dir ?? null,
       checkpoint_dir: s.checkpoint_dir ?? null,
       runner: s.runner ?? "process",
@@ -65,6 +66,13 @@ export function submitJob(
     });
     if (s.stop_on?.length) jobsDb.setStopOn(ctx.db, id, [...new Set(s.stop_on)]);
     if (extra.config) jobsDb.setConfig(ctx.db, id, extra.config);
+    if (lineage.parent_run || lineage.resume_from || extra.fork_overrides) {
+      jobsDb.setLineage(ctx.db, id, {
+        parent_run: lineage.parent_run,
+        resume_from: lineage.resume_from,
+        fork_overrides: extra.fork_overrides ?? null,
+      });
+    }
     emitEvent(ctx, {
       type: "JOB_QUEUED",
       severity: "info",
@@ -76,6 +84,48 @@ export function submitJob(
     jobsChanged(ctx, id, "submitted");
     return publicJob(jobsDb.getJob(ctx.db, id)!);
   });
+}
+
+/**
+ * A submission's parent run and starting checkpoint, checked. A checkpoint's file is local to
+ * the host its run trained on, so a job that resumes from one runs there unless it names a node
+ * (as an evaluation of it does).
+ */
+function lineageOf(ctx: Context, s: JobSubmission): {
+  parent_run: string | null;
+  resume_from: Job["resume_from"];
+  node: string | null;
+} {
+  if (s.parent_run && !runsDb.getRun(ctx.db, s.parent_run)) {
+    throw invalidField(
+      "job submission",
+      "parent_run",
+      `run ${quoted(s.parent_run)} does not exist`,
+    );
+  }
+  if (!s.resume_from) return { parent_run: s.parent_run ?? null, resume_from: null, node: null };
+  const checkpoint = checkpointsDb.getCheckpoint(ctx.db, s.resume_from);
+  if (!checkpoint) {
+    throw invalidField(
+      "job submission",
+      "resume_from",
+      `checkpoint ${quoted(s.resume_from)} does not exist`,
+    );
+  }
+  if (checkpoint.overwritten) {
+    throw invalidField(
+      "job submission",
+      "resume_from",
+      `checkpoint ${quoted(s.resume_from)} of run ${quoted(checkpoint.run_id)} was overwritten ` +
+        `by run ${quoted(checkpoint.overwritten_by_run ?? "?")}: pick a checkpoint of that run`,
+    );
+  }
+  const run = runsDb.getRun(ctx.db, checkpoint.run_id);
+  return {
+    parent_run: s.parent_run ?? null,
+    resume_from: { checkpoint_id: checkpoint.id, path: checkpoint.path },
+    node: run?.node_id ?? null,
+  };
 }
 
 /** `GET /api/jobs`: newest first, filtered by status, project, experiment and node. */

@@ -4,7 +4,7 @@
  * transaction and tells the scheduler that capacity or the queue changed.
  */
 import type { FailureClass } from "../../protocol/rest.ts";
-import { jobs as jobsDb, runs as runsDb } from "../db/mod.ts";
+import { jobs as jobsDb, lineage as lineageDb, runs as runsDb } from "../db/mod.ts";
 import type { JobState } from "../db/jobs.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
@@ -47,6 +47,14 @@ export function dispatchJob(
     started_at: null,
   });
   runsDb.updateRun(ctx.db, runId, { node_id: nodeId, gpu_indices: gpuIndices }, at);
+  if (job.parent_run || job.resume_from) {
+    lineageDb.setRunLineage(
+      ctx.db,
+      runId,
+      job.parent_run,
+      job.resume_from?.checkpoint_id ?? null,
+    );
+  }
   jobsDb.updateJob(
     ctx.db,
     job.id,

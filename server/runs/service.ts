@@ -16,6 +16,7 @@ import type {
 } from "../../protocol/rest.ts";
 import {
   jobs as jobsDb,
+  lineage as lineageDb,
   logs as logsDb,
   metrics as metricsDb,
   projects as projectsDb,
@@ -392,6 +393,9 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
         env: b.env ? { ...run.env, ...masked(b.env) } : undefined,
       }, atIso);
     }
+    // The agent sends the code snapshot before the process starts; a later one (the job's own
+    // SDK, a replay) never replaces it.
+    if (b.provenance) lineageDb.insertProvenance(ctx.db, runId, b.provenance);
     let newCheckpoints = 0;
     for (const c of b.checkpoints ?? []) {
       if (c.state === "gone") {

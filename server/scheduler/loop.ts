@@ -230,5 +230,6 @@ export function toSpec(job: JobState, runId: string, gpuIndices: number[]): Disp
     grace_s: job.grace_s ?? DEFAULT_GRACE_S,
     max_steps: job.max_steps,
     on_node_lost: job.on_node_lost,
+    ...(job.resume_from ? { resume_from: job.resume_from } : {}),
   };
 }

@@ -25,6 +25,9 @@ export function aRun(over: Partial<Run> = {}): Run {
     started_at: "2026-01-01T00:00:00.000Z",
     finished_at: null,
     primary_metric: null,
+    parent_run: null,
+    resume_from: null,
+    mark: null,
     ...over,
   };
 }

@@ -15,6 +15,8 @@ import { conflict, invalidField } from "../errors.ts";
 import { getBestCheckpoint } from "./best_checkpoint.ts";
 import { compareCheckpoints } from "./compare_checkpoints.ts";
 import { compareRuns } from "./compare_runs.ts";
+import { compareCode } from "../lineage/code_diff.ts";
+import { lineage as lineageDb } from "../db/mod.ts";
 import { diagnoseRun } from "./diagnose_run.ts";
 import { explainFailure, FAILED_STATUSES } from "./explain_failure.ts";
 import {
@@ -61,12 +63,23 @@ export function compareRunsByIds(ctx: Context, ids: string[], metric?: string): 
   }
   const runs = loadRunsForComparison(ctx, distinct);
   const first = runs[0].run;
-  return compareRuns({
+  const comparison = compareRuns({
     runs,
     metric,
     directions: loadDirections(ctx, first, runs, metric ? [metric] : []),
     now: ctx.now(),
   });
+  // Next to the config diff: how each run's code differs from the first run's.
+  const code = (id: string) => ({ id, code: lineageDb.getProvenance(ctx.db, id) });
+  const codeDiff = distinct.slice(1).map((id) => compareCode(code(distinct[0]), code(id)));
+  const differing = codeDiff.filter((c) => c.files.length > 0);
+  const codeSummary = differing.length === 0
+    ? ""
+    : " Code: " + differing.map((c) =>
+      `${c.b} differs from ${c.a} in ${c.files.map((f) => f.path).slice(0, 5).join(", ")}` +
+      (c.files.length > 5 ? ` and ${c.files.length - 5} more` : "")
+    ).join("; ") + ".";
+  return { ...comparison, summary: comparison.summary + codeSummary, code_diff: codeDiff };
 }
 
 /** `GET /api/runs/{id}/checkpoints:compare`. */

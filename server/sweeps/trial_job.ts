@@ -17,7 +17,7 @@ export function paramEnvName(name: string): string {
 export const paramText = (v: ParamValue) => String(v);
 
 /** Single quotes for a shell: `it's` → `'it'\''s'`. */
-const shellQuote = (s: string) =>
+export const shellQuote = (s: string) =>
   /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
 
 /** The trial's submission: named after the sweep and trial, with its parameters passed in. */

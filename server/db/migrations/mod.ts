@@ -6,6 +6,7 @@ import { migration005CheckpointFilesStopOn } from "./005_checkpoint_files_stop_o
 import { migration006SlurmRuns } from "./006_slurm_runs.ts";
 import { migration007Sweeps } from "./007_sweeps.ts";
 import { migration008CheckpointState } from "./008_checkpoint_state.ts";
+import { migration009Lineage } from "./009_lineage.ts";
 
 /** One forward-only schema change. */
 export interface Migration {
@@ -24,4 +25,5 @@ export const MIGRATIONS: Migration[] = [
   migration006SlurmRuns,
   migration007Sweeps,
   migration008CheckpointState,
+  migration009Lineage,
 ];

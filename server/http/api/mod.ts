@@ -4,6 +4,8 @@ import { agentRoutes } from "./agent.ts";
 import { authRoutes } from "./auth.ts";
 import { eventRoutes } from "./events.ts";
 import { jobRoutes } from "./jobs.ts";
+import { lineageRoutes } from "./lineage.ts";
+import { runQueryRoutes } from "./run_query.ts";
 import { nodeRoutes } from "./nodes.ts";
 import { projectRoutes } from "./projects.ts";
 import { runRoutes } from "./runs.ts";
@@ -22,6 +24,8 @@ export const apiRoutes: RouteDef[] = [
   // Before the run routes: `/api/runs/compare` must not be taken for `/api/runs/:id`.
   ...semanticRoutes,
   ...runRoutes,
+  ...lineageRoutes,
+  ...runQueryRoutes,
   ...eventRoutes,
   ...projectRoutes,
   ...sdkRoutes,

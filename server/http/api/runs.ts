@@ -9,12 +9,12 @@ import {
 } from "../../../protocol/rest.ts";
 import {
   getLogs,
-  getRun,
   listCheckpoints,
   listRunGroups,
   listRuns,
   requireRun,
 } from "../../runs/service.ts";
+import { getRunDetail } from "../../lineage/service.ts";
 import { runLogsFeed, runMetricsFeed, runsMetricsFeed } from "../../runs/feeds.ts";
 import { metricsQueryStream, readPointsPage, runMetricsStream } from "../../metrics/service.ts";
 import { readJson, readQuery } from "../body.ts";
@@ -48,7 +48,7 @@ export const runRoutes: RouteDef[] = [
     method: "GET",
     path: "/api/runs/:id",
     scope: "read",
-    handler: (c, ctx) => c.json(getRun(ctx, idParam(c))),
+    handler: (c, ctx) => c.json(getRunDetail(ctx, idParam(c))),
   },
   {
     method: "GET",
