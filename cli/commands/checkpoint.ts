@@ -35,7 +35,11 @@ const list = defineCommand({
         cell: (c) => clean(c.path) + (c.state && c.state !== "valid" ? ` (${c.state})` : ""),
         flex: true,
       },
-      { header: "SIZE", cell: (c) => c.size_bytes === null ? "" : fmtBytes(c.size_bytes), right: true },
+      {
+        header: "SIZE",
+        cell: (c) => c.size_bytes === null ? "" : fmtBytes(c.size_bytes),
+        right: true,
+      },
       {
         header: "METRICS",
         cell: (c) =>
