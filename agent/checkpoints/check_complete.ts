@@ -19,7 +19,7 @@
 
 import { join } from "node:path";
 import { filesBelow } from "./identity.ts";
-import { openInside } from "./_open_inside.ts";
+import { openInside } from "../open_inside.ts";
 
 /** What the bytes of a checkpoint say. */
 export interface Completeness {

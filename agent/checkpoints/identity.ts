@@ -8,13 +8,13 @@
 //   new file over the old one changes the inode).
 // - The fingerprint is a SHA-256 over the size and the first and last 64 KiB of each file (a
 //   folder: over its files' relative paths and fingerprints). Read once, when a checkpoint is
-//   reported, and only from files inside the watched folder (`_open_inside.ts`). The end of a zip is its central directory, which holds every entry's CRC-32, so
+//   reported, and only from files inside the watched folder (`agent/open_inside.ts`). The end of a zip is its central directory, which holds every entry's CRC-32, so
 //   for torch and Keras files it changes with any weight; for others it tells apart two files
 //   of the same size and time that differ in their first or last bytes.
 
 import { join } from "node:path";
 import type { FoundCheckpoint } from "./scan_checkpoints.ts";
-import { openInside } from "./_open_inside.ts";
+import { openInside } from "../open_inside.ts";
 
 /** What `stat` says about a checkpoint; a changed one is a new write. */
 export interface FileIdentity {

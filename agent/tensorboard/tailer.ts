@@ -14,6 +14,7 @@ import {
   type RangeRead,
   readEventRange,
 } from "./event_file.ts";
+import { openInside } from "../open_inside.ts";
 
 /** Where reading of one event file stands; part of `TailerState`. */
 export interface TailerFileState {
@@ -294,13 +295,15 @@ export class TensorBoardTailer {
     }
     cursor.ino = info.ino;
     if (cursor.framingLost || cursor.refused || info.size === cursor.offset) return undefined;
-    let handle: Deno.FsFile;
-    try {
-      handle = await Deno.open(file.path, { read: true });
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return undefined;
-      throw error;
+    // Only a file inside the folder followed: a job may plant a link to a file the agent
+    // (possibly root) can read and the job cannot; such a file is never read.
+    const opened = await openInside(file.path, this.root);
+    if (opened === "gone") return undefined;
+    if (opened === "outside") {
+      cursor.refused = true;
+      return undefined;
     }
+    const handle = opened.file;
     try {
       // Replaced between the stat and the open: the next poll starts it over.
       if ((await handle.stat()).ino !== info.ino) return undefined;
@@ -341,7 +344,9 @@ export class TensorBoardTailer {
   /** Rereads the first `end` bytes of a file (what earlier polls consumed) for its steps. */
   async #buildIndex(file: EventFile, end: number): Promise<Map<string, Set<number>>> {
     const index = new Map<string, Set<number>>();
-    const handle = await Deno.open(file.path, { read: true });
+    const opened = await openInside(file.path, this.root);
+    if (typeof opened === "string") return index;
+    const handle = opened.file;
     try {
       const read = await readEventRange(handle, 0, end, new Set(), this.#chunkBytes);
       for (const point of read.points) {

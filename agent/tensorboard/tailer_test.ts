@@ -326,3 +326,27 @@ Deno.test("TensorBoardTailer rejects a chunk size that could not make progress",
   throws(() => new TensorBoardTailer("/tmp", { chunkBytes: 0 }), RangeError);
   throws(() => new TensorBoardTailer("/tmp", { chunkBytes: 1.5 }), RangeError);
 });
+
+Deno.test("an event file a job links to a file outside the followed folder is never read", async () => {
+  await withTempDir(async (dir) => {
+    // What the agent (possibly root) can read and the job cannot: another run's private logs.
+    await Deno.mkdir(`${dir}/private`);
+    const secret = eventFileBytes([
+      fileVersionEvent(1),
+      summaryEvent(1, 2, [{ tag: "client_secret", simpleValue: 4242 }]),
+    ]);
+    await Deno.writeFile(`${dir}/private/events.out.tfevents.1.host`, secret, { mode: 0o600 });
+    await Deno.mkdir(`${dir}/job/runs`, { recursive: true });
+    await Deno.symlink(
+      `${dir}/private/events.out.tfevents.1.host`,
+      `${dir}/job/runs/events.out.tfevents.2.host`,
+    );
+    await Deno.writeFile(
+      `${dir}/job/runs/events.out.tfevents.3.host`,
+      eventFileBytes([fileVersionEvent(1), summaryEvent(5, 2, [{ tag: "loss", simpleValue: 1 }])]),
+    );
+    const tailer = new TensorBoardTailer(`${dir}/job`);
+    const points = [...await tailer.poll(), ...await tailer.poll()];
+    deepStrictEqual(points.map((p) => [p.tag, p.step]), [["runs/loss", 5]]);
+  });
+});

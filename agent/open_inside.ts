@@ -1,7 +1,8 @@
-// Reading a checkpoint's bytes without being led out of its folder. A job can plant a link
-// (`ckpt/x.pt -> /root/.gpuctl/server.yaml`) where the agent, possibly root, reads; so a file is
-// read only when its real path lies inside the watched folder, and the file opened is the one
-// that was checked (same device and inode: a link swapped in between is not read).
+// Reading a job-written file (a checkpoint, a TensorBoard event file) without being led out of
+// its folder. A job can plant a link (`ckpt/x.pt -> /root/.gpuctl/server.yaml`) where the
+// agent, possibly root, reads; so a file is read only when its real path lies inside the
+// watched folder, and the file opened is the one that was checked (same device and inode: a
+// link swapped in between is not read).
 
 /** An open regular file inside the folder; `outside`: not read (a link out); `gone`: vanished. */
 export type Opened = { file: Deno.FsFile; size: number } | "outside" | "gone";
