@@ -241,13 +241,14 @@ async function checkpointsOnDisk(dir: string): Promise<string[]> {
   return found.sort();
 }
 
-/** The run's valid checkpoints are exactly the ones on disk under `dir`. */
-async function assertCheckpoints(what: string, call: Call, runId: string, dir: string) {
+/** The run's valid checkpoints are exactly the ones on disk under `dirs`. */
+async function assertCheckpoints(what: string, call: Call, runId: string, ...dirs: string[]) {
   const items: { path: string; state: string }[] =
     (await call("GET", `/api/runs/${runId}/checkpoints`)).json.items;
+  const onDisk = (await Promise.all(dirs.map(checkpointsOnDisk))).flat().sort();
   assertEquals(
     items.filter((c) => c.state === "valid").map((c) => c.path).sort(),
-    await checkpointsOnDisk(dir),
+    onDisk,
     `${what}: the run's valid checkpoints are the files on disk`,
   );
 }
@@ -278,7 +279,10 @@ async function checkCase(call: Call, c: Case, job: { run_id: string }, dirs: {
   }
   if (c.keys.length) assertEquals([...got.keys()].sort(), c.keys, `${c.name}: keys`);
   assertEquals(run.epoch, c.epoch, `${c.name}: epoch`);
-  await assertCheckpoints(c.name, call, job.run_id, dirs.work);
+  // A callback logs the trainer's checkpoints wherever they are (the Lightning case's are
+  // outside the working dir), and reports the ones the trainer deleted as gone.
+  if (c.callback) await assertCheckpoints(c.name, call, job.run_id, dirs.work, dirs.out);
+  else await assertCheckpoints(c.name, call, job.run_id, dirs.work);
   return { run, got };
 }
 

@@ -79,6 +79,7 @@ class Run(object):
         self._buffer = None
         self._sender = None
         self._next_step = 0
+        self._logged_checkpoints = {}  # path -> mtime when logged, to report it gone
         self._warned_before_init = False
         _exit.track(self)
 
@@ -202,7 +203,13 @@ class Run(object):
             checkpoint["size_bytes"] = size
         if metrics:
             checkpoint["metrics"] = self._numeric("log_checkpoint", metrics)
+        self._report_gone()
         self._buffer.add_control("checkpoint", checkpoint)
+        try:
+            # Only a file seen here can be seen gone (a path on another host cannot).
+            self._logged_checkpoints[absolute] = os.stat(absolute).st_mtime
+        except OSError:
+            pass
 
     @never_raises()
     def log_evaluation(self, metrics, suite=None):
@@ -233,6 +240,7 @@ class Run(object):
             debug("finish(): status %r is not one of %s; using SUCCEEDED"
                   % (status, ", ".join(FINAL_STATUSES)))
             final = "SUCCEEDED"
+        self._report_gone()
         buffer.add_control("status", final)
         limit_s = self._exit_timeout_s() if timeout is None else float(timeout)
         sender.close(limit_s)
@@ -248,6 +256,19 @@ class Run(object):
         return "<gpuctl.Run id=%s state=%s>" % (self.id, self._state)
 
     # -- internals -------------------------------------------------------------------
+
+    def _report_gone(self):
+        """Tells the server which checkpoints this run logged are no longer on disk.
+
+        Trainers delete the checkpoints they stop keeping (Lightning's ``save_top_k``); a
+        deleted file must not stay a candidate for ``recommend``. Checked at each
+        ``log_checkpoint`` and at ``finish``.
+        """
+        for path, mtime in list(self._logged_checkpoints.items()):
+            if os.path.lexists(path):
+                continue
+            del self._logged_checkpoints[path]
+            self._buffer.add_control("checkpoint", {"path": path, "state": "gone", "mtime": mtime})
 
     def _start(self, settings, project, experiment, name, config, max_steps):
         if settings.run_id is not None:
@@ -278,6 +299,7 @@ class Run(object):
         self._buffer = buffer
         self._sender = sender
         self._next_step = 0
+        self._logged_checkpoints = {}
         self._state = _ACTIVE
         _exit.install()
         sender.start()

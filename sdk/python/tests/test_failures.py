@@ -49,6 +49,27 @@ class ServerDownTest(SdkTestCase):
                          [{"path": os.path.join(self.home, "ckpt"), "step": 4, "epoch": 0}])
         self.assertEqual(lines[-1]["status"], "SUCCEEDED")
 
+    def test_a_logged_checkpoint_deleted_later_is_reported_gone(self):
+        # Trainers delete the checkpoints they stop keeping (Lightning's save_top_k).
+        self.use_server(refused_url())
+        run = self.fast_run()
+        first, second = os.path.join(self.home, "a.ckpt"), os.path.join(self.home, "b.ckpt")
+        for path in (first, second):
+            with open(path, "w") as f:
+                f.write("weights")
+        run.init(project="p")
+        run.log_checkpoint(first, step=1)
+        mtime = os.stat(first).st_mtime
+        os.remove(first)
+        run.log_checkpoint(second, step=2)
+        run.finish()
+        checkpoints = [c for line in read_spool(run.spool_path) for c in line.get("checkpoints", [])]
+        self.assertEqual(checkpoints, [
+            {"path": first, "step": 1, "size_bytes": 7},
+            {"path": first, "state": "gone", "mtime": mtime},
+            {"path": second, "step": 2, "size_bytes": 7},
+        ])
+
     def test_no_server_configured_means_offline_spool(self):
         run = self.fast_run()
         run.init()
