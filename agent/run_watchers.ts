@@ -223,6 +223,7 @@ export class RunWatchers {
    * before, the second reports it, as `incomplete` when its bytes are not complete).
    */
   async finalPoll(): Promise<WatchResult> {
+    this.#lastCheckpointScan = -Infinity; // both scans now, whatever the scan interval
     const first = await this.poll();
     if (!this.#checkpoints) return first;
     this.#clock.boost = DEFAULT_DEBOUNCE_MS * 10;

@@ -241,6 +241,8 @@ Deno.test("with no checkpoint_dir, the working dir is searched: a Lightning re-r
     );
     await copyFixture("torch_dict.pt", `${dir}/node_modules/pkg/other.pt`);
     await copyFixture("torch_dict.pt", `${dir}/agent-runs/r-1/files/ckpt.pt`);
+    // A poll while the job runs: the scan interval has not passed again by its end.
+    await watchers.poll();
     await copyFixture("model-03.keras", `${dir}/model-03.keras`);
     const end = await watchers.finalPoll();
     deepStrictEqual(
