@@ -37,15 +37,15 @@ interface Case {
    */
   raisedAt: { source: string; func: string } | null;
   /** Why the case cannot run here, or null. */
-  skip?: () => Promise<string | null>;
+  skip?: () => string | null;
 }
 
 const IS_ROOT = Deno.uid() === 0;
 
 /** Where a memory cgroup can be made: v2 with the memory controller, else v1's. */
-async function memoryCgroupRoot(): Promise<{ dir: string; limitFile: string } | null> {
+function memoryCgroupRoot(): { dir: string; limitFile: string } | null {
   try {
-    const controllers = await Deno.readTextFile("/sys/fs/cgroup/cgroup.controllers");
+    const controllers = Deno.readTextFileSync("/sys/fs/cgroup/cgroup.controllers");
     if (controllers.split(/\s+/).includes("memory")) {
       return { dir: "/sys/fs/cgroup", limitFile: "memory.max" };
     }
@@ -53,7 +53,7 @@ async function memoryCgroupRoot(): Promise<{ dir: string; limitFile: string } | 
     // not a cgroup v2 root
   }
   try {
-    await Deno.stat("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+    Deno.statSync("/sys/fs/cgroup/memory/memory.limit_in_bytes");
     return { dir: "/sys/fs/cgroup/memory", limitFile: "memory.limit_in_bytes" };
   } catch {
     return null;
@@ -136,7 +136,7 @@ const CASES: Case[] = [
     cause: "disk_full",
     retry: "fails_again",
     evidence: [/inline_container\.cc:\d+\] \. unexpected pos \d+ vs \d+|No space left on device/],
-    skip: () => Promise.resolve(IS_ROOT ? null : "mounting a small tmpfs needs root"),
+    skip: () => IS_ROOT ? null : "mounting a small tmpfs needs root",
     raisedAt: { source: "torch.save(", func: "main" },
   },
   {
@@ -145,10 +145,10 @@ const CASES: Case[] = [
     cause: "host_oom_killed",
     retry: "fails_again",
     evidence: ["terminated by SIGKILL", "the agent saw the cgroup's OOM-kill counter rise"],
-    skip: async () =>
+    skip: () =>
       !IS_ROOT
         ? "making a memory cgroup needs root"
-        : (await memoryCgroupRoot()) === null
+        : memoryCgroupRoot() === null
         ? "no writable memory cgroup controller (v2 memory.max or v1 memory) on this machine"
         : null,
     raisedAt: null,
@@ -161,6 +161,12 @@ const CASES: Case[] = [
     raisedAt: { source: "os.kill(os.getpid(), signal.SIGINT)", func: "main" },
   },
 ];
+
+/** The cases that cannot run here, with the reason (named in the test's name). */
+const SKIPPED = CASES.flatMap((c) => {
+  const why = c.skip?.();
+  return why ? [`${c.name}: ${why}`] : [];
+});
 
 /** The 1-based line of `text` in the case's script. */
 async function lineOf(name: string, text: string): Promise<number> {
@@ -248,7 +254,8 @@ async function check(call: Call, c: Case, job: Ended): Promise<{ wrong: string[]
 Deno.test({
   name:
     "real framework failures as jobs: each card names the cause, quotes the evidence and where it was raised, and only transient causes are retried" +
-    (FRAMEWORKS.python ? "" : ` (${FRAMEWORKS.reason})`),
+    (FRAMEWORKS.python ? "" : ` (${FRAMEWORKS.reason})`) +
+    (SKIPPED.length ? ` (left out: ${SKIPPED.join("; ")})` : ""),
   ignore: FRAMEWORKS.python === null,
   async fn() {
     const cluster = await startCluster({ fakeGpus: 1, prefix: "gpuctl-framework-failures-" });
@@ -259,20 +266,14 @@ Deno.test({
     let cgroup: string | null = null;
     try {
       const call = cluster.call;
-      const skipped: string[] = [];
-      const run: Case[] = [];
-      for (const c of CASES) {
-        const why = c.skip ? await c.skip() : null;
-        if (why) skipped.push(`${c.name}: ${why}`);
-        else run.push(c);
-      }
+      const run = CASES.filter((c) => !c.skip?.());
       if (run.some((c) => c.name === "disk_full")) {
         await Deno.mkdir(tmpfs);
         await mount(["-t", "tmpfs", "-o", "size=1m", "tmpfs", tmpfs]);
         mounted = true;
       }
       if (run.some((c) => c.name === "cgroup_memory")) {
-        const root = (await memoryCgroupRoot())!;
+        const root = memoryCgroupRoot()!;
         cgroup = `${root.dir}/gpuctl-test-${crypto.randomUUID().slice(0, 8)}`;
         await Deno.mkdir(cgroup);
         await Deno.writeTextFile(`${cgroup}/${root.limitFile}`, String(96 * 1024 * 1024));
@@ -310,7 +311,7 @@ Deno.test({
       }
       // deno-lint-ignore no-console -- the table the closing note quotes
       console.log(
-        ["case | expected | got", ...table, ...skipped.map((s) => `skipped ${s}`)].join("\n"),
+        ["case | expected | got", ...table, ...SKIPPED.map((s) => `left out: ${s}`)].join("\n"),
       );
       assertEquals(wrong, [], `${wrong.length} of ${run.length} cases wrong`);
     } finally {
