@@ -55,11 +55,14 @@ export function oomKilledSince(counter: OomCounter | null): boolean | null {
  * The OOM-kill counters of every memory cgroup an attempt's processes were seen in. A job may
  * move itself (or a worker) into another cgroup after launch (systemd-run, a container
  * runtime, a launcher that makes one per rank): an OOM kill there counts in that cgroup only.
- * Each cgroup's counter is read when it is first seen; a rise since then is an OOM kill.
+ * Each cgroup's counter is read when it is first seen; a rise since then is an OOM kill. A
+ * process's cgroup is read again on every scan: a process first seen in the launch cgroup may
+ * move itself later (one small read per live process per scan).
  */
 export class OomWatch {
   readonly #counters = new Map<string, OomCounter>();
-  readonly #seen = new Set<number>();
+  /** The `/proc/<pid>/cgroup` text each live process had at the last scan. */
+  #cgroupOf = new Map<number, string>();
 
   readonly #readCgroup: (pid: number) => string | null;
   readonly #root: string;
@@ -78,13 +81,17 @@ export class OomWatch {
     this.#root = root;
   }
 
-  /** Notes the cgroups of processes not seen before (from a process-tree scan). */
+  /**
+   * Notes the cgroups the live processes (from a process-tree scan) are in now, following
+   * any process into a cgroup not seen before.
+   */
   observe(pids: readonly number[]): void {
+    const now = new Map<number, string>();
     for (const pid of pids) {
-      if (this.#seen.has(pid)) continue;
-      this.#seen.add(pid);
       const text = this.#readCgroup(pid);
       if (text === null) continue;
+      now.set(pid, text);
+      if (this.#cgroupOf.get(pid) === text) continue;
       for (const file of counterFiles(text, this.#root)) {
         if (this.#counters.has(file)) break;
         const base = readOomKills(file);
@@ -93,6 +100,7 @@ export class OomWatch {
         break;
       }
     }
+    this.#cgroupOf = now;
   }
 
   /** The cgroups followed (the launch one first). */

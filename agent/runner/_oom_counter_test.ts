@@ -33,6 +33,29 @@ Deno.test("OomWatch sees an OOM kill in a cgroup a job's process moved into afte
   }
 });
 
+Deno.test("OomWatch follows a process that moves into another cgroup after it was first seen", async () => {
+  const root = await Deno.makeTempDir({ prefix: "gpuctl-cgroup-" });
+  try {
+    await fakeCgroups(root, { "/job": 0, "/limited": 2 });
+    const cgroupOf: Record<number, string> = { 10: "/job" };
+    const read = (pid: number) => cgroupOf[pid] ? `0::${cgroupOf[pid]}\n` : null;
+    const watch = new OomWatch({ file: `${root}/job/memory.events`, base: 0 }, read, root);
+    watch.observe([10]);
+    // The job writes its own pid into a cgroup with a small limit.
+    cgroupOf[10] = "/limited";
+    watch.observe([10]);
+    assertEquals(watch.counters().map((c) => c.file.slice(root.length)), [
+      "/job/memory.events",
+      "/limited/memory.events",
+    ]);
+    assertEquals(watch.killedSince(), false, "2 kills before it moved there are not its");
+    await fakeCgroups(root, { "/limited": 3 });
+    assertEquals(watch.killedSince(), true);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("OomWatch counts only kills after a cgroup was first seen, and says null when unreadable", async () => {
   const root = await Deno.makeTempDir({ prefix: "gpuctl-cgroup-" });
   try {

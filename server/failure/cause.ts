@@ -60,15 +60,23 @@ const STACK_FRAME = /^\s*(?:frame #\d+:|File "[^"]*", line \d+)/;
  * The strongest match: `patterns` run from the strongest to the weakest, and the first
  * pattern that matches a line (not a stack frame) wins; of its lines, a deciding one (the
  * final exception, a launcher's summary of its failing child) first, then the first line (or
- * the last, with `last`).
+ * the last, with `last`). With `decidingFirst`, a deciding line that any pattern matches wins
+ * over every other line: for causes whose words also appear in lines printed before the
+ * failure (a progress line's `loss nan` before the exception that stopped the run).
  */
 export function findLine(
   facts: FailureFacts,
   patterns: readonly RegExp[],
-  opts: { last?: boolean; unless?: RegExp } = {},
+  opts: { last?: boolean; unless?: RegExp; decidingFirst?: boolean } = {},
 ): LineHit | null {
   const lines = facts.lines;
   const deciding = lines.filter((l) => facts.deciding.has(l));
+  if (opts.decidingFirst) {
+    for (const re of patterns) {
+      const hit = search(facts, deciding, re, opts);
+      if (hit) return hit;
+    }
+  }
   for (const re of patterns) {
     const hit = search(facts, deciding, re, opts) ?? search(facts, lines, re, opts);
     if (hit) return hit;

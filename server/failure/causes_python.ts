@@ -350,11 +350,15 @@ export const NAN_LOSS_CAUSE: CauseEntry = {
   ],
   match(facts) {
     const event = facts.input.events.find((e) => e.type === "LOSS_NAN");
-    const hit = findLine(facts, NAN_LOG);
+    // The error that stopped the run (anomaly detection's `returned nan values`, a
+    // framework's own check) before a progress line that printed the NaN loss, which follows.
+    const hit = findLine(facts, NAN_LOG, { decidingFirst: true });
     if (!event && !hit) return null;
+    const printed = findLine(facts, NAN_LOG);
     const evidence: Evidence[] = present(
       event ? { kind: "event", detail: event.message } : null,
       hit ? logEvidence(hit.line) : null,
+      printed && printed.line !== hit?.line ? logEvidence(printed.line) : null,
       exitCodeEvidence(facts),
     );
     const confidence = event && hit ? 0.88 : hit ? 0.82 : 0.75;

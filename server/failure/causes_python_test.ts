@@ -121,6 +121,20 @@ Traceback (most recent call last):
 FloatingPointError: loss is nan at step 4120
 `;
 
+// torch.autograd.detect_anomaly() raising on the backward pass of a loss printed as nan
+// (tests/frameworks/failures/nan_loss.py).
+const NAN_ANOMALY = `
+step 0 loss nan
+Traceback (most recent call last):
+  File "/work/nan_loss.py", line 19, in <module>
+    main()
+  File "/work/nan_loss.py", line 14, in main
+    loss.backward()
+  File "/venv/lib/python3.11/site-packages/torch/_tensor.py", line 625, in backward
+    torch.autograd.backward(
+RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
+`;
+
 Deno.test("diagnoseFailure() recognises environment and file failures from real log tails (table)", () => {
   const cases = [
     {
@@ -230,6 +244,12 @@ Deno.test("diagnoseFailure() recognises environment and file failures from real 
       input: failed(NAN_RAISED),
       // The raised message outranks the metric line above it.
       want: { cause: "nan_loss", line: 1008, retry: "fails_again" as const, fix: /Clip gradients/ },
+    },
+    {
+      name: "anomaly detection raising on a NaN, after a progress line that printed it",
+      input: failed(NAN_ANOMALY),
+      // The error that stopped the run first, though a weaker pattern matches it.
+      want: { cause: "nan_loss", line: 1008, retry: "fails_again" as const },
     },
   ];
   for (const { name, input, want } of cases) expectDiagnosis(name, input, want);
