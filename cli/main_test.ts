@@ -80,7 +80,11 @@ Deno.test("`deno task cli job submit` without -d submits the folder it was typed
         "true",
       ],
       cwd: here,
+      // Not the INIT_CWD of the `deno task test` this may run under: deno task keeps one that
+      // is already set, as npm does.
+      clearEnv: true,
       env: {
+        ...withoutInitCwd(Deno.env.toObject()),
         GPUCTL_SERVER_URL: `http://127.0.0.1:${server.addr.port}`,
         GPUCTL_TOKEN: "gpuctl_test",
         GPUCTL_HOME: here,
@@ -96,3 +100,8 @@ Deno.test("`deno task cli job submit` without -d submits the folder it was typed
     await Deno.remove(here, { recursive: true });
   }
 });
+
+function withoutInitCwd(env: Record<string, string>): Record<string, string> {
+  const { INIT_CWD: _, ...rest } = env;
+  return rest;
+}
