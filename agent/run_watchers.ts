@@ -126,7 +126,7 @@ export interface RunWatchersOptions {
 export class RunWatchers {
   #tailer: TensorBoardTailer;
   #source: TensorBoardSource;
-  #checkpoints: CheckpointWatcher | null;
+  #checkpoints: CheckpointWatcher;
   #clock: { boost: number };
   /** Unix ms when the watchers were made for a new attempt; null after a reattach. */
   #since: number | null;
@@ -139,7 +139,7 @@ export class RunWatchers {
   private constructor(
     tailer: TensorBoardTailer,
     source: TensorBoardSource,
-    checkpoints: CheckpointWatcher | null,
+    checkpoints: CheckpointWatcher,
     clock: { boost: number },
     since: number | null,
     checkpointScanMs: number,
@@ -210,7 +210,7 @@ export class RunWatchers {
     const points = await this.#tailer.poll();
     let checkpoints: WatchedCheckpoint[] = [];
     const now = Date.now();
-    if (this.#checkpoints && now - this.#lastCheckpointScan >= this.#checkpointScanMs) {
+    if (now - this.#lastCheckpointScan >= this.#checkpointScanMs) {
       this.#lastCheckpointScan = now;
       checkpoints = await this.#checkpoints.poll();
     }
@@ -225,7 +225,6 @@ export class RunWatchers {
   async finalPoll(): Promise<WatchResult> {
     this.#lastCheckpointScan = -Infinity; // both scans now, whatever the scan interval
     const first = await this.poll();
-    if (!this.#checkpoints) return first;
     this.#clock.boost = DEFAULT_DEBOUNCE_MS * 10;
     const points = await this.#tailer.poll();
     const second = {
@@ -243,7 +242,7 @@ export class RunWatchers {
   }
 
   state(): WatcherStates {
-    return { tensorboard: this.#tailer.state(), checkpoints: this.#checkpoints?.state() ?? null };
+    return { tensorboard: this.#tailer.state(), checkpoints: this.#checkpoints.state() };
   }
 
   /**
