@@ -12,6 +12,24 @@ export interface Database {
   /** Runs `fn` in one write transaction; nested calls join the outer one. */
   tx<T>(fn: () => T): T;
   /**
+   * Inside a transaction, runs `fn` in a savepoint: when it throws, what it wrote (and the
+   * `afterCommit` callbacks and `onRollback` undo it registered) is undone and the transaction
+   * goes on. Outside one, the same as `tx`.
+   */
+  savepoint<T>(fn: () => T): T;
+  /**
+   * Registers `fn` to undo in-memory state that belongs to the current transaction (or
+   * savepoint): it runs if that is rolled back, newest first. Outside a transaction: nothing.
+   */
+  onRollback(fn: () => void): void;
+  /**
+   * Adds a hook that runs inside every transaction just before its COMMIT (state kept in
+   * memory during a transaction is written there once); a hook that throws rolls it back.
+   */
+  beforeCommit(hook: () => void): void;
+  /** Adds a hook that runs after every commit, after that transaction's `afterCommit` callbacks. */
+  afterEveryCommit(hook: () => void): void;
+  /**
    * Runs `fn` once the current transaction commits (at once outside a transaction), so
    * subscribers never hear of data that a rollback then removed.
    */
@@ -58,7 +76,15 @@ function wrap(sqlite: DatabaseSync, path: string): Database {
   const statements = new Map<string, ReturnType<DatabaseSync["prepare"]>>();
   let depth = 0;
   let pending: (() => void)[] = [];
-  return {
+  /** Undo callbacks, one list per open transaction or savepoint (innermost last). */
+  const undo: (() => void)[][] = [];
+  const beforeHooks: (() => void)[] = [];
+  const afterHooks: (() => void)[] = [];
+  const rollBack = (level: (() => void)[] | undefined) => {
+    if (!level) return;
+    for (let i = level.length - 1; i >= 0; i--) level[i]();
+  };
+  const db: Database = {
     sqlite,
     path,
     tx<T>(fn: () => T): T {
@@ -67,22 +93,62 @@ function wrap(sqlite: DatabaseSync, path: string): Database {
       // a write gets SQLITE_BUSY at once in WAL mode, without honouring busy_timeout.
       sqlite.exec("BEGIN IMMEDIATE");
       depth++;
+      undo.push([]);
       try {
         const result = fn();
+        for (const hook of beforeHooks) hook();
         sqlite.exec("COMMIT");
         depth--;
+        undo.length = 0;
         const run = pending;
         pending = [];
         for (const f of run) f();
+        for (const hook of afterHooks) hook();
         return result;
       } catch (err) {
         if (depth > 0) {
-          depth--;
+          depth = 0;
           pending = [];
+          while (undo.length) rollBack(undo.pop());
           if (sqlite.isTransaction) sqlite.exec("ROLLBACK");
         }
         throw err;
       }
+    },
+    savepoint<T>(fn: () => T): T {
+      if (depth === 0) return db.tx(fn);
+      sqlite.exec("SAVEPOINT frame");
+      const mark = pending.length;
+      const level = depth++;
+      undo.push([]);
+      try {
+        const result = fn();
+        sqlite.exec("RELEASE frame");
+        depth = level;
+        const mine = undo.pop()!;
+        undo[undo.length - 1].push(...mine);
+        return result;
+      } catch (err) {
+        if (depth > level) {
+          depth = level;
+          pending.length = Math.min(pending.length, mark);
+          rollBack(undo.pop());
+          if (sqlite.isTransaction) {
+            sqlite.exec("ROLLBACK TO frame");
+            sqlite.exec("RELEASE frame");
+          }
+        }
+        throw err;
+      }
+    },
+    onRollback(fn: () => void) {
+      if (depth > 0) undo[undo.length - 1].push(fn);
+    },
+    beforeCommit(hook: () => void) {
+      beforeHooks.push(hook);
+    },
+    afterEveryCommit(hook: () => void) {
+      afterHooks.push(hook);
     },
     afterCommit(fn: () => void) {
       if (depth > 0) pending.push(fn);
@@ -101,4 +167,5 @@ function wrap(sqlite: DatabaseSync, path: string): Database {
       if (sqlite.isOpen) sqlite.close();
     },
   };
+  return db;
 }

@@ -75,13 +75,74 @@ export function hasKey(db: Database, runId: string, key: string): boolean {
     undefined;
 }
 
+/**
+ * State a write transaction keeps in memory and writes once, just before its COMMIT: the point
+ * sequence's next value and the summaries of keys that already had one. A transaction that
+ * stores many batches (the gateway's group commit) so pays for them once, not per batch.
+ * Rolled back with the transaction or savepoint that changed it.
+ */
+interface TxState {
+  /** The sequence's value as this transaction has it; null until read in it. */
+  seq: number | null;
+  /** The sequence's stored value, when read. */
+  seqStored: number;
+  /** Summaries changed in this transaction and not yet written, by run and key. */
+  summaries: Map<string, { runId: string; summary: KeySummary }>;
+}
+
+const txStates = new WeakMap<Database, TxState>();
+
+function txState(db: Database): TxState {
+  let st = txStates.get(db);
+  if (!st) {
+    const fresh: TxState = { seq: null, seqStored: 0, summaries: new Map() };
+    txStates.set(db, st = fresh);
+    db.beforeCommit(() => {
+      if (fresh.seq !== null && fresh.seq !== fresh.seqStored) {
+        db.prepare("UPDATE sequences SET value = ? WHERE name = 'metric_points'").run(fresh.seq);
+      }
+      for (const { runId, summary } of fresh.summaries.values()) saveSummary(db, runId, summary);
+      // Cleared here: a COMMIT that then fails rolls these back through the undo callbacks.
+      const seq = fresh.seq;
+      const summaries = fresh.summaries;
+      db.onRollback(() => {
+        fresh.seq = seq;
+        fresh.summaries = summaries;
+      });
+      fresh.seq = null;
+      fresh.summaries = new Map();
+    });
+  }
+  return st;
+}
+
+/** Takes `n` values of the point sequence; returns the one before the first. */
+function takeSeqs(db: Database, n: number): number {
+  const st = txState(db);
+  if (!db.sqlite.isTransaction) {
+    const row = db.prepare(
+      "UPDATE sequences SET value = value + ? WHERE name = 'metric_points' RETURNING value",
+    ).get(n) as { value: number };
+    return row.value - n;
+  }
+  if (st.seq === null) {
+    const row = db.prepare("SELECT value FROM sequences WHERE name = 'metric_points'").get() as {
+      value: number;
+    };
+    st.seqStored = row.value;
+    st.seq = row.value;
+    db.onRollback(() => st.seq = null);
+  }
+  const before = st.seq;
+  st.seq = before + n;
+  db.onRollback(() => st.seq = before);
+  return before;
+}
+
 export function writePoints(db: Database, runId: string, points: PointWrite[]): StoredPoint[] {
   if (points.length === 0) return [];
   const unique = lastWritePerStep(points);
-  const seqRow = db.prepare(
-    "UPDATE sequences SET value = value + ? WHERE name = 'metric_points' RETURNING value",
-  ).get(unique.length) as { value: number };
-  let seq = seqRow.value - unique.length;
+  let seq = takeSeqs(db, unique.length);
   const upsert = db.prepare(
     `INSERT INTO metric_points (run_id, key, step, value, wall_time, seq) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (run_id, key, step) DO UPDATE SET value = excluded.value,
@@ -123,6 +184,7 @@ function updateSummary(
   const old = getKeySummary(db, runId, key);
   if (old && minStep <= old.last_step) {
     // A rewrite or an out-of-order step: extremes may have moved, so recount from the points.
+    flushSummary(db, runId, key);
     recomputeSummary(db, runId, key);
     return;
   }
@@ -157,7 +219,32 @@ function updateSummary(
       }
     }
   }
-  saveSummary(db, runId, s);
+  // A new key's row is written at once (key counts and lists read the table); a known key's
+  // summary is written once, before the commit.
+  if (!old || !db.sqlite.isTransaction) saveSummary(db, runId, s);
+  else keepSummary(db, runId, s);
+}
+
+const summaryId = (runId: string, key: string) => `${runId}\u0000${key}`;
+
+/** Holds a known key's new summary until the transaction commits. */
+function keepSummary(db: Database, runId: string, s: KeySummary): void {
+  const map = txState(db).summaries;
+  const id = summaryId(runId, s.key);
+  const prev = map.get(id);
+  db.onRollback(() => prev ? map.set(id, prev) : map.delete(id));
+  map.set(id, { runId, summary: s });
+}
+
+/** Writes a held summary of this key now (before a query reads the table). */
+function flushSummary(db: Database, runId: string, key: string): void {
+  const map = txStates.get(db)?.summaries;
+  const id = summaryId(runId, key);
+  const held = map?.get(id);
+  if (!map || !held) return;
+  saveSummary(db, runId, held.summary);
+  map.delete(id);
+  db.onRollback(() => map.set(id, held));
 }
 
 function recomputeSummary(db: Database, runId: string, key: string): void {
@@ -219,6 +306,8 @@ interface SummaryRow extends Omit<KeySummary, "last_value"> {
 }
 
 export function getKeySummary(db: Database, runId: string, key: string): KeySummary | null {
+  const held = txStates.get(db)?.summaries.get(summaryId(runId, key));
+  if (held) return held.summary;
   const row = db.prepare("SELECT * FROM metric_keys WHERE run_id = ? AND key = ?").get(
     runId,
     key,
@@ -231,7 +320,11 @@ export function listKeySummaries(db: Database, runId: string): KeySummary[] {
   const rows = db.prepare("SELECT * FROM metric_keys WHERE run_id = ? ORDER BY key").all(
     runId,
   ) as unknown as SummaryRow[];
-  return rows.map((row) => ({ ...row, last_value: fromSql(row.last_value) }));
+  const held = txStates.get(db)?.summaries;
+  return rows.map((row) =>
+    held?.get(summaryId(runId, row.key))?.summary ??
+      { ...row, last_value: fromSql(row.last_value) }
+  );
 }
 
 /** A series in columns, ordered by step, optionally limited to a step or wall-time range. */

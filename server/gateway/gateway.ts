@@ -31,7 +31,14 @@ import {
 } from "../nodes/service.ts";
 import { LEASE_MARGIN_MS, leaseHold } from "../nodes/lease.ts";
 import type { NodeLink } from "../scheduler/loop.ts";
-import { applyDataFrame } from "./apply_frame.ts";
+import type { DataFrame } from "../../protocol/agent.ts";
+import {
+  type FrameResult,
+  type IngestLag,
+  IngestQueue,
+  type IngestQueueOptions,
+  type IngestStatus,
+} from "./ingest_queue.ts";
 
 /** The largest agent frame the gateway reads; a larger one closes the connection. */
 export const MAX_FRAME_CHARS = 16 * 1024 * 1024;
@@ -63,6 +70,8 @@ export interface GatewayOptions {
   leaseMarginMs?: number;
   /** Open agent connections at most. @default MAX_AGENT_CONNECTIONS */
   maxConnections?: number;
+  /** How data frames are grouped into transactions (see `ingest_queue.ts`). */
+  ingest?: IngestQueueOptions;
 }
 
 interface Session {
@@ -89,6 +98,8 @@ interface NodeState {
   misses: Map<string, number>;
   /** The agent's lease (hello `fence_after_s`); null: it holds none. */
   fenceAfterS: number | null;
+  /** What the agent held unacknowledged at its last heartbeat, and when that was (monotonic). */
+  backlog: { frames: number; oldest_s: number; at: number } | null;
 }
 
 export class AgentGateway implements NodeLink {
@@ -106,6 +117,7 @@ export class AgentGateway implements NodeLink {
   #maxConnections: number;
   #timer: ReturnType<typeof setInterval> | undefined;
   #unsubscribe = () => {};
+  #ingest: IngestQueue;
 
   constructor(ctx: Context, options: GatewayOptions = {}) {
     this.#ctx = ctx;
@@ -115,6 +127,39 @@ export class AgentGateway implements NodeLink {
     this.#monotonic = options.monotonic ?? (() => performance.now());
     this.#leaseMarginMs = options.leaseMarginMs ?? LEASE_MARGIN_MS;
     this.#maxConnections = options.maxConnections ?? MAX_AGENT_CONNECTIONS;
+    this.#ingest = new IngestQueue(ctx, { monotonic: this.#monotonic, ...options.ingest });
+  }
+
+  /** How far behind storing agents' data frames the server is. */
+  ingestLag(): IngestLag {
+    return this.#ingest.lag();
+  }
+
+  /** How far behind the server is, with what its agents hold back (`GET /api/status`). */
+  ingestStatus(): IngestStatus {
+    const lag = this.#ingest.lag();
+    const now = this.#monotonic();
+    const nodes: IngestStatus["nodes"] = [];
+    for (const [nodeId, st] of this.#nodes) {
+      if (!st.session || !st.backlog || st.backlog.frames === 0) continue;
+      // Aged since the heartbeat that reported it (a frame unacked then is older now, unless
+      // acked meanwhile: the next heartbeat says).
+      nodes.push({
+        node_id: nodeId,
+        unsent_frames: st.backlog.frames,
+        oldest_s: round1(st.backlog.oldest_s + (now - st.backlog.at) / 1000),
+      });
+    }
+    nodes.sort((a, b) => b.oldest_s - a.oldest_s);
+    return {
+      behind_s: round1(Math.max(lag.max_wait_s, lag.oldest_pending_s, nodes[0]?.oldest_s ?? 0)),
+      pending_frames: lag.pending_frames,
+      unsent_frames: nodes.reduce((n, x) => n + x.unsent_frames, 0),
+      commits_per_s: round1(lag.commits_per_s),
+      frames_per_s: round1(lag.frames_per_s),
+      window_s: lag.window_s,
+      nodes,
+    };
   }
 
   /** Why another connection (of a token bound to `boundNode`, null: shared) is refused now. */
@@ -157,6 +202,8 @@ export class AgentGateway implements NodeLink {
   }
 
   stop(): void {
+    // Frames received are stored (and acknowledged) before the sockets close.
+    this.#ingest.flush();
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.#unsubscribe();
@@ -239,6 +286,7 @@ export class AgentGateway implements NodeLink {
         fenceAfterS: nodesDb.fenceAfterOf(this.#ctx.db, nodeId),
         heartbeatGapMs: null,
         lastHeartbeat: null,
+        backlog: null,
       };
       this.#nodes.set(nodeId, st);
     }
@@ -283,7 +331,25 @@ export class AgentGateway implements NodeLink {
       this.#sendTo(session, { type: "error", message: `Invalid frame: ${(err as Error).message}` });
       return;
     }
+    if (frame.type !== "hello" && frame.type !== "heartbeat" && session.nodeId) {
+      this.#state(session.nodeId).lastSeen = this.#monotonic();
+      const nodeId = session.nodeId;
+      const data = frame as DataFrame;
+      // Applied with the frames of every connection that arrive meanwhile, in one
+      // transaction; acked after its commit.
+      this.#ingest.add(
+        nodeId,
+        data,
+        (result) => this.#onApplied(session, nodeId, data, result),
+        () => session.broken === true,
+      );
+      return;
+    }
     try {
+      // What a hello or heartbeat decides reads the store: the data frames received before it
+      // are stored first, as when each frame was applied on arrival.
+      this.#ingest.flush();
+      if (session.broken) return;
       if (frame.type === "hello") return this.#onHello(session, frame);
       if (!session.nodeId) {
         this.#sendTo(session, { type: "error", message: "Send hello first" });
@@ -291,35 +357,52 @@ export class AgentGateway implements NodeLink {
       }
       this.#state(session.nodeId).lastSeen = this.#monotonic();
       if (frame.type === "heartbeat") return this.#onHeartbeat(session, session.nodeId, frame);
-      const outcome = applyDataFrame(this.#ctx, session.nodeId, frame);
-      if (outcome.refused) this.#sendTo(session, { type: "error", message: outcome.refused });
-      if (outcome.kill) {
-        this.#kill(session.nodeId, outcome.kill.job_id, outcome.kill.attempt, outcome.kill.reason);
-      }
-      // Acked only after the transaction committed (applyDataFrame returned).
-      if (outcome.ack) this.#sendTo(session, { type: "ack", ...outcome.ack });
     } catch (err) {
-      const transient = isTransientStoreError(err);
-      this.#ctx.log.error(
-        transient
-          ? "agent frame could not be stored now; closing the connection so the agent replays it"
-          : "agent frame failed",
-        { node: session.nodeId, type: frame.type, error: String((err as Error)?.stack ?? err) },
-      );
-      this.#sendTo(session, {
-        type: "error",
-        message: `The server failed to apply a ${frame.type} frame`,
+      this.#onApplied(session, session.nodeId, frame, {
+        error: err,
+        transient: isTransientStoreError(err),
       });
-      // A store that cannot take writes now (full, busy, I/O error): nothing after this frame
-      // may be applied, or the cursor would pass it. Any other failure is about the frame
-      // itself and would fail again on every replay, so later frames go on.
-      if (!transient) return;
-      session.broken = true;
-      try {
-        session.socket.close(1011, "the server could not store a frame");
-      } catch {
-        // already closed
+    }
+  }
+
+  /** After the transaction that held a data frame: its ack, or why it failed. */
+  #onApplied(
+    session: Session,
+    nodeId: string | null,
+    frame: { type: string },
+    result: FrameResult,
+  ): void {
+    if (session.broken) return;
+    if ("outcome" in result) {
+      const outcome = result.outcome;
+      if (outcome.refused) this.#sendTo(session, { type: "error", message: outcome.refused });
+      if (outcome.kill && nodeId) {
+        this.#kill(nodeId, outcome.kill.job_id, outcome.kill.attempt, outcome.kill.reason);
       }
+      // Acked only after the transaction committed.
+      if (outcome.ack) this.#sendTo(session, { type: "ack", ...outcome.ack });
+      return;
+    }
+    const { error: err, transient } = result;
+    this.#ctx.log.error(
+      transient
+        ? "agent frame could not be stored now; closing the connection so the agent replays it"
+        : "agent frame failed",
+      { node: nodeId, type: frame.type, error: String((err as Error)?.stack ?? err) },
+    );
+    this.#sendTo(session, {
+      type: "error",
+      message: `The server failed to apply a ${frame.type} frame`,
+    });
+    // A store that cannot take writes now (full, busy, I/O error): nothing after this frame
+    // may be applied, or the cursor would pass it. Any other failure is about the frame
+    // itself and would fail again on every replay, so later frames go on.
+    if (!transient) return;
+    session.broken = true;
+    try {
+      session.socket.close(1011, "the server could not store a frame");
+    } catch {
+      // already closed
     }
   }
 
@@ -391,6 +474,7 @@ export class AgentGateway implements NodeLink {
     st.misses.clear();
     st.fenceAfterS = hello.fence_after_s ?? null;
     st.lastHeartbeat = null;
+    st.backlog = null;
     registerNode(this.#ctx, hello);
     for (const stream of STREAMS) {
       this.#sendTo(session, {
@@ -408,6 +492,7 @@ export class AgentGateway implements NodeLink {
     const now = this.#monotonic();
     if (st.lastHeartbeat !== null) st.heartbeatGapMs = now - st.lastHeartbeat;
     st.lastHeartbeat = now;
+    st.backlog = hb.backlog ? { ...hb.backlog, at: now } : null;
     st.foreign = new Map();
     for (const f of hb.foreign) {
       st.foreign.set(f.gpu_index, (st.foreign.get(f.gpu_index) ?? 0) + (f.used_mb ?? 1));
@@ -492,3 +577,5 @@ export class AgentGateway implements NodeLink {
     );
   }
 }
+
+const round1 = (x: number) => Math.round(x * 10) / 10;

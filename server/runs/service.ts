@@ -23,7 +23,6 @@ import {
   runs as runsDb,
 } from "../db/mod.ts";
 import type { StoredRun } from "../db/runs.ts";
-import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
 import { notFound, quoted, ValidationError } from "../errors.ts";
@@ -35,6 +34,7 @@ import { checkpointsWithEvaluations, recordEvaluationResults } from "../evaluati
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import { maskSecretsDeep, maskSecretText, secretValues } from "../../protocol/secret_env.ts";
 import { checkpointGone, registerCheckpoint } from "./register_checkpoint.ts";
+import { publishAfterCommit } from "./live_fanout.ts";
 
 /** A run object with its primary metric resolved. */
 export function withPrimaryMetric(ctx: Context, run: StoredRun): Run {
@@ -457,22 +457,8 @@ export function ingestBatch(ctx: Context, runId: string, b: SdkLogBatch): Ingest
         data: { source: run.source },
       });
     }
-    if (stored.length) {
-      ctx.db.afterCommit(() => {
-        // Encoded for JSON only when a live stream listens.
-        if (ctx.bus.listenerCount(topics.metrics(runId)) > 0) {
-          const points = stored.map((p) => ({ ...p, value: encodeMetricValue(p.value) }));
-          ctx.bus.publish(topics.metrics(runId), { points });
-        }
-        ctx.bus.publish(topics.allMetrics, { run_id: runId, points: stored });
-      });
-    }
-    if (lines.length) {
-      ctx.db.afterCommit(() => {
-        ctx.bus.publish(topics.logs(runId), { lines });
-        ctx.bus.publish(topics.allLogs, { run_id: runId, lines });
-      });
-    }
+    // Subscribers hear of them once per transaction, after its commit.
+    publishAfterCommit(ctx, runId, stored, lines);
     return { points: stored.length, checkpoints: newCheckpoints, logs: lines.length };
   });
 }
