@@ -28,6 +28,12 @@ export const ANSWER_TIMEOUT_HEARTBEATS = 3;
 const REPLAY_BATCH = 500;
 /** Replay pauses while the socket holds more than this many unsent bytes. */
 const REPLAY_HIGH_WATER = 4 * 1024 * 1024;
+/**
+ * Data frames of one stream sent and not yet acknowledged, at most. A server that falls
+ * behind acknowledges later, so the agent sends less: what it cannot send waits in the spool
+ * (as while disconnected) and goes out as acks come back, oldest first.
+ */
+export const MAX_IN_FLIGHT = 64;
 
 /**
  * Delay before reconnect attempt `attempt` (0-based): exponential from 1 s, capped at 30 s,
@@ -105,8 +111,21 @@ interface Session {
   /** Send times of the hello and heartbeats the server has not answered yet, oldest first. */
   unanswered: number[];
   opened: boolean;
+  /** The newest seq sent, and acknowledged, of each stream on this connection. */
+  sent: Map<StreamName, number>;
+  ackedSeq: Map<StreamName, number>;
+  /** Streams whose sending waits for acks (too many frames in flight). */
+  held: Set<StreamName>;
   /** Ends this session's life at once (the close handshake of a dead socket may never end). */
   end(): void;
+}
+
+/** What the agent holds that the server has not stored yet (sent in heartbeats). */
+export interface Backlog {
+  /** Data frames spooled and not yet acknowledged. */
+  frames: number;
+  /** Seconds since the oldest of them was spooled (0 when none). */
+  oldest_s: number;
 }
 
 /** Keeps one WebSocket to the server open while started. */
@@ -117,10 +136,61 @@ export class Connection {
   #loop: Promise<void> | null = null;
   #wake: (() => void) | null = null;
   #failures = 0;
+  /** When frames not yet acknowledged were spooled, oldest first: [seq, ms] per stream. */
+  #spooledAt = new Map<StreamName, [number, number][]>();
+  #startedAt: number;
 
   constructor(options: ConnectionOptions) {
     this.#options = options;
-    options.spool.onAppend((frame) => this.#sendLive(frame));
+    this.#startedAt = this.#now();
+    options.spool.onAppend((frame) => {
+      this.#noteSpooled(frame);
+      this.#sendLive(frame);
+    });
+  }
+
+  /** What the server has not stored yet: frames, and the age of the oldest. */
+  backlog(): Backlog {
+    const stats = this.#options.spool.stats();
+    let frames = 0;
+    let oldest = Infinity;
+    for (
+      const [stream, s] of Object.entries(stats.streams) as [
+        StreamName,
+        typeof stats.streams[StreamName],
+      ][]
+    ) {
+      const behind = Math.max(0, s.newest - s.acked);
+      frames += behind;
+      if (behind === 0) continue;
+      const times = this.#spooledAt.get(stream);
+      // Spooled before this agent started: at least as old as its start.
+      const first = times?.find(([seq]) => seq > s.acked);
+      oldest = Math.min(oldest, first ? first[1] : this.#startedAt);
+    }
+    return {
+      frames,
+      oldest_s: frames === 0 ? 0 : Math.max(0, (this.#now() - oldest) / 1000),
+    };
+  }
+
+  #noteSpooled(frame: WireDataFrame): void {
+    let times = this.#spooledAt.get(frame.stream);
+    if (!times) this.#spooledAt.set(frame.stream, times = []);
+    // Bounded: only the oldest times matter, and a long outage keeps the first ones.
+    if (times.length < 100_000) times.push([frame.seq, this.#now()]);
+  }
+
+  #forgetSpooled(stream: StreamName, upTo: number): void {
+    const times = this.#spooledAt.get(stream);
+    if (!times) return;
+    let drop = 0;
+    while (drop < times.length && times[drop][0] <= upTo) drop++;
+    if (drop) times.splice(0, drop);
+  }
+
+  #inFlight(session: Session, stream: StreamName): number {
+    return (session.sent.get(stream) ?? 0) - (session.ackedSeq.get(stream) ?? 0);
   }
 
   /** True while a socket to the server is open. */
@@ -190,6 +260,9 @@ export class Connection {
       closed: new Promise((resolve) => closedResolve = resolve),
       unanswered: [],
       opened: false,
+      sent: new Map(),
+      ackedSeq: new Map(),
+      held: new Set(),
       end: () => {
         ended = true;
         clearTimeout(opening);
@@ -337,12 +410,20 @@ export class Connection {
 
   async #onAck(session: Session, stream: StreamName, seq: number): Promise<void> {
     const spool = this.#options.spool;
+    if (seq > (session.ackedSeq.get(stream) ?? 0)) session.ackedSeq.set(stream, seq);
+    this.#forgetSpooled(stream, seq);
     if (session.acked.has(stream)) {
       await spool.ack(stream, seq);
+      // Held back while the server was behind: send on from the spool, acks permitting.
+      if (session.held.has(stream) && this.#inFlight(session, stream) < MAX_IN_FLIGHT / 2) {
+        session.held.delete(stream);
+        await this.#replay(session, stream, session.sent.get(stream) ?? seq);
+      }
       return;
     }
     // The first ack of a connection is the server's cursor: replay what follows it.
     session.acked.add(stream);
+    session.sent.set(stream, seq);
     if (seq > spool.newest(stream)) await spool.rebase(stream, seq);
     await spool.ack(stream, seq);
     await this.#replay(session, stream, seq);
@@ -363,7 +444,14 @@ export class Connection {
       }
       const { frames, upTo } = await spool.readAfter(stream, cursor, REPLAY_BATCH);
       for (const frame of frames) {
-        if (!this.#send(session, frame)) return;
+        // A server that is behind gets no more than MAX_IN_FLIGHT frames ahead of its acks.
+        while (
+          session.socket.readyState === WebSocket.OPEN &&
+          this.#inFlight(session, stream) >= MAX_IN_FLIGHT
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        if (!this.#sendData(session, frame)) return;
       }
       sent += frames.length;
       cursor = upTo;
@@ -386,7 +474,23 @@ export class Connection {
 
   #sendLive(frame: WireDataFrame): void {
     const session = this.#session;
-    if (session && session.live.has(frame.stream)) this.#send(session, frame);
+    if (!session || !session.live.has(frame.stream)) return;
+    if (this.#inFlight(session, frame.stream) >= MAX_IN_FLIGHT) {
+      // The server is behind: this frame and the next wait in the spool; the ack that makes
+      // room replays them (#onAck).
+      session.live.delete(frame.stream);
+      session.held.add(frame.stream);
+      return;
+    }
+    this.#sendData(session, frame);
+  }
+
+  #sendData(session: Session, frame: WireDataFrame): boolean {
+    if (!this.#send(session, frame)) return false;
+    if (frame.seq > (session.sent.get(frame.stream) ?? 0)) {
+      session.sent.set(frame.stream, frame.seq);
+    }
+    return true;
   }
 
   #send(session: Session, frame: unknown): boolean {

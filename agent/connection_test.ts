@@ -6,6 +6,7 @@ import {
   Connection,
   type ConnectionOptions,
   MAX_BACKOFF_MS,
+  MAX_IN_FLIGHT,
   MIN_BACKOFF_MS,
   type ServerCommand,
 } from "./connection.ts";
@@ -279,5 +280,39 @@ Deno.test("Connection keeps the lease while nothing listens at the server's addr
     await partitioned.stop();
     await spool.close();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Connection keeps at most MAX_IN_FLIGHT frames unacknowledged: a server that is behind gets the rest as it acks, in order, once", async () => {
+  const { spool, server, connection, cleanup } = await setup();
+  try {
+    connection.start();
+    await eventually("connected", () => server.hellos.length === 1 && server.connected);
+    await eventually("the cursor's ack", () => spool.stats().streams.data.acked === 0);
+    server.sendAcks = false; // the server is behind: it stores nothing for now
+    for (let i = 1; i <= 3 * MAX_IN_FLIGHT; i++) await spool.append(event(i));
+    await eventually("a window's frames", () => server.applied.length === MAX_IN_FLIGHT);
+    // The rest waits in the spool; the agent says how much and since when.
+    assertEquals(spool.stats().streams.data.newest, 3 * MAX_IN_FLIGHT);
+    const held = connection.backlog();
+    assertEquals(held.frames, 3 * MAX_IN_FLIGHT);
+    assert(held.oldest_s >= 0);
+    // Each ack lets the next frames go, never more than the window ahead of it.
+    server.send({ type: "ack", stream: "data", seq: MAX_IN_FLIGHT });
+    await eventually("the next window", () => server.applied.length === 2 * MAX_IN_FLIGHT);
+    server.sendAcks = true;
+    server.send({ type: "ack", stream: "data", seq: 2 * MAX_IN_FLIGHT });
+    await eventually("all frames", () => server.applied.length === 3 * MAX_IN_FLIGHT);
+    assertEquals(
+      server.applied.map((f) => f.seq),
+      Array.from({ length: 3 * MAX_IN_FLIGHT }, (_, i) => i + 1),
+    );
+    assertEquals(server.ignored, []);
+    await eventually("nothing held back", () => connection.backlog().frames === 0);
+    // Live again: a new frame goes out at once.
+    await spool.append(event(999));
+    await eventually("a live frame", () => server.applied.length === 3 * MAX_IN_FLIGHT + 1);
+  } finally {
+    await cleanup();
   }
 });

@@ -218,6 +218,7 @@ export async function startAgent(
     ts: now() / 1000,
     ...telemetry.latest(),
     running: jobs.running(),
+    backlog: connection.backlog(),
   });
   const onCommand = (command: ServerCommand) => {
     if (command.type === "dispatch") jobs.dispatch(command.job);

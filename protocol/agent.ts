@@ -102,6 +102,14 @@ export const heartbeatFrame = z.strictObject({
     used_mb: z.number().nullable(),
   })).max(1000),
   running: z.array(ownedProcess).max(1000),
+  /**
+   * Data frames the agent has spooled and the server not yet acknowledged, and the age of the
+   * oldest: how far behind storing this node's data the server is (absent from older agents).
+   */
+  backlog: z.strictObject({
+    frames: z.number().int().min(0),
+    oldest_s: z.number().min(0),
+  }).optional(),
 });
 export type HeartbeatFrame = z.infer<typeof heartbeatFrame>;
 

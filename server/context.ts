@@ -1,3 +1,4 @@
+import type { IngestStatus } from "./gateway/ingest_queue.ts";
 import type { Database } from "./db/mod.ts";
 import { Bus } from "./bus/bus.ts";
 import { type Logger, silentLogger } from "./log.ts";
@@ -21,6 +22,8 @@ export interface Context {
     attach(socket: WebSocket, nodeId: string | null): void;
     /** Why another agent connection is refused now (a cap is full), or null. */
     connectionRefusal?(nodeId: string | null): string | null;
+    /** How far behind storing agents' data the server is. */
+    ingestStatus?(): IngestStatus;
   };
   /** Recently read metric series in memory (absent: every query reads the store). */
   series?: SeriesCache;

@@ -3,6 +3,7 @@
  * me?" that the Dashboard, `gpuctl status` and the `get_status` tool all show.
  */
 import type { EventRecord, NodeRecord } from "../../protocol/objects.ts";
+import type { IngestStatus } from "../gateway/ingest_queue.ts";
 import { events as eventsDb, jobs as jobsDb, nodes as nodesDb, runs as runsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
 import { compareJobs } from "../scheduler/mod.ts";
@@ -41,6 +42,11 @@ export interface StatusOverview {
   alerts: { window_h: number; warning: number; critical: number; recent: EventRecord[] };
   /** The first queued jobs in queue order. */
   queue: QueuedJobPreview[];
+  /**
+   * How far behind storing agents' data the server is (null where no agent gateway runs):
+   * while `behind_s` is high, agents hold frames back in their spools and the charts lag.
+   */
+  ingest: IngestStatus | null;
   generated_at: string;
 }
 
@@ -113,6 +119,7 @@ export function getStatus(ctx: Context): StatusOverview {
       estimated_node: forecast[i].node_id,
       created_at: j.created_at,
     })),
+    ingest: ctx.agents?.ingestStatus?.() ?? null,
     generated_at: now.toISOString(),
   };
 }
