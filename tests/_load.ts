@@ -39,6 +39,12 @@ export function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor(s.length * p))];
 }
 
+/**
+ * Data frames an agent has sent and not had acknowledged, at most (as `agent/connection.ts`
+ * keeps them): later frames wait in its outbox, as in a real agent's spool.
+ */
+const MAX_IN_FLIGHT = 64;
+
 /** How often an agent sends a metrics frame and a logs frame: as the SDK and the agent do. */
 const METRICS_EVERY_MS = 200;
 const LOGS_EVERY_MS = 250;
@@ -50,10 +56,14 @@ class SimAgent {
   ref: { job_id: string; attempt: number; run_id: string } | null = null;
   points = new Ledger();
   lines: string[] = [];
-  /** Send times (performance.now) of data frames not yet acked, by seq. */
+  /** Times (performance.now) data frames not yet acked were made, by seq (sent or not). */
   #pending = new Map<number, number>();
   #latencies: number[] = [];
   #seq = 0;
+  /** Frames made and not yet sent: the server is behind (see MAX_IN_FLIGHT). */
+  #outbox: { seq: number; text: string }[] = [];
+  #sent = 0;
+  #acked = 0;
   #counter = 0;
   #lineCarry = 0;
   #socket!: WebSocket;
@@ -106,7 +116,18 @@ class SimAgent {
   #data(frame: Record<string, unknown>): void {
     const seq = ++this.#seq;
     this.#pending.set(seq, performance.now());
-    this.#send({ ...frame, stream: "data", seq });
+    this.#outbox.push({ seq, text: JSON.stringify({ ...frame, stream: "data", seq }) });
+    this.#drain();
+  }
+
+  /** Sends what waits, while fewer than MAX_IN_FLIGHT frames are unacknowledged. */
+  #drain(): void {
+    while (this.#outbox.length > 0 && this.#sent - this.#acked < MAX_IN_FLIGHT) {
+      const { seq, text } = this.#outbox.shift()!;
+      if (this.#socket.readyState !== WebSocket.OPEN) return;
+      this.#socket.send(text);
+      this.#sent = seq;
+    }
   }
 
   #onFrame(frame: ServerFrame): void {
@@ -117,6 +138,8 @@ class SimAgent {
         this.#latencies.push(now - at);
         this.#pending.delete(seq);
       }
+      this.#acked = Math.max(this.#acked, frame.seq);
+      this.#drain();
     } else if (frame.type === "dispatch" && !this.ref) {
       this.ref = { job_id: frame.job.job_id, attempt: frame.job.attempt, run_id: frame.job.run_id };
       this.#data({
@@ -282,6 +305,10 @@ export interface PhaseResult {
 export interface LoadCluster {
   agents: SimAgent[];
   home: string;
+  /** The server process's pid and address, and the admin token. */
+  serverPid: number;
+  url: string;
+  adminToken: string;
   /** Runs the load for `seconds` at `pointsPerAgent` each (and the configured lines). */
   phase(seconds: number, pointsPerAgent: number): Promise<PhaseResult>;
   /** Waits for every ack, then compares each agent's ledger with the store. */
@@ -305,7 +332,8 @@ export async function startLoad(opts: LoadOptions): Promise<LoadCluster> {
   await Deno.mkdir(`${home}/server`, { recursive: true });
   await Deno.writeTextFile(
     `${home}/server/server.yaml`,
-    `node_timeout_s: ${opts.nodeTimeoutS}\nmax_sse_streams: 2000\nmax_sse_streams_per_token: 2000\n`,
+    `node_timeout_s: ${opts.nodeTimeoutS}\nmax_sse_streams: 2000\nmax_sse_streams_per_token: 2000\n` +
+      `max_agent_connections: ${opts.agents + 8}\n`,
   );
   const server = await startServerProcess(`${home}/server`);
   const pid = server.proc.child.pid;
@@ -402,6 +430,9 @@ export async function startLoad(opts: LoadOptions): Promise<LoadCluster> {
   return {
     agents,
     home,
+    serverPid: pid,
+    url: server.url,
+    adminToken: server.adminToken,
     async phase(seconds, pointsPerAgent) {
       if (samplerError) throw samplerError;
       for (const a of agents) a.takeLatencies();
