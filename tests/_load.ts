@@ -105,7 +105,15 @@ class SimAgent {
       fence_after_s: 60,
     });
     this.#heartbeat = setInterval(() => {
-      this.#send(heartbeatFrame(this.ref ? [this.ref] : []));
+      // With what it holds unacknowledged, as the agent reports it.
+      const oldest = this.#pending.values().next().value;
+      this.#send({
+        ...heartbeatFrame(this.ref ? [this.ref] : []),
+        backlog: {
+          frames: this.#pending.size,
+          oldest_s: oldest === undefined ? 0 : (performance.now() - oldest) / 1000,
+        },
+      });
     }, heartbeatS * 1000);
   }
 

@@ -346,9 +346,10 @@ export class AgentGateway implements NodeLink {
       return;
     }
     try {
-      // What a hello or heartbeat decides reads the store: the data frames received before it
-      // are stored first, as when each frame was applied on arrival.
-      this.#ingest.flush();
+      // What a hello or heartbeat decides reads the store: the node's data frames received
+      // before it are stored first, as when each frame was applied on arrival.
+      const nodeId = frame.type === "hello" ? frame.node_id : session.nodeId;
+      if (nodeId) this.#ingest.flushNode(nodeId);
       if (session.broken) return;
       if (frame.type === "hello") return this.#onHello(session, frame);
       if (!session.nodeId) {

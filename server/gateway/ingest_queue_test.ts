@@ -230,3 +230,18 @@ Deno.test("frames of a connection that gave up are dropped, not applied", () => 
   assertEquals(results, []);
   assertEquals(pointsAfter(ctx.db, r.run_id, 0, 100), []);
 });
+
+Deno.test("flushNode() stores one node's queued frames now; the others keep waiting, in order", () => {
+  const { ctx, refs } = world(2);
+  const { q } = manualQueue(ctx);
+  const done: string[] = [];
+  q.add(refs[1].node, metrics(refs[1], 2, [1]), () => done.push("n1#2"));
+  q.add(refs[0].node, metrics(refs[0], 2, [1]), () => done.push("n0#2"));
+  q.add(refs[1].node, metrics(refs[1], 3, [2]), () => done.push("n1#3"));
+  q.add(refs[0].node, metrics(refs[0], 3, [2]), () => done.push("n0#3"));
+  q.flushNode(refs[0].node);
+  assertEquals([done, q.pending], [["n0#2", "n0#3"], 2]);
+  assertEquals(pointsAfter(ctx.db, refs[1].run_id, 0, 100), []);
+  q.flush();
+  assertEquals(done, ["n0#2", "n0#3", "n1#2", "n1#3"]);
+});
