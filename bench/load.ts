@@ -66,6 +66,9 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/** A number of ms for a report line ("–" when there is none: NaN crosses JSON as null). */
+const ms = (x: number | null) => (x === null || !Number.isFinite(x) ? "–" : x.toFixed(0));
+
 const loadavg = () => Deno.loadavg().map((x) => x.toFixed(1)).join(" ");
 
 /** The generator process: commands in, one JSON answer a line out. */
@@ -178,9 +181,9 @@ async function step(
   console.log(
     `${name}: ${r.agents} agents, ${r.sentPointsPerS.toFixed(0)} points/s sent ` +
       `(${r.targetPointsPerS.toFixed(0)} asked), ${r.sentLinesPerS.toFixed(0)} lines/s, ` +
-      `${r.seconds.toFixed(0)} s | ingest-to-commit p50 ${r.ingestP50Ms.toFixed(0)} ms ` +
-      `p99 ${r.ingestP99Ms.toFixed(0)} ms | SSE lag p99 ${r.sseP99Ms.toFixed(0)} ms | ` +
-      `status p95 ${status.p95.toFixed(0)} ms (${status.n}), behind ≤ ${status.behindMax} s | ` +
+      `${r.seconds.toFixed(0)} s | ingest-to-commit p50 ${ms(r.ingestP50Ms)} ms ` +
+      `p99 ${ms(r.ingestP99Ms)} ms | SSE lag p99 ${ms(r.sseP99Ms)} ms | ` +
+      `status p95 ${ms(status.p95)} ms (${status.n}), behind ≤ ${status.behindMax} s | ` +
       `unacked at end ${r.unacked} | server CPU ${pct(0)}, RSS max ${s.rssMaxMb.toFixed(0)} MB | ` +
       `generator CPU ${pct(1)}${hogPid ? ` | hog CPU ${pct(2)}` : ""} | ` +
       `load avg ${load0} → ${loadavg()}`,
@@ -212,8 +215,8 @@ try {
       }
       const worst = all.reduce((a, b) => (b.ingestP99Ms > a.ingestP99Ms ? b : a));
       console.log(
-        `steady: ${durationS} s; worst report p99 ${worst.ingestP99Ms.toFixed(0)} ms, SSE p99 ` +
-          `${Math.max(...all.map((x) => x.sseP99Ms)).toFixed(0)} ms`,
+        `steady: ${durationS} s; worst report p99 ${ms(worst.ingestP99Ms)} ms, SSE p99 ` +
+          `${ms(Math.max(...all.map((x) => x.sseP99Ms ?? NaN)))} ms`,
       );
       const v = await gen.ask({ cmd: "verify" });
       const s = await gen.ask({ cmd: "stats" });
