@@ -98,8 +98,8 @@ interface NodeState {
   misses: Map<string, number>;
   /** The agent's lease (hello `fence_after_s`); null: it holds none. */
   fenceAfterS: number | null;
-  /** What the agent held unacknowledged at its last heartbeat, and when that was (monotonic). */
-  backlog: { frames: number; oldest_s: number; at: number } | null;
+  /** What the agent held unacknowledged at its last heartbeat. */
+  backlog: { frames: number; oldest_s: number } | null;
 }
 
 export class AgentGateway implements NodeLink {
@@ -138,16 +138,15 @@ export class AgentGateway implements NodeLink {
   /** How far behind the server is, with what its agents hold back (`GET /api/status`). */
   ingestStatus(): IngestStatus {
     const lag = this.#ingest.lag();
-    const now = this.#monotonic();
     const nodes: IngestStatus["nodes"] = [];
     for (const [nodeId, st] of this.#nodes) {
       if (!st.session || !st.backlog || st.backlog.frames === 0) continue;
-      // Aged since the heartbeat that reported it (a frame unacked then is older now, unless
-      // acked meanwhile: the next heartbeat says).
+      // As of the agent's last heartbeat (not aged since: frames in flight then are usually
+      // acked a moment later).
       nodes.push({
         node_id: nodeId,
         unsent_frames: st.backlog.frames,
-        oldest_s: round1(st.backlog.oldest_s + (now - st.backlog.at) / 1000),
+        oldest_s: round1(st.backlog.oldest_s),
       });
     }
     nodes.sort((a, b) => b.oldest_s - a.oldest_s);
@@ -493,7 +492,7 @@ export class AgentGateway implements NodeLink {
     const now = this.#monotonic();
     if (st.lastHeartbeat !== null) st.heartbeatGapMs = now - st.lastHeartbeat;
     st.lastHeartbeat = now;
-    st.backlog = hb.backlog ? { ...hb.backlog, at: now } : null;
+    st.backlog = hb.backlog ?? null;
     st.foreign = new Map();
     for (const f of hb.foreign) {
       st.foreign.set(f.gpu_index, (st.foreign.get(f.gpu_index) ?? 0) + (f.used_mb ?? 1));

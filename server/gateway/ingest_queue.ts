@@ -81,8 +81,9 @@ export interface IngestLag {
  */
 export interface IngestStatus {
   /**
-   * The longest any data waits to be stored, now, in seconds: the oldest frame an agent holds
-   * unacknowledged, or the longest a frame waited here for its commit lately.
+   * How long data waits to be stored, in seconds: the age of the oldest frame an agent held
+   * unacknowledged at its last heartbeat, or the longest a frame waited here for its commit
+   * over the last `window_s` seconds, whichever is more.
    */
   behind_s: number;
   /** Frames received and not yet committed. */
