@@ -2,7 +2,7 @@
 /**
  * `deno task bench:load`: the real server under simulated agents (see `tests/_load.ts`;
  * each sends a metrics frame every 200 ms and a logs frame every 250 ms, as the SDK and the
- * agent do, and keeps at most 64 frames unacknowledged, as the agent does). The agents run in
+ * agent do, and keeps at most 16 frames unacknowledged, as the agent does). The agents run in
  * a generator process of their own (`bench/load_generator.ts`), apart from the server and from
  * this process, which measures: each step's line gives, beside its results, the server's and
  * the generator's CPU (% of one core), the machine's load average at its start and end, and

@@ -43,7 +43,7 @@ export function percentile(xs: number[], p: number): number {
  * Data frames an agent has sent and not had acknowledged, at most (as `agent/connection.ts`
  * keeps them): later frames wait in its outbox, as in a real agent's spool.
  */
-const MAX_IN_FLIGHT = 64;
+const MAX_IN_FLIGHT = 16;
 
 /** How often an agent sends a metrics frame and a logs frame: as the SDK and the agent do. */
 const METRICS_EVERY_MS = 200;

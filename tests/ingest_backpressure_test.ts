@@ -20,7 +20,7 @@ function hold(ms: number): void {
 }
 
 const NODE = "node-slow";
-const FRAMES = 300;
+const FRAMES = 500;
 
 Deno.test("a slowed store: the agent holds frames back, GET /api/status and the Nodes page say how far behind the server is, then that it caught up", async () => {
   // Small groups, so that a backlog takes many commits.
