@@ -1,4 +1,4 @@
-// `gpuctl run list|show|compare`
+// `gpuctl run list|show|compare|wait` and the lineage commands
 
 import { z } from "zod";
 import type {
@@ -20,6 +20,7 @@ import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
 import type { RunCodeAndNotes } from "../../protocol/lineage.ts";
 import { codeFields, runLineageCommands } from "./run_lineage.ts";
+import { waitCommand } from "./run_wait.ts";
 import { DATA_FLAGS, LIST_FLAGS, optionalText, pageQuery, SCOPE_FILTER_FLAGS } from "../flags.ts";
 import {
   ago,
@@ -384,6 +385,6 @@ const compare = defineCommand({
 export const runCommand = defineGroup(
   "run",
   "list, inspect and compare runs",
-  [list, show, compare, ...runLineageCommands],
+  [list, show, compare, waitCommand, ...runLineageCommands],
   "gpuctl run compare r-8c1d0e2f3a4b r-2a9f7e6d5c4b",
 );
