@@ -298,11 +298,11 @@ export const lineagePageRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/runs/:id/mark",
-    scope: "read",
+    scope: "write",
+    action: "marking a run",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: `marking run "${id}"`,
         question: "",
         yes: "",
         fallback: `/runs/${encodeURIComponent(id)}`,
@@ -319,11 +319,11 @@ export const lineagePageRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/runs/:id/note",
-    scope: "read",
+    scope: "write",
+    action: "adding a note to a run",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: `adding a note to run "${id}"`,
         question: "",
         yes: "",
         fallback: `/runs/${encodeURIComponent(id)}`,

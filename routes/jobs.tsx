@@ -13,7 +13,6 @@ import { confirmedAction, Notice } from "../server/console/actions.tsx";
 import { type JobFormValues, submitJobForm } from "../server/console/job_form.ts";
 import type { PageRequest, PageRoute } from "../server/console/page.tsx";
 import { nowMs, pathSegment, shellPage } from "../server/console/shell.tsx";
-import { requireScope } from "../server/auth/require_scope.ts";
 
 const jobRow = (j: Job): JobRow => ({
   id: j.id,
@@ -194,9 +193,9 @@ export const jobsRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/jobs",
-    scope: "read",
+    scope: "write",
+    action: "submitting a job",
     handler: async (p) => {
-      requireScope(p.principal, "write", "submitting a job");
       const result = await submitJobForm(p.ctx, p.req);
       if (!result.ok) return jobsPage(p, result, 400);
       return p.redirect(
@@ -209,11 +208,11 @@ export const jobsRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/jobs/:id/cancel",
-    scope: "read",
+    scope: "write",
+    action: "cancelling a job",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: `cancelling job "${id}"`,
         question:
           `Cancel job ${id}? A running job gets SIGTERM, then SIGKILL after its grace period.`,
         yes: "Yes, cancel",
@@ -230,11 +229,11 @@ export const jobsRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/jobs/:id/retry",
-    scope: "read",
+    scope: "write",
+    action: "retrying a job",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: `retrying job "${id}"`,
         question: `Requeue job ${id} as its next attempt?`,
         yes: "Yes, retry",
         fallback: "/jobs",

@@ -718,11 +718,11 @@ export const runRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/runs/:id/primary",
-    scope: "read",
+    scope: "write",
+    action: "setting a primary metric",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: "setting a primary metric",
         question: "",
         yes: "",
         fallback: runHref(id, "metrics"),
@@ -746,11 +746,11 @@ export const runRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/checkpoints/:id/evaluate",
-    scope: "read",
+    scope: "write",
+    action: "evaluating a checkpoint",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: `evaluating checkpoint "${id}"`,
         question: `Evaluate checkpoint ${id}?`,
         yes: "Yes, evaluate",
         fallback: "/runs",

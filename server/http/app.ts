@@ -19,7 +19,7 @@ export interface App {
   fetch: (req: Request) => Promise<Response>;
   routes: readonly RouteDef[];
   /** The console's pages and static files, with who may see them. */
-  pages: readonly { method: string; path: string; scope: "public" | "read" }[];
+  pages: readonly { method: string; path: string; scope: "public" | "read" | "write" }[];
   /** Every method and path Hono has registered, middleware included. */
   registered: () => { method: string; path: string }[];
 }
