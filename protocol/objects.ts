@@ -323,6 +323,19 @@ export interface MetricTrend {
   explanation: string;
 }
 
+/** One metric of a run (`GET /api/runs/{id}/metric-summary`): latest, best and trend. */
+export interface MetricRow {
+  key: string;
+  points: number;
+  latest: number | string;
+  latest_step: number;
+  /** Which way is better: the key's metric definition, else its name; null when unknown. */
+  direction: "min" | "max" | null;
+  best: number | null;
+  best_step: number | null;
+  trend: MetricTrend["verdict"];
+}
+
 /** An anomaly of a run: raised as an event, or seen in the data by the diagnosis itself. */
 export interface RunAnomaly {
   type: string;

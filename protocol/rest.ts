@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ANOMALY_EVENT_TYPES, type AnomalyEventType } from "./event_types.ts";
 import { metricValue } from "./metric_value.ts";
 import { provenance } from "./provenance.ts";
 import { MAX_STREAMED_RUNS } from "./limits.ts";
@@ -35,17 +36,7 @@ export {
   type Severity,
 };
 
-/** The anomaly event types (the others are lifecycle events); a job may be stopped on these. */
-export const ANOMALY_EVENT_TYPES = [
-  "OOM",
-  "LOSS_NAN",
-  "LOSS_SPIKE",
-  "OVERFITTING_SUSPECTED",
-  "GPU_UNDERUTILIZED",
-  "DISK_LOW",
-  "STALLED",
-] as const;
-export type AnomalyEventType = typeof ANOMALY_EVENT_TYPES[number];
+export { ANOMALY_EVENT_TYPES, type AnomalyEventType };
 
 export const SCOPES = ["read", "write", "admin", "agent"] as const;
 export type Scope = typeof SCOPES[number];

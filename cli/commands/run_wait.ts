@@ -2,6 +2,7 @@
 // step or raises an event (or an anomaly), through `GET /api/{runs,jobs,sweeps}/{id}/wait`.
 
 import { z } from "zod";
+import { ANOMALY_EVENT_TYPES } from "../../protocol/event_types.ts";
 import { DEFAULT_WAIT_S, MAX_WAIT_S, type WaitResult } from "../../protocol/waits.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../command.ts";
 import { connect } from "../config.ts";
@@ -30,7 +31,7 @@ export const waitCommand = defineCommand({
     "gpuctl run wait j-41aa09c2d7e1 --until step>=1000 --timeout 600",
     "gpuctl run wait r-8c1d0e2f3a4b --until CHECKPOINT_CREATED --json",
   ],
-  description: "Wakes early on any anomaly (OOM, LOSS_NAN, LOSS_SPIKE, STALLED, …) and says why " +
+  description: `Wakes early on any anomaly (${ANOMALY_EVENT_TYPES.join(", ")}) and says why ` +
     "it woke, with the run's diagnosis. Exit status: 0 when what was awaited happened (a " +
     "finished run SUCCEEDED), 1 when the run ended otherwise or an anomaly woke the wait, " +
     `${EXIT_TIMEOUT} when the timeout passed first. --after-event-id N (the last_event_id of ` +

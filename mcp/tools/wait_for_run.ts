@@ -4,6 +4,7 @@
  * is the domain's (server/runs/wait.ts), shared with REST and the CLI; this is its MCP face.
  */
 import { z } from "zod";
+import { ANOMALY_EVENT_TYPES } from "../../protocol/event_types.ts";
 import { acquireWait, MAX_WAITS, MAX_WAITS_PER_TOKEN } from "../../server/runs/wait_slots.ts";
 import { DEFAULT_WAIT_S, MAX_WAIT_S, waitAnswer } from "../../server/runs/wait.ts";
 import { defineTool } from "../_tool.ts";
@@ -16,8 +17,9 @@ export const waitForRunTool = defineTool({
   title: "Wait for a run",
   description: "Waits (without polling) until a run — or a job's current run — finishes, " +
     'reaches a step (until "step>=N"), or raises an event type (until "CHECKPOINT_CREATED"), ' +
-    "and wakes early on any anomaly (OOM, LOSS_NAN, LOSS_SPIKE, OVERFITTING_SUSPECTED, STALLED, " +
-    `…). Returns why it woke, the event, and the run's diagnosis with next_actions. timeout_s ≤ ${MAX_WAIT_S}; ` +
+    `and wakes early on any anomaly (${
+      ANOMALY_EVENT_TYPES.join(", ")
+    }). Returns why it woke, the event, and the run's diagnosis with next_actions. timeout_s ≤ ${MAX_WAIT_S}; ` +
     "call again with after_event_id = last_event_id to keep waiting past an anomaly. " +
     `At most ${MAX_WAITS_PER_TOKEN} waits per token and ${MAX_WAITS} per server are open at ` +
     "once (each call of a batch counts); past either, the call is refused with TooManyWaits.",
