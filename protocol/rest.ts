@@ -1,3 +1,7 @@
+/**
+ * What the API accepts: the schemas of request bodies and query strings (submissions, SDK
+ * batches, metric and run queries, tokens, …), the limits they hold to, and the scopes.
+ */
 import { z } from "zod";
 import { metricValue } from "./metric_value.ts";
 import { provenance } from "./provenance.ts";

@@ -1,3 +1,4 @@
+/** `list_events`: events newest first, filtered by run, job, node, type or minimum severity. */
 import { eventListQuery } from "../../protocol/rest.ts";
 import { listEvents } from "../../server/events/service.ts";
 import { defineTool, moreHint, pageFields, TOOL_PAGE_SIZE } from "../_tool.ts";
