@@ -1,3 +1,7 @@
+/**
+ * What the API accepts: the schemas of request bodies and query strings (submissions, SDK
+ * batches, metric and run queries, tokens, …), the limits they hold to, and the scopes.
+ */
 import { z } from "zod";
 import { ANOMALY_EVENT_TYPES, type AnomalyEventType } from "./event_types.ts";
 import { metricValue } from "./metric_value.ts";

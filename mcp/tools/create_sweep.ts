@@ -1,3 +1,7 @@
+/**
+ * `create_sweep`: starts a hyperparameter sweep (a job per trial, over a grid or a seeded random
+ * sample, optionally halving at rungs); `sweepShape` is what every sweep tool answers.
+ */
 import { z } from "zod";
 import { sweepCreate } from "../../protocol/sweeps.ts";
 import { createSweep } from "../../server/sweeps/service.ts";

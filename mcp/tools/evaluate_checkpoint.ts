@@ -1,3 +1,7 @@
+/**
+ * `evaluate_checkpoint`: queues an EVALUATE job that runs the project's eval command on a
+ * checkpoint with a suite, and answers the evaluation, its job and how to wait for it.
+ */
 import { z } from "zod";
 import { evaluationRequest } from "../../protocol/rest.ts";
 import { queueEvaluation } from "../../server/evaluations/mod.ts";

@@ -1,3 +1,7 @@
+/**
+ * `fork_run`: submits a child of a run — the parent's job with args, env and config overridden,
+ * optionally resuming from a checkpoint — recorded as its child in the lineage.
+ */
 import { forkRequest } from "../../protocol/lineage.ts";
 import { forkRun } from "../../server/lineage/service.ts";
 import { lastEventId } from "../../server/events/service.ts";

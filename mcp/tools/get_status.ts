@@ -1,3 +1,7 @@
+/**
+ * `get_status`: the cluster at a glance — nodes online, GPUs busy, jobs by state, recent alerts
+ * and the head of the queue with when it may start.
+ */
 import { z } from "zod";
 import { getStatus } from "../../server/status/service.ts";
 import { defineTool } from "../_tool.ts";

@@ -1,3 +1,4 @@
+/** `list_events`: events newest first, filtered by run, job, node, type or minimum severity. */
 import { ANOMALY_EVENT_TYPES } from "../../protocol/event_types.ts";
 import { eventListQuery } from "../../protocol/rest.ts";
 import { listEvents } from "../../server/events/service.ts";

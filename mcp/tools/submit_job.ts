@@ -1,3 +1,7 @@
+/**
+ * `submit_job`: queues a training job — a command run in a working dir on a GPU host with
+ * exclusive GPUs — and answers the job with how to wait for it.
+ */
 import { jobSubmission } from "../../protocol/rest.ts";
 import { submitJob } from "../../server/jobs/service.ts";
 import { lastEventId } from "../../server/events/service.ts";

@@ -1,3 +1,7 @@
+/**
+ * Tokens as callers meet them: a presented token made a `Principal` (or refused), tokens
+ * created, listed and deleted, and the tokens of server.yaml installed at start.
+ */
 import type { Page, TokenInfo } from "../../protocol/objects.ts";
 import type { Scope, TokenCreate } from "../../protocol/rest.ts";
 import { tokens as tokensDb } from "../db/mod.ts";

@@ -1,3 +1,7 @@
+/**
+ * Job records: inserted, patched (optionally compare-and-set on status), listed and read by
+ * state, and `publicJob`, the job as the API shows it with its secrets masked.
+ */
 import type { ForkOverrides, Job } from "../../protocol/objects.ts";
 import type { JobStatus } from "../../protocol/rest.ts";
 import {

@@ -1,3 +1,7 @@
+/**
+ * `createApp`: the HTTP app over the services — the API and `/mcp` behind one guard (route
+ * scopes, tokens and sessions, same origin), the console, and error answers with their status.
+ */
 import { Hono, type MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { TrieRouter } from "hono/router/trie-router";

@@ -1,3 +1,7 @@
+/**
+ * Jobs in the domain: a submission checked and stored as a QUEUED job (its parent run and
+ * checkpoint resolved), jobs listed and read, cancelled, and retried as a next attempt.
+ */
 import type { ForkOverrides, Job, Page } from "../../protocol/objects.ts";
 import type { JobListQuery, JobSubmission } from "../../protocol/rest.ts";
 import { checkpoints as checkpointsDb, jobs as jobsDb, runs as runsDb } from "../db/mod.ts";

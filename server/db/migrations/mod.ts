@@ -1,3 +1,4 @@
+/** The schema's history: every migration, in the order it is applied. */
 import { migration001Initial } from "./001_initial.ts";
 import { migration002MetricBlocks } from "./002_metric_blocks.ts";
 import { migration003Trust } from "./003_trust.ts";

@@ -1,3 +1,4 @@
+/** `GET /api/health` (public) and `GET /api/auth/whoami`: the caller's token name and scope. */
 import { health } from "../../admin/service.ts";
 import { whoami } from "../../auth/service.ts";
 import { principalOf, type RouteDef } from "../route.ts";

@@ -1,3 +1,4 @@
+/** The job routes: submit, list, read, cancel and retry (`/api/jobs…`). */
 import { jobListQuery, jobSubmission } from "../../../protocol/rest.ts";
 import { cancelJob, getJob, listJobs, retryJob, submitJob } from "../../jobs/service.ts";
 import { readJson, readQuery } from "../body.ts";

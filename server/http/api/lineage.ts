@@ -1,3 +1,4 @@
+/** Lineage routes: the tree, a run's code and code comparisons, forks, marks and notes. */
 import {
   codeCompareQuery,
   forkRequest,

@@ -1,3 +1,4 @@
+/** `apiRoutes`: every API route with its scope, in the order that lets the specific paths win. */
 import type { RouteDef } from "../route.ts";
 import { adminRoutes } from "./admin.ts";
 import { agentRoutes } from "./agent.ts";

@@ -1,3 +1,4 @@
+/** `GET /api/status` (the cluster at a glance), `GET /api/nodes` and `GET /api/nodes/{id}`. */
 import { getNode, listNodes } from "../../nodes/service.ts";
 import { getStatus } from "../../status/service.ts";
 import { idParam, type RouteDef } from "../route.ts";

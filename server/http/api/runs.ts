@@ -1,3 +1,7 @@
+/**
+ * The run read routes: lists and groups, one run, its metrics (keys, series, points, live
+ * streams), its logs (and their stream) and its checkpoints.
+ */
 import {
   logsQuery,
   metricsQuery,

@@ -1,3 +1,4 @@
+/** The sweep routes: start, list, read and cancel (`/api/sweeps…`). */
 import { sweepCancel, sweepCreate, sweepListQuery } from "../../../protocol/sweeps.ts";
 import { cancelSweep, createSweep, getSweep, listSweeps } from "../../sweeps/service.ts";
 import { readJson, readQuery } from "../body.ts";

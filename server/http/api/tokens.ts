@@ -1,3 +1,4 @@
+/** `/api/tokens`: create, list and delete tokens, for an admin token. */
 import { tokenCreate } from "../../../protocol/rest.ts";
 import { createToken, deleteToken, listTokens } from "../../auth/service.ts";
 import { readJson } from "../body.ts";
