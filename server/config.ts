@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { stringify as stringifyYaml } from "yaml";
-import { gpuctlHome, parseYamlConfig } from "../protocol/config_files.ts";
+import { gpuctlHome, parseYamlConfig } from "../lib/config_files.ts";
 
 export { gpuctlHome };
 import { generateToken } from "./auth/tokens.ts";

@@ -1,4 +1,4 @@
-import { standardSignalName } from "../../protocol/signals.ts";
+import { standardSignalName } from "../../lib/signals.ts";
 import type { FailureInput, LogTailLine } from "./failure_types.ts";
 import { findTracebacks, informativeTraceback, type Traceback } from "./traceback.ts";
 
