@@ -54,15 +54,19 @@ async function replayAll(
   type Job = { id: string; name: string; status: string; attempt: number; reason: string };
   const ids = new Set(jobs.map((j) => j.id));
   let pending: Job[] = [];
+  // The listing holds every job of the corpus: read it once a second, not at every turn.
+  let lastRead = 0;
   const ended = await until(
     async () => {
+      if (Date.now() - lastRead < 1000) return null;
+      lastRead = Date.now();
       const items = (await c.call("GET", "/api/jobs?limit=1000")).json.items as Job[];
       const mine = items.filter((j) => ids.has(j.id));
       pending = mine.filter((j) => j.status !== "FAILED");
       return pending.length === 0 ? new Map(mine.map((j) => [j.id, j])) : null;
     },
-    // Generous: a loaded machine runs the jobs slowly.
-    300_000,
+    // Generous: a loaded machine runs the jobs slowly (a second and a half a job).
+    Math.max(300_000, jobs.length * 1_500),
     `${jobs.length} jobs FAILED`,
   ).catch((err) => {
     const left = pending.slice(0, 10).map((j) => `${j.name} ${j.status} attempt ${j.attempt}`);
