@@ -9,29 +9,6 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
-/**
- * Pending, temporary: the files under server/failure/ that do not open with a comment yet. The
- * list goes once they do; an entry that has gained its comment fails the test, so it cannot go
- * stale.
- */
-const PENDING_FAILURE_COMMENTS: readonly string[] = [
-  "server/failure/_test_input.ts",
-  "server/failure/catalogue.ts",
-  "server/failure/cause.ts",
-  "server/failure/causes_cuda.ts",
-  "server/failure/causes_distributed.ts",
-  "server/failure/causes_fallback.ts",
-  "server/failure/causes_hub.ts",
-  "server/failure/causes_process.ts",
-  "server/failure/causes_python.ts",
-  "server/failure/causes_tensors.ts",
-  "server/failure/diagnose_failure.ts",
-  "server/failure/facts.ts",
-  "server/failure/failure_types.ts",
-  "server/failure/retry.ts",
-  "server/failure/traceback.ts",
-];
-
 /** The first non-blank text of a file, past a `#!` line, begins a comment. */
 function opensWithComment(text: string): boolean {
   let rest = text.replace(/^\uFEFF/, "");
@@ -92,11 +69,7 @@ Deno.test("every non-test source file opens with a comment saying what it is for
   const missing: string[] = [];
   for (const path of files) {
     const text = await Deno.readTextFile(join(ROOT, path));
-    if (!opensWithComment(text) && !PENDING_FAILURE_COMMENTS.includes(path)) missing.push(path);
+    if (!opensWithComment(text)) missing.push(path);
   }
   assertEquals(missing, [], `these files do not open with a comment:\n  ${missing.join("\n  ")}`);
-  const nowCommented = PENDING_FAILURE_COMMENTS.filter((path) =>
-    opensWithComment(Deno.readTextFileSync(join(ROOT, path)))
-  );
-  assertEquals(nowCommented, [], "these open with a comment now; take them off the pending list");
 });

@@ -1,3 +1,7 @@
+/**
+ * GPU causes: CUDA out of memory (in PyTorch's, TensorFlow's, XLA's and vLLM's words), CUDA
+ * version mismatch, no CUDA device, device-side errors, cuDNN errors, GPU hardware faults.
+ */
 import {
   capped,
   type CauseEntry,

@@ -1,3 +1,7 @@
+/**
+ * Distributed-training causes: NCCL timeouts and errors, a rendezvous port in use, a peer's
+ * connection reset, DDP parameters unused in the forward pass.
+ */
 import {
   type CauseEntry,
   excerpt,

@@ -1,3 +1,8 @@
+/**
+ * How the process ended, from the runner and the log: cancelled, node lost, agent restart,
+ * killed (host OOM killer, SIGKILL, a launcher's `-9`), segfault, abort, interrupt,
+ * termination, command not found, a failed dispatch, a DataLoader worker killed.
+ */
 import {
   type CauseEntry,
   childName,

@@ -1,3 +1,8 @@
+/**
+ * Python-level causes: missing modules and files, permissions, shared memory, a full disk, NaN
+ * loss, ABI mismatches of compiled extensions, too many open files, DataLoader pickling,
+ * recursion.
+ */
 import {
   type CauseEntry,
   excerpt,
