@@ -197,7 +197,7 @@ export const jobsRoutes: PageRoute[] = [
     scope: "read",
     handler: async (p) => {
       requireScope(p.principal, "write", "submitting a job");
-      const result = await submitJobForm(p.ctx, p.req);
+      const result = await submitJobForm(p.ctx, p.req, p.principal?.token_id ?? null);
       if (!result.ok) return jobsPage(p, result, 400);
       return p.redirect(
         `/jobs?notice=${

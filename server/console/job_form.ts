@@ -4,7 +4,7 @@
  */
 import { type JobSubmission, jobSubmission } from "../../protocol/rest.ts";
 import type { Context } from "../context.ts";
-import { ValidationError } from "../errors.ts";
+import { BudgetExceededError, ValidationError } from "../errors.ts";
 import { submitJob } from "../jobs/service.ts";
 import type { Job } from "../../protocol/objects.ts";
 import { readForm } from "./form.ts";
@@ -85,6 +85,8 @@ export function submissionOf(
 export async function submitJobForm(
   ctx: Context,
   req: Request,
+  /** The signed-in token: its budget holds. */
+  by: string | null = null,
 ): Promise<
   { ok: true; job: Job } | { ok: false; errors: Record<string, string>; values: JobFormValues }
 > {
@@ -93,8 +95,11 @@ export async function submitJobForm(
   const s = submissionOf(form.data);
   if (!s.ok) return { ok: false, errors: s.errors, values: form.data };
   try {
-    return { ok: true, job: submitJob(ctx, s.submission) };
+    return { ok: true, job: submitJob(ctx, s.submission, "TRAIN", { submitted_by: by }) };
   } catch (err) {
+    if (err instanceof BudgetExceededError) {
+      return { ok: false, errors: { form: err.message }, values: form.data };
+    }
     if (!(err instanceof ValidationError)) throw err;
     const errors: Record<string, string> = {};
     for (const d of err.details) errors[d.field.split(".")[0]] ??= d.problem;

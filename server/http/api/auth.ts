@@ -13,6 +13,6 @@ export const authRoutes: RouteDef[] = [
     method: "GET",
     path: "/api/auth/whoami",
     scope: "read",
-    handler: (c) => c.json(whoami(principalOf(c))),
+    handler: (c, ctx) => c.json(whoami(principalOf(c), ctx)),
   },
 ];
