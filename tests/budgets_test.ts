@@ -216,7 +216,7 @@ Deno.test("MCP: submit_job past the budget is a BudgetExceeded tool error; dry_r
   });
 });
 
-Deno.test("console: the job form of a session past its budget comes back 400 naming the budget, and nothing is queued", async () => {
+Deno.test("console: the job form of a session past its budget comes back 400 naming the budget; its Check button is a dry run; nothing is queued", async () => {
   await withHarness(async (h) => {
     const { token } = await budgeted(h, { max_gpus: 1 }, "notebook");
     const login = await h.app.fetch(
@@ -244,6 +244,29 @@ Deno.test("console: the job form of a session past its budget comes back 400 nam
     const page = await res.text();
     assertStringIncludes(page, "budget max_gpus of token &quot;notebook&quot;");
     assertStringIncludes(page, "2 GPUs requested, more than the 1");
+    assertEquals(await count(h, "/api/jobs"), 0);
+
+    // "Check": a dry run of the form, answered on the page, nothing queued.
+    const check = await h.app.fetch(
+      new Request("http://gpuctl.test/jobs", {
+        method: "POST",
+        headers: { cookie, origin: "http://gpuctl.test" },
+        body: new URLSearchParams({
+          name: "narrow",
+          command: "python train.py",
+          working_dir: "/w",
+          gpus: "1",
+          dry_run: "1",
+        }),
+        redirect: "manual",
+      }),
+    );
+    assertEquals(check.status, 200);
+    const checked = await check.text();
+    assertStringIncludes(checked, "data-dry-run-result");
+    assertStringIncludes(checked, "would wait in the queue");
+    assertStringIncludes(checked, "Nothing was stored. Budget after: max_gpus: 0 of 1 used.");
+    assertStringIncludes(checked, 'value="narrow"');
     assertEquals(await count(h, "/api/jobs"), 0);
   });
 });

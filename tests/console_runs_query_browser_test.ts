@@ -3,7 +3,8 @@
  * a `where` on config with `order_by` lists the matching runs in that order, a run registered
  * later that matches appears in its place (the island reads `POST /api/runs:query` again) and
  * one that does not match stays out; a signed-in token past its budget submits the job form
- * and reads the refusal naming the budget. Screenshots `runs-query` and `budget-refusal` in
+ * and reads the refusal naming the budget (its Check button first: a dry run). Screenshots
+ * `runs-query`, `budget-dry-run` and `budget-refusal` in
  * test-artifacts/console/.
  */
 import { assert, assertEquals } from "./assert.ts";
@@ -72,6 +73,15 @@ Deno.test("the Runs page lists query_runs' answer and a budget refusal shows on 
     await b.page.fill("input[name=name]", "wide");
     await b.page.fill("[name=command]", "python train.py");
     await b.page.fill("input[name=working_dir]", "/tmp");
+    await b.page.fill("input[name=gpus]", "1");
+    await Promise.all([
+      b.page.waitForLoadState("load"),
+      b.page.click("#submit form button[data-dry-run]"),
+    ]);
+    const plan = await b.page.textContent("[data-dry-run-result]");
+    assert(plan!.includes("Nothing was stored. Budget after: max_gpus: 0 of 1 used."), plan!);
+    assertEquals(await b.page.inputValue("input[name=name]"), "wide");
+    await screenshot(b.page, "budget-dry-run");
     await b.page.fill("input[name=gpus]", "2");
     await Promise.all([
       b.page.waitForLoadState("load"),
