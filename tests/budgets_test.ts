@@ -160,7 +160,8 @@ Deno.test("REST: a dry run answers as the submission would (validation, refusals
       gpu_indices: null,
       estimated_start_at: null,
     });
-    assertEquals(typeof reason, "string"); // the scheduler's words: no node can take it
+    // The scheduler's words, without the id of a job that was never stored.
+    assertStringIncludes(reason, "Cannot place it: needs 1 GPU");
     assertEquals(plan.json.budget_after.max_queued_jobs, { limit: 1, used: 1, left: 0 });
     assertEquals(await count(h, "/api/jobs"), 0);
     assertEquals(await count(h, "/api/events"), events);

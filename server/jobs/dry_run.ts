@@ -91,13 +91,15 @@ export function forecastPlacement(ctx: Context, jobIds: string[]): Map<string, J
     }
     const f = forecast.find((x) => x.job_id === id);
     const job = queued.find((j) => j.id === id);
+    // The job of a dry run is never stored: its id means nothing to the caller.
+    const why = placement.waiting.find((w) => w.job_id === id)?.reason
+      .replaceAll(`job "${id}"`, "it");
     out.set(id, {
       starts_now: false,
       node_id: f?.node_id ?? null,
       gpu_indices: null,
       estimated_start_at: f?.starts_at != null ? new Date(f.starts_at).toISOString() : null,
-      reason: held.get(id) ??
-        placement.waiting.find((w) => w.job_id === id)?.reason ??
+      reason: held.get(id) ?? why ??
         (job && unmet(job) ? "Waiting for the jobs it runs after to succeed" : null),
     });
   }
