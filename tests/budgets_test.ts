@@ -2,7 +2,8 @@
  * Budgets an agent cannot exceed, on every face: an admin sets them at token creation and
  * changes them; a submission, a sweep, an MCP call and the console's form past one are refused
  * naming the budget, the use and the limit, and store nothing; whoami and get_status show what
- * is left; dry runs check and forecast without storing; the scheduler holds a token's jobs at
+ * is left; no other door (fork, evaluation, sweep, retry) gets past one; dry runs check and
+ * forecast without storing; the scheduler holds a token's jobs at
  * its GPU limit, and a job past its wall-clock is cancelled with the budget as its reason.
  */
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
@@ -10,6 +11,7 @@ import { type Harness, withHarness } from "./_harness.ts";
 import { call, httpClient } from "./_mcp_client.ts";
 import { createGatewayHarness, eventually, FakeAgent, FakeClock } from "./_fake_agent.ts";
 import { BudgetLoop } from "../server/budgets/loop.ts";
+import { seededHarness } from "./_seed.ts";
 
 const JOB = { command: ["python", "train.py"], working_dir: "/w", gpus: 1 };
 
@@ -345,5 +347,55 @@ Deno.test("scheduler and budget loop: a token's jobs wait at max_gpus, a dry run
   } finally {
     await agent.close();
     await h.stop();
+  }
+});
+
+Deno.test("attacker: a token with no room left cannot queue work by another door (fork, evaluation, sweep, retry, MCP)", async () => {
+  const { h, seed } = await seededHarness();
+  try {
+    const { token } = await budgeted(h, { max_queued_jobs: 0 }, "boxed");
+    const before = await count(h, "/api/jobs?limit=1000");
+    const doors: [string, string, unknown][] = [
+      ["POST", "/api/jobs", { ...JOB, name: "plain" }],
+      ["POST", `/api/runs/${seed.failedRun}/fork`, { overrides: { args: { lr: 0.1 } } }],
+      ["POST", `/api/checkpoints/${seed.checkpoint}/evaluations`, { suite: "heldout" }],
+      ["POST", "/api/sweeps", SWEEP],
+    ];
+    for (const [method, path, body] of doors) {
+      const res = await h.call(method, path, { token, body });
+      assertEquals([res.status, res.json?.error?.code], [429, "BudgetExceeded"], path);
+      assertEquals(res.json.error.details.budget, "max_queued_jobs", path);
+    }
+    await using client = await httpClient("http://gpuctl.test", token, h.app.fetch);
+    for (
+      const [tool, args] of [
+        ["fork_run", { run_id: seed.failedRun }],
+        ["evaluate_checkpoint", { checkpoint_id: seed.checkpoint, suite: "heldout" }],
+        ["create_sweep", SWEEP],
+      ] as const
+    ) {
+      const res = await client.callTool({ name: tool, arguments: args });
+      assert(res.isError, tool);
+      assertStringIncludes((res.content as { text: string }[])[0].text, "BudgetExceeded: ", tool);
+    }
+    assertEquals(await count(h, "/api/jobs?limit=1000"), before);
+
+    // A retry queues the job again: its submitter's budget counts it like a new one.
+    const owner = await budgeted(h, { max_queued_jobs: 1 }, "owner");
+    const first = (await h.call("POST", "/api/jobs", {
+      token: owner.token,
+      body: { ...JOB, name: "one" },
+    })).json.id;
+    await h.call("POST", `/api/jobs/${first}/cancel`, { token: owner.token });
+    await h.call("POST", "/api/jobs", { token: owner.token, body: { ...JOB, name: "two" } });
+    const retried = await h.call("POST", `/api/jobs/${first}/retry`); // even by the admin
+    assertEquals(retried.status, 429);
+    assertStringIncludes(
+      retried.json.error.message,
+      `Cannot retry job "${first}": budget max_queued_jobs of token "owner"`,
+    );
+    assertEquals((await h.call("GET", `/api/jobs/${first}`)).json.status, "CANCELLED");
+  } finally {
+    await h.close();
   }
 });

@@ -76,9 +76,10 @@ export function assertSubmissionFits(
   ctx: Context,
   tokenId: string,
   job: { name: string; gpus: number; project: string },
+  action = `submit job ${quoted(job.name)}`,
 ): void {
   const r = submissionRefusalOf(ctx, tokenId, job);
-  if (r) throw refused(`submit job ${quoted(job.name)}`, tokenNamed(ctx, tokenId), r);
+  if (r) throw refused(action, tokenNamed(ctx, tokenId), r);
 }
 
 /** Throws `BudgetExceeded` when a sweep of `trials` trials, or its first trial, does not fit. */

@@ -245,6 +245,10 @@ export function retryJob(ctx: Context, id: string, by: string): Job {
     if ((ACTIVE as readonly string[]).includes(job.status)) {
       throw conflict(`Cannot retry job "${id}": it is still ${job.status}; cancel it first`);
     }
+    // Queued again, it counts against its submitter's budget as a new submission would.
+    if (job.submitted_by) {
+      assertSubmissionFits(ctx, job.submitted_by, job, `retry job ${quoted(id)}`);
+    }
     jobsDb.updateJob(ctx.db, id, {
       status: "QUEUED",
       attempt: job.attempt + 1,
