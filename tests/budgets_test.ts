@@ -3,8 +3,8 @@
  * changes them; a submission, a sweep, an MCP call and the console's form past one are refused
  * naming the budget, the use and the limit, and store nothing; whoami and get_status show what
  * is left; no other door (fork, evaluation, sweep, retry) gets past one; dry runs check and
- * forecast without storing; the scheduler holds a token's jobs at
- * its GPU limit, and a job past its wall-clock is cancelled with the budget as its reason.
+ * forecast without storing; the scheduler holds a token's jobs at its GPU limit, and a job past
+ * its wall-clock is cancelled with the budget as its reason.
  */
 import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
 import { type Harness, withHarness } from "./_harness.ts";
