@@ -82,25 +82,7 @@ export default function RunGroups(
                 {[...counts].map(([s, n]) => `${n} ${s.toLowerCase()}`).join(", ")}
               </span>
             </h2>
-            <div class="table-wrap">
-              <table class="runs-table">
-                <thead>
-                  <tr>
-                    <th>Status</th>
-                    <th>Run</th>
-                    <th>Progress</th>
-                    <th>Primary metric</th>
-                    <th class="num">Best</th>
-                    <th class="num">Latest</th>
-                    <th>Source</th>
-                    <th>Started</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {mine.map((r) => <RunRow key={r.id} r={r} now={now} />)}
-                </tbody>
-              </table>
-            </div>
+            <RunTable runs={mine} now={now} />
           </section>
         );
       })}
@@ -117,34 +99,49 @@ function QueryAnswer({ runs, now }: { runs: RunListRow[]; now: number }) {
         {`${runs.length} run${runs.length === 1 ? "" : "s"}`}
         <span class="muted small">in the query's order</span>
       </h2>
-      <div class="table-wrap">
-        <table class="runs-table">
-          <thead>
-            <tr>
-              <th>Status</th>
-              <th>Run</th>
-              <th>Experiment</th>
-              <th>Progress</th>
-              <th>Primary metric</th>
-              <th class="num">Best</th>
-              <th class="num">Latest</th>
-              <th>Source</th>
-              <th>Started</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.map((r) => (
-              <RunRow
-                key={r.id}
-                r={r}
-                now={now}
-                where={`${r.project} / ${r.experiment ?? "no experiment"}`}
-              />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <RunTable runs={runs} now={now} withExperiment />
     </section>
+  );
+}
+
+/** The runs' table; `withExperiment` adds the column a list of many experiments needs. */
+function RunTable(
+  { runs, now, withExperiment = false }: {
+    runs: RunListRow[];
+    now: number;
+    withExperiment?: boolean;
+  },
+) {
+  return (
+    <div class="table-wrap">
+      <table class="runs-table">
+        <thead>
+          <tr>
+            <th>Status</th>
+            <th>Run</th>
+            {withExperiment && <th>Experiment</th>}
+            <th>Progress</th>
+            <th>Primary metric</th>
+            <th class="num">Best</th>
+            <th class="num">Latest</th>
+            <th>Source</th>
+            <th>Started</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((r) => (
+            <RunRow
+              key={r.id}
+              r={r}
+              now={now}
+              where={withExperiment
+                ? `${r.project} / ${r.experiment ?? "no experiment"}`
+                : undefined}
+            />
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

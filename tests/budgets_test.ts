@@ -230,19 +230,17 @@ Deno.test("console: the job form of a session past its budget comes back 400 nam
       }),
     );
     const cookie = login.headers.get("set-cookie")!.split(";")[0];
-    const res = await h.app.fetch(
-      new Request("http://gpuctl.test/jobs", {
-        method: "POST",
-        headers: { cookie, origin: "http://gpuctl.test" },
-        body: new URLSearchParams({
-          name: "wide",
-          command: "python train.py",
-          working_dir: "/w",
-          gpus: "2",
+    const form = { command: "python train.py", working_dir: "/w" };
+    const postJobForm = (fields: Record<string, string>) =>
+      h.app.fetch(
+        new Request("http://gpuctl.test/jobs", {
+          method: "POST",
+          headers: { cookie, origin: "http://gpuctl.test" },
+          body: new URLSearchParams({ ...form, ...fields }),
+          redirect: "manual",
         }),
-        redirect: "manual",
-      }),
-    );
+      );
+    const res = await postJobForm({ name: "wide", gpus: "2" });
     assertEquals(res.status, 400);
     const page = await res.text();
     assertStringIncludes(page, "budget max_gpus of token &quot;notebook&quot;");
@@ -250,20 +248,7 @@ Deno.test("console: the job form of a session past its budget comes back 400 nam
     assertEquals(await count(h, "/api/jobs"), 0);
 
     // "Check": a dry run of the form, answered on the page, nothing queued.
-    const check = await h.app.fetch(
-      new Request("http://gpuctl.test/jobs", {
-        method: "POST",
-        headers: { cookie, origin: "http://gpuctl.test" },
-        body: new URLSearchParams({
-          name: "narrow",
-          command: "python train.py",
-          working_dir: "/w",
-          gpus: "1",
-          dry_run: "1",
-        }),
-        redirect: "manual",
-      }),
-    );
+    const check = await postJobForm({ name: "narrow", gpus: "1", dry_run: "1" });
     assertEquals(check.status, 200);
     const checked = await check.text();
     assertStringIncludes(checked, "data-dry-run-result");
