@@ -5,6 +5,7 @@
 import type { FailureClass, JobStatus, RunStatus, Scope, Severity } from "./rest.ts";
 import type { CodeComparison } from "./lineage.ts";
 import type { JobRunner } from "./vocabulary.ts";
+import type { TokenBudget } from "./budgets.ts";
 
 /** A job as the API returns it: the submission plus its scheduling state. */
 export interface Job {
@@ -257,6 +258,8 @@ export interface TokenInfo {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  /** What its jobs and sweeps may use (absent or null: no limits). */
+  budget?: TokenBudget | null;
 }
 
 /** Every list endpoint answers with this. */

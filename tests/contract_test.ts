@@ -253,7 +253,11 @@ export const READS: ReadContract[] = [
     service: (ctx, s) => listEvents(ctx, { run_id: s.runningRun, severity: "warning", limit: 1 }),
   },
   // Nodes, jobs, status, tokens, auth.
-  { route: "GET /api/status", request: () => "/api/status", service: getStatus },
+  {
+    route: "GET /api/status",
+    request: () => "/api/status",
+    service: (ctx, s) => getStatus(ctx, authenticate(ctx, s.token)!.token_id),
+  },
   { route: "GET /api/nodes", request: () => "/api/nodes", service: listNodes },
   {
     route: "GET /api/nodes/:id",
@@ -288,7 +292,7 @@ export const READS: ReadContract[] = [
   {
     route: "GET /api/auth/whoami",
     request: () => "/api/auth/whoami",
-    service: (ctx, s) => whoami(authenticate(ctx, s.token)!),
+    service: (ctx, s) => whoami(authenticate(ctx, s.token)!, ctx),
   },
   { route: "GET /api/health", request: () => "/api/health", service: health },
   // Sweeps.

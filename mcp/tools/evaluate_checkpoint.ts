@@ -26,9 +26,9 @@ export const evaluateCheckpointTool = defineTool({
     job: jobShape,
     next_actions: nextActions,
   }),
-  run(ctx, { checkpoint_id, ...request }) {
+  run(ctx, { checkpoint_id, ...request }, call) {
     const since = lastEventId(ctx);
-    const answer = queueEvaluation(ctx, checkpoint_id, request);
+    const answer = queueEvaluation(ctx, checkpoint_id, request, call.principal.token_id);
     const wait = waitAction(answer.job.id, since);
     return {
       data: { ...answer, next_actions: [wait] },

@@ -23,9 +23,9 @@ export const forkRunTool = defineTool({
   kind: "control",
   input: forkRequest.extend({ run_id: runIdField().describe("The parent run") }),
   output: jobShape.extend({ next_actions: nextActions }),
-  run(ctx, { run_id, ...req }) {
+  run(ctx, { run_id, ...req }, call) {
     const since = lastEventId(ctx);
-    const j = forkRun(ctx, run_id, req);
+    const j = forkRun(ctx, run_id, req, call.principal.token_id);
     const wait = waitAction(j.id, since);
     return {
       data: { ...j, next_actions: [wait] },

@@ -233,7 +233,7 @@ export const runRoutes: PageRoute[] = [
           const command = (fields.command ?? "").trim() || undefined;
           const request = evaluationRequest.safeParse({ suite, command });
           if (!request.success) throw validationError("evaluation request", request.error);
-          const { job } = queueEvaluation(p.ctx, id, request.data);
+          const { job } = queueEvaluation(p.ctx, id, request.data, p.principal?.token_id ?? null);
           return `Evaluation "${suite}" of checkpoint ${id} queued as job ${job.id}`;
         },
       });

@@ -6,6 +6,8 @@ import type { EventRecord, NodeRecord } from "../../protocol/objects.ts";
 import { events as eventsDb, jobs as jobsDb, nodes as nodesDb, runs as runsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
 import { compareJobs } from "../scheduler/mod.ts";
+import { budgetOf } from "../budgets/service.ts";
+import type { BudgetStatus } from "../../protocol/budgets.ts";
 import { estimateStarts, expectedEnd, type HeldSlots } from "./estimate_starts.ts";
 
 /** How far back warning and critical events count as alerts. */
@@ -41,11 +43,16 @@ export interface StatusOverview {
   alerts: { window_h: number; warning: number; critical: number; recent: EventRecord[] };
   /** The first queued jobs in queue order. */
   queue: QueuedJobPreview[];
+  /**
+   * The asking token's budget: each limit, what its jobs use and what is left (null: no
+   * budget). Absent where no token asked (the Dashboard).
+   */
+  budget?: BudgetStatus | null;
   generated_at: string;
 }
 
-/** The status overview, from the store. */
-export function getStatus(ctx: Context): StatusOverview {
+/** The status overview, from the store; with `tokenId`, that token's budget too. */
+export function getStatus(ctx: Context, tokenId?: string): StatusOverview {
   const now = ctx.now();
   const nodes = nodesDb.listNodes(ctx.db);
   const online = nodes.filter((n) => n.status === "ONLINE");
@@ -113,6 +120,7 @@ export function getStatus(ctx: Context): StatusOverview {
       estimated_node: forecast[i].node_id,
       created_at: j.created_at,
     })),
+    ...(tokenId === undefined ? {} : { budget: budgetOf(ctx, tokenId) }),
     generated_at: now.toISOString(),
   };
 }

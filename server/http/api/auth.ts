@@ -14,6 +14,6 @@ export const authRoutes: RouteDef[] = [
     method: "GET",
     path: "/api/auth/whoami",
     scope: "read",
-    handler: (c) => c.json(whoami(principalOf(c))),
+    handler: (c, ctx) => c.json(whoami(principalOf(c), ctx)),
   },
 ];
