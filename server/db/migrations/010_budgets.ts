@@ -1,10 +1,10 @@
-import type { Migration } from "./mod.ts";
-
 /**
  * Budgets: what a token may use (set by an admin), and whose use a job and a sweep count
  * against (the token that submitted it), so GPU-hours, queued jobs and checkpoint bytes are
  * attributed to one token.
  */
+import type { Migration } from "./mod.ts";
+
 export const migration010Budgets: Migration = {
   version: 10,
   name: "budgets",
