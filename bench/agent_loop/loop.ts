@@ -131,6 +131,8 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   const experiments: Experiment[] = [];
   const tried = new Set<string>();
   const inFlight = new Map<Experiment, Promise<Settled>>();
+  /** The waits that have answered and are not handled yet. */
+  const answered = new Map<Experiment, Settled>();
   const startedAt = Date.now();
   const deadline = startedAt + o.durationMs;
   let best: { exp: Experiment; value: number } | null = null;
@@ -158,7 +160,10 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
         ...(after !== undefined ? { after_event_id: after } : {}),
       },
       (WAIT_S + 30) * 1000,
-    ).then((answer) => ({ exp, answer }), (error) => ({ exp, error }));
+    ).then((answer) => ({ exp, answer }), (error) => ({ exp, error })).then((settled) => {
+      answered.set(exp, settled);
+      return settled;
+    });
 
   /** Submits the next experiment; false when there is nothing to submit yet. */
   const propose = async (): Promise<boolean> => {
@@ -301,6 +306,34 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   };
 
   /** Waits for the next wait to answer and judges it; false on the deadline. */
+  let slots = 0;
+  let capacity = 0;
+  const budgetStop = (err: unknown): Stop => ({
+    kind: "budget",
+    tool: err instanceof ToolError ? err.tool : "?",
+    error: err instanceof ToolError ? err.text : String((err as Error).message),
+  });
+
+  /** Proposes experiments until every GPU is busy and `queueAhead` more wait in the queue. */
+  const refill = async () => {
+    while (
+      stop === null && inFlight.size < capacity && Date.now() < deadline &&
+      (o.maxExperiments === undefined || experiments.length < o.maxExperiments)
+    ) {
+      try {
+        if (!(await propose())) return;
+      } catch (err) {
+        if (!isBudgetError(err)) throw err;
+        stop = budgetStop(err);
+      }
+    }
+  };
+
+  /** Whether a wait's answer means the run's GPU is (about to be) free. */
+  const freesGpu = (a: WaitAnswer) =>
+    a.reason === "finished" ||
+    (a.reason === "anomaly" && FATAL_ANOMALIES.has(a.event?.type) && a.status === "RUNNING");
+
   const step = async (until: number | null): Promise<boolean> => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeUp = until === null ? null : new Promise<null>((resolve) => {
@@ -309,26 +342,34 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     const next = await Promise.race([...inFlight.values(), ...(timeUp ? [timeUp] : [])]);
     clearTimeout(timer);
     if (next === null) return false;
-    inFlight.delete(next.exp);
-    if (next.error) throw next.error;
-    try {
-      await handle({ exp: next.exp, answer: next.answer });
-    } catch (err) {
-      if (!isBudgetError(err)) throw err;
-      next.exp.reason = `not judged: ${(err as Error).message}`;
-      stop ??= {
-        kind: "budget",
-        tool: (err as ToolError).tool ?? "?",
-        error: String((err as Error).message),
-      };
+    // Every wait that has answered by now, handled together.
+    const batch = [...answered.values()].filter((a) => inFlight.has(a.exp));
+    for (const a of batch) {
+      inFlight.delete(a.exp);
+      answered.delete(a.exp);
+      if (a.error) throw a.error;
+    }
+    // The next ideas go in before these runs are judged, so a GPU that comes free never waits
+    // on the judging (they fork from the best kept so far; these results count from the next).
+    if (until !== null && batch.some((a) => freesGpu(a.answer))) await refill();
+    for (const a of batch) {
+      try {
+        await handle({ exp: a.exp, answer: a.answer });
+      } catch (err) {
+        if (!isBudgetError(err)) throw err;
+        a.exp.reason = `not judged: ${(err as Error).message}`;
+        stop ??= budgetStop(err);
+      }
     }
     return true;
   };
 
   const status = await tools.call("get_status", {});
-  const slots = o.slots ?? status.gpus.total;
-  const capacity = slots + (o.queueAhead ?? 1);
+  slots = o.slots ?? status.gpus.total;
+  capacity = slots + (o.queueAhead ?? 1);
   while (stop === null) {
+    await refill();
+    if (stop !== null) break;
     if (Date.now() >= deadline) {
       stop = { kind: "time" };
       break;
@@ -337,32 +378,25 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       stop = { kind: "count" };
       break;
     }
-    if (inFlight.size < capacity) {
-      try {
-        if (await propose()) continue;
-      } catch (err) {
-        if (!isBudgetError(err)) throw err;
-        stop = {
-          kind: "budget",
-          tool: err instanceof ToolError ? err.tool : "?",
-          error: err instanceof ToolError ? err.text : String((err as Error).message),
-        };
-        break;
-      }
-    }
     if (inFlight.size === 0) {
       throw new Error("the loop has nothing in flight and nothing to propose");
     }
     await step(deadline);
   }
   stoppedAt = Date.now();
+  const stopped = stop as Stop;
 
-  if (stop.kind === "time" && !o.finishInFlight) {
+  if (stopped.kind === "time" && !o.finishInFlight) {
     // Time is up: the runs still training are stopped and said to be unfinished.
     for (const exp of inFlight.keys()) await tools.call("cancel_job", { job_id: exp.jobId });
     for (const [exp, wait] of inFlight) {
       const settled = await wait;
-      exp.runId = settled.answer?.run_id ?? exp.runId;
+      if (settled.error) throw settled.error;
+      exp.runId = settled.answer.run_id ?? exp.runId;
+      if (settled.answer.reason === "finished" && settled.answer.status === "SUCCEEDED") {
+        await handle({ exp, answer: settled.answer }); // it ended before the cancel
+        continue;
+      }
       exp.outcome = "unfinished";
       exp.reason = `stopped unfinished at the loop's time limit (${exp.idea})`;
       if (exp.runId) {
@@ -370,10 +404,11 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       }
     }
     inFlight.clear();
+    answered.clear();
   }
   while (inFlight.size > 0) await step(null);
 
-  if (stop.kind !== "budget") {
+  if (stopped.kind !== "budget") {
     const decided = experiments.filter((e) => e.outcome === "kept" || e.outcome === "discarded");
     const top = await tools.call("query_runs", {
       where: { project: o.project, experiment: o.experiment, mark: "kept" },
@@ -399,7 +434,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     slots,
     startedAt,
     stoppedAt,
-    stop,
+    stop: stopped,
     best: finalBest && finalBest.exp.runId
       ? { runId: finalBest.exp.runId, value: finalBest.value, idea: finalBest.exp.idea }
       : null,

@@ -13,6 +13,11 @@ export interface Busy {
   end: number | null;
 }
 
+/** The share of `slots` GPUs' time in [from, to] spent in these intervals (clipped to it). */
+export function heldShare(spans: readonly Busy[], slots: number, from: number, to: number): number {
+  return 1 - idleFraction(spans, slots, from, to);
+}
+
 /**
  * The share of `slots` GPUs' time in [from, to] that no run held: 1 − Σ overlap / (slots ×
  * window). A run still going at `to` counts to `to`.
@@ -52,6 +57,8 @@ type Call = ReturnType<typeof api>;
 export interface RunFacts {
   exp: Experiment;
   busy: Busy | null;
+  /** From the job's dispatch to its process start: the GPU is the job's, nothing runs yet. */
+  starting: Busy | null;
   parentRun: string | null;
   mark: { mark: string; reason: string; at: string } | null;
   createdAt: string;
@@ -73,6 +80,10 @@ export async function runFacts(
     const run = (await call("GET", `/api/runs/${exp.runId}`)).json;
     const logs = (await call("GET", `/api/runs/${exp.runId}/logs?after_seq=0&limit=100`)).json;
     const lines: string[] = logs.lines.map((l: { text: string }) => l.text);
+    const dispatched = (await call(
+      "GET",
+      `/api/events?job_id=${exp.jobId}&type=JOB_DISPATCHED&limit=1`,
+    )).json.items[0];
     out.push({
       exp,
       busy: run.started_at
@@ -80,6 +91,9 @@ export async function runFacts(
           start: Date.parse(run.started_at),
           end: run.finished_at ? Date.parse(run.finished_at) : null,
         }
+        : null,
+      starting: run.started_at && dispatched
+        ? { start: Date.parse(dispatched.ts), end: Date.parse(run.started_at) }
         : null,
       parentRun: run.parent_run,
       mark: run.mark,
