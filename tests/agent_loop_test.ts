@@ -29,8 +29,8 @@ Deno.test("the agent loop forks from the best kept run, fills the GPUs, and ever
       durationMs: 120_000,
       maxExperiments: 6,
       finishInFlight: true,
-      steps: 8,
-      stepS: 0.15,
+      steps: 6,
+      stepS: 0.1,
       seed: 3,
       codeShare: 0.5,
     });
@@ -46,12 +46,12 @@ Deno.test("the agent loop forks from the best kept run, fills the GPUs, and ever
     assert(facts.some((f) => f.mark?.mark === "kept"), "something was kept");
 
     // Each fork's parent is the best kept run (lowest eval/loss) among those marked kept
-    // before the fork was created.
+    // before the fork was submitted.
     const forks = facts.filter((f) => f.parentRun !== null);
     assert(forks.length >= 2, `forks: ${forks.length}`);
     for (const f of forks) {
       const keptBefore = facts.filter((k) =>
-        k.mark?.mark === "kept" && Date.parse(k.mark.at) <= Date.parse(f.createdAt)
+        k.mark?.mark === "kept" && Date.parse(k.mark.at) <= Date.parse(f.submittedAt)
       );
       const best = keptBefore.reduce((a, b) => (b.value! < a.value! ? b : a));
       assertEquals(f.parentRun, best.exp.runId, `parent of ${f.exp.name}`);

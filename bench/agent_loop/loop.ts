@@ -238,6 +238,15 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     return true;
   };
 
+  /** Cancels a job; one that ended meanwhile is left as it ended. */
+  const cancel = async (exp: Experiment) => {
+    try {
+      await tools.call("cancel_job", { job_id: exp.jobId });
+    } catch (err) {
+      if (!(err instanceof ToolError && /^Conflict:.*already ended/.test(err.text))) throw err;
+    }
+  };
+
   const mark = async (exp: Experiment, outcome: "kept" | "discarded", reason: string) => {
     exp.outcome = outcome;
     exp.reason = reason;
@@ -257,7 +266,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
         inFlight.set(exp, waitOn(exp, answer.last_event_id));
         return;
       }
-      await tools.call("cancel_job", { job_id: exp.jobId });
+      await cancel(exp);
       await mark(
         exp,
         "discarded",
@@ -388,7 +397,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
 
   if (stopped.kind === "time" && !o.finishInFlight) {
     // Time is up: the runs still training are stopped and said to be unfinished.
-    for (const exp of inFlight.keys()) await tools.call("cancel_job", { job_id: exp.jobId });
+    for (const exp of inFlight.keys()) await cancel(exp);
     for (const [exp, wait] of inFlight) {
       const settled = await wait;
       if (settled.error) throw settled.error;

@@ -61,7 +61,8 @@ export interface RunFacts {
   starting: Busy | null;
   parentRun: string | null;
   mark: { mark: string; reason: string; at: string } | null;
-  createdAt: string;
+  /** When its job was submitted (a run is created later, at dispatch). */
+  submittedAt: string;
   /** Its final eval/loss (the primary metric), as the server has it. */
   value: number | null;
   /** The SHA-256 its process printed of its own train.py, and the GPUs it was given. */
@@ -97,7 +98,7 @@ export async function runFacts(
         : null,
       parentRun: run.parent_run,
       mark: run.mark,
-      createdAt: run.created_at,
+      submittedAt: (await call("GET", `/api/jobs/${exp.jobId}`)).json.created_at,
       value: run.primary_metric?.latest ?? null,
       ranSha: lines.find((l) => l.startsWith("code sha256 "))?.slice(12) ?? null,
       gpus: lines.find((l) => l.startsWith("gpus "))?.slice(5) ?? null,
