@@ -32,7 +32,7 @@ Deno.test("the agent loop forks from the best kept run, fills the GPUs, and ever
       steps: 6,
       stepS: 0.1,
       seed: 3,
-      codeShare: 0.5,
+      codeEvery: 2,
     });
     assertEquals(r.stop.kind, "count");
     assertEquals(r.slots, 2, "the loop read the cluster's GPUs from get_status");

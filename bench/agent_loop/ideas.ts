@@ -18,8 +18,8 @@ export type Idea =
 /** The learning rates of the first runs, before anything is kept (the last ones diverge). */
 export const SEED_LRS = [0.01, 0.003, 0.03, 3, 0.001, 0.3];
 const FACTORS = [0.3, 0.5, 0.7, 1.4, 2, 3];
-/** How often an idea is a code edit, when one is left to try on the best recipe. */
-export const CODE_SHARE = 0.25;
+/** Every how many ideas one is a code edit (when one is left to try on the best recipe). */
+export const CODE_EVERY = 4;
 
 /** A small seeded generator (mulberry32): the same seed, the same ideas. */
 export function seededRandom(seed: number): () => number {
@@ -40,18 +40,22 @@ export function recipeKey(r: Recipe): string {
   return `${r.lr}|${[...r.edits].sort().join(",")}`;
 }
 
-/** The next idea on top of `best`, not one of `tried` when another can be found. */
+/**
+ * Idea number `n` (from 1) on top of `best`, not one of `tried` when another can be found: a
+ * code edit every `codeEvery` ideas, else a learning rate.
+ */
 export function proposeIdea(
   best: Recipe,
   tried: ReadonlySet<string>,
   random: () => number,
-  codeShare = CODE_SHARE,
+  n: number,
+  codeEvery = CODE_EVERY,
 ): Idea {
   const edits = CODE_EDITS.filter((e) =>
     !best.edits.includes(e.label) &&
     !tried.has(recipeKey({ ...best, edits: [...best.edits, e.label] }))
   );
-  if (edits.length > 0 && random() < codeShare) {
+  if (edits.length > 0 && n % codeEvery === 0) {
     const edit = edits[Math.floor(random() * edits.length)];
     return { kind: "code", edit, label: edit.label };
   }

@@ -43,8 +43,8 @@ export interface LoopOptions {
   stepS?: number;
   /** Seed of the ideas. @default 1 */
   seed?: number;
-  /** How often an idea is a code edit (when one is left to try). @default CODE_SHARE */
-  codeShare?: number;
+  /** Every how many ideas one is a code edit (when one is left to try). @default CODE_EVERY */
+  codeEvery?: number;
 }
 
 /** One experiment: what was tried, where, and how it ended. */
@@ -197,7 +197,8 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       }
     } else {
       const parent = best.exp;
-      const idea: Idea = proposeIdea(parent.recipe, tried, random, o.codeShare);
+      const forks = experiments.filter((e) => e.kind !== "seed").length;
+      const idea: Idea = proposeIdea(parent.recipe, tried, random, forks + 1, o.codeEvery);
       const recipe = applyIdea(parent.recipe, idea);
       tried.add(recipeKey(recipe));
       if (idea.kind === "config") {
@@ -276,6 +277,9 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     }
     // Finished.
     if (answer.status !== "SUCCEEDED") {
+      // A budget may also end a run (its GPU-hours spent): then the loop stops proposing too.
+      const why = `${answer.event?.message ?? ""} ${answer.diagnosis?.summary ?? ""}`.trim();
+      if (/budget/i.test(why)) stop ??= { kind: "budget", tool: "wait_for_run", error: why };
       await mark(exp, "discarded", `ended ${answer.status} (${exp.idea})`);
       return;
     }
@@ -360,7 +364,8 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     }
     // The next ideas go in before these runs are judged, so a GPU that comes free never waits
     // on the judging (they fork from the best kept so far; these results count from the next).
-    if (until !== null && batch.some((a) => freesGpu(a.answer))) await refill();
+    // Before anything is kept, the first result is worth more than a GPU's moment: judge first.
+    if (until !== null && best !== null && batch.some((a) => freesGpu(a.answer))) await refill();
     for (const a of batch) {
       try {
         await handle({ exp: a.exp, answer: a.answer });
