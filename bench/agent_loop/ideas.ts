@@ -5,6 +5,8 @@
  */
 import { CODE_EDITS, type CodeEdit } from "./work_tree.ts";
 
+export { seededRandom } from "../../server/sweeps/expand.ts";
+
 /** What a run trains with: its learning rate and the code edits its train.py carries. */
 export interface Recipe {
   lr: number;
@@ -20,18 +22,6 @@ export const SEED_LRS = [0.01, 0.003, 0.03, 3, 0.001, 0.3];
 const FACTORS = [0.3, 0.5, 0.7, 1.4, 2, 3];
 /** Every how many ideas one is a code edit (when one is left to try on the best recipe). */
 export const CODE_EVERY = 4;
-
-/** A small seeded generator (mulberry32): the same seed, the same ideas. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const round = (x: number) => Number(x.toPrecision(2));
 
