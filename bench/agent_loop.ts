@@ -124,7 +124,11 @@ const idleText = (r: ModeResult) =>
     pct(Math.max(0, r.idle - r.starting))
   } with no job placed)`;
 
+/** The machine's 1-minute load average (others' work on a shared machine shows here). */
+const load = () => Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
+
 const bench = new BenchReport();
+console.log(`load average at start: ${load()} on ${navigator.hardwareConcurrency} cores`);
 const c = await startLoopCluster(GPUS);
 try {
   const repo = await TrainingRepo.create(c.home);
@@ -202,6 +206,7 @@ try {
     });
   }
   if (MODES.has("budget")) await budgetMode(c, repo, bench);
+  console.log(`load average at the end: ${load()}`);
   await bench.write(new URL("./results/agent_loop.json", import.meta.url).pathname);
 } finally {
   await c.cancelLeftovers();
