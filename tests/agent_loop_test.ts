@@ -2,6 +2,7 @@
  * The agent loop of `deno task bench:agent-loop`, run briefly against real processes (a server,
  * an agent with 2 fake GPUs, a git repository): what a user of the loop would check afterwards.
  */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { assert, assertEquals } from "./assert.ts";
 import { startLoopCluster } from "../bench/agent_loop/cluster.ts";
 import { runLoop } from "../bench/agent_loop/loop.ts";
@@ -16,6 +17,29 @@ Deno.test("idleFraction() counts the GPU time no run held inside the window", ()
   assertEquals(peakConcurrency(runs), 2);
 });
 
+/**
+ * `client` with its `callTool` answering `text` as a tool error for the submissions past the
+ * first `n`: the refusal a server with token budgets sends, for the loop's side of it.
+ */
+function refusingSubmissionsAfter(client: Client, n: number, text: string): Client {
+  let submitted = 0;
+  return new Proxy(client, {
+    get(target, prop) {
+      if (prop === "callTool") {
+        return (params: { name: string }, ...rest: unknown[]) => {
+          if (["submit_job", "fork_run"].includes(params.name) && ++submitted > n) {
+            return Promise.resolve({ isError: true, content: [{ type: "text", text }] });
+          }
+          // deno-lint-ignore no-explicit-any -- passes the SDK's own arguments through
+          return (target.callTool as any)(params, ...rest);
+        };
+      }
+      const v = Reflect.get(target, prop, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
+
 Deno.test("the agent loop forks from the best kept run, fills the GPUs, and every run's code checks out as it ran", async () => {
   const c = await startLoopCluster(2);
   try {
@@ -27,7 +51,7 @@ Deno.test("the agent loop forks from the best kept run, fills the GPUs, and ever
       project: "loop",
       experiment: "test",
       durationMs: 120_000,
-      maxExperiments: 6,
+      maxExperiments: 5,
       finishInFlight: true,
       steps: 6,
       stepS: 0.1,
@@ -36,9 +60,9 @@ Deno.test("the agent loop forks from the best kept run, fills the GPUs, and ever
     });
     assertEquals(r.stop.kind, "count");
     assertEquals(r.slots, 2, "the loop read the cluster's GPUs from get_status");
-    assertEquals(r.experiments.length, 6);
+    assertEquals(r.experiments.length, 5);
     const facts = await runFacts(c.call, r.experiments);
-    assertEquals(facts.length, 6, "every experiment got a run");
+    assertEquals(facts.length, 5, "every experiment got a run");
     for (const f of facts) {
       assert(f.mark !== null, `run ${f.exp.runId} (${f.exp.idea}) is marked kept or discarded`);
       assert(f.mark.reason.length > 0);
@@ -72,6 +96,24 @@ Deno.test("the agent loop forks from the best kept run, fills the GPUs, and ever
     );
     assertEquals(checks.filter((x) => !x.ok), []);
     assert(facts.every((f) => f.ranSha !== null), "every run printed the hash of its code");
+
+    // A submission refused for a budget stops the loop there, with the error's text; the runs in
+    // flight are still judged.
+    const refusal = 'BudgetExceeded: token "agent-loop" may submit 2 runs; 2 submitted';
+    const b = await runLoop({
+      client: refusingSubmissionsAfter(client, 2, refusal),
+      repo,
+      project: "loop",
+      experiment: "budget",
+      durationMs: 120_000,
+      steps: 6,
+      stepS: 0.1,
+    });
+    assertEquals(b.stop, { kind: "budget", tool: "submit_job", error: refusal });
+    assertEquals(b.experiments.length, 2);
+    for (const e of b.experiments) {
+      assert(e.outcome === "kept" || e.outcome === "discarded", e.name);
+    }
   } finally {
     await c.cancelLeftovers();
     await c.stop();
