@@ -318,7 +318,6 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     });
   };
 
-  /** Waits for the next wait to answer and judges it; false on the deadline. */
   let slots = 0;
   let capacity = 0;
   const budgetStop = (err: unknown): Stop => ({
@@ -347,6 +346,10 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     a.reason === "finished" ||
     (a.reason === "anomaly" && FATAL_ANOMALIES.has(a.event?.type) && a.status === "RUNNING");
 
+  /**
+   * Waits until a wait answers (or `until` passes: false), then handles every answered wait:
+   * refills the freed GPUs first, then judges each run.
+   */
   const step = async (until: number | null): Promise<boolean> => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeUp = until === null ? null : new Promise<null>((resolve) => {
