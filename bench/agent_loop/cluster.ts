@@ -43,24 +43,28 @@ export async function createWriteToken(
 }
 
 /**
- * A write token with a tight budget, for the loop's budget mode.
- *
- * Token budgets are not in this server yet; this is the one place to align with them. It will
- * set, on `POST /api/tokens`, `budget: { max_runs, max_gpu_hours }`: at most `maxRuns` runs
- * submitted (submit_job, fork_run) and `gpuHours` GPU-hours used by them. Until the server
- * knows those fields it refuses the token, and the bench reports that instead of a budget stop.
+ * A write token with a tight budget, for the loop's budget mode: `gpuSeconds` of GPU time in
+ * any 24 hours (`max_gpu_hours_24h`). Past it the server refuses the token's GPU jobs with a
+ * `BudgetExceeded` error naming the budget, and cancels its running ones.
  */
 export async function createBudgetedToken(
   call: ReturnType<typeof api>,
-  budget: { maxRuns: number; gpuHours: number },
+  budget: { gpuSeconds: number },
 ): Promise<string> {
   const res = await call("POST", "/api/tokens", {
     name: "agent-loop-budget",
     scope: "write",
-    budget: { max_runs: budget.maxRuns, max_gpu_hours: budget.gpuHours },
+    budget: { max_gpu_hours_24h: budget.gpuSeconds / 3600 },
   });
   if (res.status !== 201) {
     throw new Error(`Cannot create a token with a budget: ${res.status} ${res.text}`);
   }
   return res.json.token;
+}
+
+/** The GPU-seconds a token's jobs used in the last 24 hours, as the server counts them. */
+export async function gpuSecondsUsed(base: string, token: string): Promise<number | null> {
+  const me = await api(base, token)("GET", "/api/auth/whoami");
+  const used = me.json?.budget?.max_gpu_hours_24h?.used;
+  return typeof used === "number" ? used * 3600 : null;
 }
