@@ -232,7 +232,7 @@ async function budgetMode(c: LoopCluster, repo: TrainingRepo, bench: BenchReport
   const stop = r.loop.stop;
   const used = await gpuSecondsUsed(c.server.url, token);
   const error = stop.kind === "budget"
-    ? `${stop.tool}: ${stop.error}`
+    ? `${stop.tool}: ${stop.error.split("\n")[0]}`
     : `no budget error (${stop.kind})`;
   const bound = BUDGET_GPU_S + BUDGET_CHECK_S * GPUS;
   console.log(

@@ -33,6 +33,15 @@ export interface RunGroupsProps {
    * and shown in its order as one table.
    */
   runQuery?: Record<string, unknown>;
+  /** query_runs' counts as the page was rendered; read again with the list. */
+  counts?: QueryCounts;
+}
+
+/** How many runs a query matched and looked at (`POST /api/runs:query`'s answer). */
+export interface QueryCounts {
+  matched: number;
+  scanned: number;
+  truncated: boolean;
 }
 
 const changes = (e: LiveEvent) => e.type.startsWith("RUN_");
@@ -48,19 +57,34 @@ export function groupRuns(runs: RunListRow[]): { key: string; runs: RunListRow[]
 }
 
 export default function RunGroups(
-  { runs: initial, query, now: rendered, runQuery }: RunGroupsProps,
+  { runs: initial, query, now: rendered, runQuery, counts }: RunGroupsProps,
 ) {
-  const runs = useJson<{ items: RunListRow[] }>(
+  const answer = useJson<{ items: RunListRow[] } & Partial<QueryCounts>>(
     runQuery ? "/api/runs:query" : `/api/runs?${query}`,
-    { items: initial },
+    { items: initial, ...counts },
     {
       refreshOn: changes,
       everyMs: initial.some((r) => r.status === "RUNNING") ? 5_000 : 30_000,
       ...(runQuery ? { body: runQuery } : {}),
     },
-  ).items;
+  );
+  const runs = answer.items;
   const now = useNow(rendered);
-  if (runQuery) return <QueryAnswer runs={runs} now={now} />;
+  if (runQuery) {
+    return (
+      <>
+        {answer.matched !== undefined && (
+          <p class="muted small" data-query-answer>
+            {`query_runs: ${answer.matched} matched of ${answer.scanned} looked at` +
+              (answer.truncated
+                ? " (older runs were not looked at: narrow by project or time)"
+                : "")}
+          </p>
+        )}
+        <QueryAnswer runs={runs} now={now} />
+      </>
+    );
+  }
   return (
     <>
       {groupRuns(runs).map(({ key, runs: mine }) => {

@@ -126,14 +126,8 @@ export const runsRoutes: PageRoute[] = [{
           {filtered && <a href="/runs">clear</a>}
         </form>
         {problem && <p class="field-error" role="alert" data-query-error>{problem}</p>}
-        {answer && (
-          <p class="muted small" data-query-answer>
-            {`query_runs: ${answer.matched} matched of ${answer.scanned} looked at` +
-              (answer.truncated
-                ? " (older runs were not looked at: narrow by project or time)"
-                : "") +
-              (raw.q || raw.source ? "; search and source apply to the plain list only" : "")}
-          </p>
+        {answer && (raw.q || raw.source) && (
+          <p class="muted small">search and source apply to the plain list only</p>
         )}
         {runs.length === 0 && !problem && (
           <p class="panel muted empty">
@@ -154,6 +148,15 @@ export const runsRoutes: PageRoute[] = [{
             }).toString(),
             now,
             ...(runQueryBody ? { runQuery: runQueryBody } : {}),
+            ...(answer
+              ? {
+                counts: {
+                  matched: answer.matched,
+                  scanned: answer.scanned,
+                  truncated: answer.truncated,
+                },
+              }
+              : {}),
           }}
         />
       </>,

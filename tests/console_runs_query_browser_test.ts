@@ -53,6 +53,12 @@ Deno.test("the Runs page lists query_runs' answer and a budget refusal shows on 
       "the new matching run listed",
     );
     assertEquals((await names()).map((t) => t.trim()), ["lr-0.0003", "lr-0.001", "lr-0.003"]);
+    // The counts are read again with the list.
+    await until(
+      async () => (await page.textContent("[data-query-answer]"))!.includes("3 matched of 5"),
+      20_000,
+      "the counts read again",
+    );
     await screenshot(page, "runs-query");
 
     // A `where` that is not a query: the problem, naming the field, and no runs.

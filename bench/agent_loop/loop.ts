@@ -423,6 +423,20 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     inFlight.clear();
     answered.clear();
   }
+  if (stopped.kind === "budget") {
+    // A job the budget holds in the queue would wait there for a day: it is withdrawn. The
+    // ones already training finish (or the server stops them at the budget) and are judged.
+    for (const exp of [...inFlight.keys()]) {
+      const job = await tools.call("get_job", { job_id: exp.jobId });
+      if (job.status !== "QUEUED") continue;
+      await cancel(exp);
+      await inFlight.get(exp);
+      inFlight.delete(exp);
+      answered.delete(exp);
+      exp.outcome = "unfinished";
+      exp.reason = `withdrawn unstarted: ${stopped.error.slice(0, 200)} (${exp.idea})`;
+    }
+  }
   while (inFlight.size > 0) await step(null);
 
   if (stopped.kind !== "budget") {
