@@ -3,7 +3,7 @@
  * what the server has not acknowledged, then send live frames and heartbeats. The spool is
  * the source of every data frame sent, so a dropped socket loses nothing.
  */
-import { openWebSocket } from "../protocol/websocket.ts";
+import { openWebSocket } from "../lib/websocket.ts";
 import {
   type HeartbeatFrame,
   type HelloFrame,

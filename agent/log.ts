@@ -1,2 +1,2 @@
-/** The shared logger (see protocol/log.ts). */
-export { createLogger, type Logger, memoryLogger, silentLogger } from "../protocol/log.ts";
+/** The shared logger (see lib/log.ts). */
+export { createLogger, type Logger, memoryLogger, silentLogger } from "../lib/log.ts";

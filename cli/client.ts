@@ -100,11 +100,14 @@ export class GpuctlClient {
     method: string,
     path: string,
     body?: unknown,
+    options: { timeoutMs?: number } = {},
   ): Promise<{ status: number; body: T }> {
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     const res = await this.#send(method, path, {
       body: body === undefined ? undefined : JSON.stringify(body),
       accept: "application/json",
-      signal: AbortSignal.timeout(this.#timeoutMs),
+      signal: AbortSignal.timeout(timeoutMs),
+      timeoutMs,
     });
     const text = await res.text();
     let json: unknown = undefined;
@@ -124,9 +127,9 @@ export class GpuctlClient {
     return { status: res.status, body: json as T };
   }
 
-  /** `GET path?query`: the JSON body. */
-  async get<T>(path: string, query?: Query): Promise<T> {
-    return (await this.request<T>("GET", withQuery(path, query))).body;
+  /** `GET path?query`: the JSON body; `timeoutMs` for a request that waits on purpose. */
+  async get<T>(path: string, query?: Query, options: { timeoutMs?: number } = {}): Promise<T> {
+    return (await this.request<T>("GET", withQuery(path, query), undefined, options)).body;
   }
 
   /** `POST path` with a JSON body: the JSON answer. */
@@ -173,7 +176,13 @@ export class GpuctlClient {
   async #send(
     method: string,
     path: string,
-    o: { body?: string; accept: string; lastEventId?: string; signal?: AbortSignal },
+    o: {
+      body?: string;
+      accept: string;
+      lastEventId?: string;
+      signal?: AbortSignal;
+      timeoutMs?: number;
+    },
   ): Promise<Response> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.#token}`,
@@ -191,7 +200,7 @@ export class GpuctlClient {
     } catch (err) {
       if (o.signal?.aborted && (o.signal.reason as Error)?.name !== "TimeoutError") throw err;
       const reason = (err as Error).name === "TimeoutError"
-        ? `no answer within ${this.#timeoutMs / 1000} s`
+        ? `no answer within ${(o.timeoutMs ?? this.#timeoutMs) / 1000} s`
         : (err as Error).message;
       const tried = this.#tried.length ? ` (looked at ${this.#tried.join("; ")})` : "";
       throw new ConnectionError(

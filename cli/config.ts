@@ -6,7 +6,7 @@
 // `admin_token`).
 
 import { join } from "node:path";
-import { gpuctlHome as sharedHome, parseYamlConfig } from "../protocol/config_files.ts";
+import { gpuctlHome as sharedHome, parseYamlConfig } from "../lib/config_files.ts";
 import { SERVER_JSON, serverJson } from "../protocol/server_json.ts";
 import { z } from "zod";
 import { GpuctlClient } from "./client.ts";

@@ -28,6 +28,20 @@ export interface RunGroupsProps {
   /** The list's filters and limit, as `GET /api/runs` takes them. */
   query: string;
   now: number;
+  /**
+   * A `query_runs` body (`POST /api/runs:query`): the list is its answer, read again from it,
+   * and shown in its order as one table.
+   */
+  runQuery?: Record<string, unknown>;
+  /** query_runs' counts as the page was rendered; read again with the list. */
+  counts?: QueryCounts;
+}
+
+/** How many runs a query matched and looked at (`POST /api/runs:query`'s answer). */
+export interface QueryCounts {
+  matched: number;
+  scanned: number;
+  truncated: boolean;
 }
 
 const changes = (e: LiveEvent) => e.type.startsWith("RUN_");
@@ -42,12 +56,35 @@ export function groupRuns(runs: RunListRow[]): { key: string; runs: RunListRow[]
   return [...groups].map(([key, runs]) => ({ key, runs }));
 }
 
-export default function RunGroups({ runs: initial, query, now: rendered }: RunGroupsProps) {
-  const runs = useJson<{ items: RunListRow[] }>(`/api/runs?${query}`, { items: initial }, {
-    refreshOn: changes,
-    everyMs: initial.some((r) => r.status === "RUNNING") ? 5_000 : 30_000,
-  }).items;
+export default function RunGroups(
+  { runs: initial, query, now: rendered, runQuery, counts }: RunGroupsProps,
+) {
+  const answer = useJson<{ items: RunListRow[] } & Partial<QueryCounts>>(
+    runQuery ? "/api/runs:query" : `/api/runs?${query}`,
+    { items: initial, ...counts },
+    {
+      refreshOn: changes,
+      everyMs: initial.some((r) => r.status === "RUNNING") ? 5_000 : 30_000,
+      ...(runQuery ? { body: runQuery } : {}),
+    },
+  );
+  const runs = answer.items;
   const now = useNow(rendered);
+  if (runQuery) {
+    return (
+      <>
+        {answer.matched !== undefined && (
+          <p class="muted small" data-query-answer>
+            {`query_runs: ${answer.matched} matched of ${answer.scanned} looked at` +
+              (answer.truncated
+                ? " (older runs were not looked at: narrow by project or time)"
+                : "")}
+          </p>
+        )}
+        <QueryAnswer runs={runs} now={now} />
+      </>
+    );
+  }
   return (
     <>
       {groupRuns(runs).map(({ key, runs: mine }) => {
@@ -69,25 +106,7 @@ export default function RunGroups({ runs: initial, query, now: rendered }: RunGr
                 {[...counts].map(([s, n]) => `${n} ${s.toLowerCase()}`).join(", ")}
               </span>
             </h2>
-            <div class="table-wrap">
-              <table class="runs-table">
-                <thead>
-                  <tr>
-                    <th>Status</th>
-                    <th>Run</th>
-                    <th>Progress</th>
-                    <th>Primary metric</th>
-                    <th class="num">Best</th>
-                    <th class="num">Latest</th>
-                    <th>Source</th>
-                    <th>Started</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {mine.map((r) => <RunRow key={r.id} r={r} now={now} />)}
-                </tbody>
-              </table>
-            </div>
+            <RunTable runs={mine} now={now} />
           </section>
         );
       })}
@@ -95,7 +114,62 @@ export default function RunGroups({ runs: initial, query, now: rendered }: RunGr
   );
 }
 
-function RunRow({ r, now }: { r: RunListRow; now: number }) {
+/** query_runs' answer: one table in the query's order, each run with its experiment. */
+function QueryAnswer({ runs, now }: { runs: RunListRow[]; now: number }) {
+  if (runs.length === 0) return null;
+  return (
+    <section class="panel run-group" data-query-runs>
+      <h2>
+        {`${runs.length} run${runs.length === 1 ? "" : "s"}`}
+        <span class="muted small">in the query's order</span>
+      </h2>
+      <RunTable runs={runs} now={now} withExperiment />
+    </section>
+  );
+}
+
+/** The runs' table; `withExperiment` adds the column a list of many experiments needs. */
+function RunTable(
+  { runs, now, withExperiment = false }: {
+    runs: RunListRow[];
+    now: number;
+    withExperiment?: boolean;
+  },
+) {
+  return (
+    <div class="table-wrap">
+      <table class="runs-table">
+        <thead>
+          <tr>
+            <th>Status</th>
+            <th>Run</th>
+            {withExperiment && <th>Experiment</th>}
+            <th>Progress</th>
+            <th>Primary metric</th>
+            <th class="num">Best</th>
+            <th class="num">Latest</th>
+            <th>Source</th>
+            <th>Started</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((r) => (
+            <RunRow
+              key={r.id}
+              r={r}
+              now={now}
+              where={withExperiment
+                ? `${r.project} / ${r.experiment ?? "no experiment"}`
+                : undefined}
+            />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function RunRow({ r, now, where }: { r: RunListRow; now: number; where?: string }) {
   const pm = r.primary_metric;
   return (
     <tr data-run={r.id} data-status={r.status}>
@@ -103,6 +177,7 @@ function RunRow({ r, now }: { r: RunListRow; now: number }) {
         <StatusBadge status={r.status} />
       </td>
       <RunNameCell id={r.id} name={r.name} />
+      {where !== undefined && <td>{where}</td>}
       <ProgressCell step={r.step} maxSteps={r.max_steps} status={r.status} />
       <td>
         <MetricKey metric={pm} />

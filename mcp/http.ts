@@ -15,7 +15,7 @@ import { MAX_BODY_BYTES } from "../server/http/body.ts";
 import { readCappedBytes } from "../server/read_body.ts";
 import { createMcpServer } from "./mod.ts";
 import { yieldWhenBusy } from "./_tool.ts";
-import { reserveWaits } from "./wait_slots.ts";
+import { reserveWaits } from "../server/runs/wait_slots.ts";
 
 /** Hosts whose pages may call `/mcp` from a browser (a local MCP inspector). */
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);

@@ -107,4 +107,3 @@ export function createMcpServer(
 
 export { callTool, scopeOf } from "./_tool.ts";
 export type { ToolDef } from "./_tool.ts";
-export { mcpRoutes } from "./http.ts";

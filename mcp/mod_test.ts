@@ -5,7 +5,7 @@ import { dispatchJob, markRunning } from "../server/jobs/transitions.ts";
 import { emitEvent } from "../server/events/emit.ts";
 import { scopeOf, TOOLS } from "./mod.ts";
 import { memoryClient } from "./_test_client.ts";
-import { parseUntil, waitFor } from "./tools/wait_for_run.ts";
+import { parseUntil, waitFor } from "../server/runs/wait.ts";
 import { advanceSweeps, cancelSweep } from "../server/sweeps/service.ts";
 import { lastEventId } from "../server/events/service.ts";
 

@@ -20,7 +20,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from "./mod.ts";
 import { toolError } from "./_tool.ts";
-import { MAX_WAIT_S } from "./tools/wait_for_run.ts";
+import { MAX_WAIT_S } from "../server/runs/wait.ts";
 
 /** Where the tools really run: a gpuctl server and the token to call it with. */
 export interface Upstream {

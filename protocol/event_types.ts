@@ -41,3 +41,18 @@ export const EVENT_TYPES = [
   "FOREIGN_GPU_PROCESS",
 ] as const;
 export type EventType = typeof EVENT_TYPES[number];
+
+/**
+ * The anomaly event types (the others are lifecycle events): a job may be stopped on these
+ * (`stop_on`), and every wait wakes on them.
+ */
+export const ANOMALY_EVENT_TYPES = [
+  "OOM",
+  "LOSS_NAN",
+  "LOSS_SPIKE",
+  "OVERFITTING_SUSPECTED",
+  "GPU_UNDERUTILIZED",
+  "DISK_LOW",
+  "STALLED",
+] as const satisfies readonly EventType[];
+export type AnomalyEventType = typeof ANOMALY_EVENT_TYPES[number];

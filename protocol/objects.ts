@@ -1,6 +1,11 @@
+/**
+ * What the API answers with: jobs, runs, events, checkpoints, nodes, tokens and the semantic
+ * answers (diagnoses, comparisons, recommendations) that REST, MCP and the console share.
+ */
 import type { FailureClass, JobStatus, RunStatus, Scope, Severity } from "./rest.ts";
 import type { CodeComparison } from "./lineage.ts";
 import type { JobRunner } from "./vocabulary.ts";
+import type { TokenBudget } from "./budgets.ts";
 
 /** A job as the API returns it: the submission plus its scheduling state. */
 export interface Job {
@@ -253,6 +258,8 @@ export interface TokenInfo {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  /** What its jobs and sweeps may use (absent or null: no limits). */
+  budget?: TokenBudget | null;
 }
 
 /** Every list endpoint answers with this. */
@@ -321,6 +328,19 @@ export interface MetricTrend {
   /** How much worse the latest level is than the run's best value, relative (0 at the best). */
   from_best: number | null;
   explanation: string;
+}
+
+/** One metric of a run (`GET /api/runs/{id}/metric-summary`): latest, best and trend. */
+export interface MetricRow {
+  key: string;
+  points: number;
+  latest: number | string;
+  latest_step: number;
+  /** Which way is better: the key's metric definition, else its name; null when unknown. */
+  direction: "min" | "max" | null;
+  best: number | null;
+  best_step: number | null;
+  trend: MetricTrend["verdict"];
 }
 
 /** An anomaly of a run: raised as an event, or seen in the data by the diagnosis itself. */

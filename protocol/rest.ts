@@ -1,7 +1,13 @@
+/**
+ * What the API accepts: the schemas of request bodies and query strings (submissions, SDK
+ * batches, metric and run queries, tokens, …), the limits they hold to, and the scopes.
+ */
 import { z } from "zod";
+import { ANOMALY_EVENT_TYPES, type AnomalyEventType } from "./event_types.ts";
 import { metricValue } from "./metric_value.ts";
 import { provenance } from "./provenance.ts";
 import { MAX_STREAMED_RUNS } from "./limits.ts";
+import { dryRunField, tokenBudget } from "./budgets.ts";
 import {
   FAILURE_CLASSES,
   type FailureClass,
@@ -35,17 +41,7 @@ export {
   type Severity,
 };
 
-/** The anomaly event types (the others are lifecycle events); a job may be stopped on these. */
-export const ANOMALY_EVENT_TYPES = [
-  "OOM",
-  "LOSS_NAN",
-  "LOSS_SPIKE",
-  "OVERFITTING_SUSPECTED",
-  "GPU_UNDERUTILIZED",
-  "DISK_LOW",
-  "STALLED",
-] as const;
-export type AnomalyEventType = typeof ANOMALY_EVENT_TYPES[number];
+export { ANOMALY_EVENT_TYPES, type AnomalyEventType };
 
 export const SCOPES = ["read", "write", "admin", "agent"] as const;
 export type Scope = typeof SCOPES[number];
@@ -179,6 +175,10 @@ export const jobSubmission = z.strictObject({
     });
   }
 });
+
+/** `POST /api/jobs` and `submit_job`: a submission, or with `dry_run` only its check. */
+export const jobSubmitRequest = jobSubmission.safeExtend({ dry_run: dryRunField });
+export type JobSubmitRequest = z.infer<typeof jobSubmitRequest>;
 export type JobSubmission = z.infer<typeof jobSubmission>;
 
 /** `POST /api/sdk/runs`: the SDK picks the id, so registering twice is harmless. */
@@ -341,6 +341,8 @@ export const tokenCreate = z.strictObject({
   expires_at: z.iso.datetime({ offset: true }).optional(),
   /** Binds an agent token to one node id: it can speak only for that node. */
   node_id: name.optional(),
+  /** What the jobs and sweeps it submits may use (protocol/budgets.ts). */
+  budget: tokenBudget.optional(),
 }).superRefine((t, ctx) => {
   if (t.node_id !== undefined && t.scope !== "agent") {
     ctx.addIssue({

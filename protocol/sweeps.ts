@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { jobSubmission, MAX_NAME_LENGTH, metricKey, pageQuery } from "./rest.ts";
+import { dryRunField } from "./budgets.ts";
 
 /** Trials one sweep may have. */
 export const MAX_TRIALS = 1000;
@@ -100,6 +101,9 @@ export const sweepCreate = z.strictObject({
   ),
 });
 export type SweepCreate = z.infer<typeof sweepCreate>;
+
+/** `POST /api/sweeps` and `create_sweep`: a sweep, or with `dry_run` only its check. */
+export const sweepCreateRequest = sweepCreate.extend({ dry_run: dryRunField });
 
 /** `GET /api/sweeps`: newest first. */
 export const sweepListQuery = pageQuery.extend({

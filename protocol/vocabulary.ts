@@ -12,9 +12,12 @@ export type JobRunner = typeof JOB_RUNNERS[number];
 export const NODE_RUNNERS = ["process", "slurm"] as const;
 export type NodeRunner = typeof NODE_RUNNERS[number];
 
-/** Every runner that holds an attempt (what a reattach handle names). */
-export const RUNNER_KINDS = ["process", "docker", "slurm"] as const;
-export type RunnerKind = typeof RUNNER_KINDS[number];
+/** Every runner that holds an attempt (what a reattach handle names): the two lists together. */
+export type RunnerKind = JobRunner | NodeRunner;
+export const RUNNER_KINDS = [...new Set([...JOB_RUNNERS, ...NODE_RUNNERS])] as [
+  RunnerKind,
+  ...RunnerKind[],
+];
 
 export const JOB_STATUSES = [
   "QUEUED",

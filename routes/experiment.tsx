@@ -9,7 +9,7 @@ import type { PageRoute } from "../server/console/page.tsx";
 import { nowMs, pathSegment, shellPage } from "../server/console/shell.tsx";
 import { loadWorkspace, MAX_WORKSPACE_RUNS } from "../server/console/workspace.ts";
 import { experimentLineage } from "../server/lineage/service.ts";
-import { LineageTree } from "./_lineage.tsx";
+import { LineageTree } from "./run/lineage.tsx";
 
 export const experimentRoutes: PageRoute[] = [{
   method: "GET",

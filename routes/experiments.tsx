@@ -11,7 +11,6 @@ import { fmtInt, fmtMetric } from "../islands/_format.ts";
 import { MetricKey, RelTime } from "../islands/_ui.tsx";
 import type { ExperimentSummary } from "../protocol/objects.ts";
 import { experimentCreate, metricDefinition, projectCreate } from "../protocol/rest.ts";
-import { requireScope } from "../server/auth/require_scope.ts";
 import { Notice } from "../server/console/actions.tsx";
 import { readForm } from "../server/console/form.ts";
 import type { PageRequest, PageRoute } from "../server/console/page.tsx";
@@ -382,9 +381,9 @@ export const experimentsRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/experiments/new-project",
-    scope: "read",
+    scope: "write",
+    action: "creating a project",
     handler: async (p) => {
-      requireScope(p.principal, "write", "creating a project");
       const r = await submitForm(p, "project", projectCreate, (v) => ({
         name: v.name?.trim() ?? "",
         description: optional(v.description),
@@ -396,9 +395,9 @@ export const experimentsRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/experiments/new",
-    scope: "read",
+    scope: "write",
+    action: "creating an experiment",
     handler: async (p) => {
-      requireScope(p.principal, "write", "creating an experiment");
       const r = await submitForm(p, "experiment", experimentCreate, (v) => ({
         project: v.project?.trim() ?? "",
         name: v.name?.trim() ?? "",
@@ -413,9 +412,9 @@ export const experimentsRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/experiments/metric-definitions",
-    scope: "read",
+    scope: "write",
+    action: "setting a metric definition",
     handler: async (p) => {
-      requireScope(p.principal, "write", "setting a metric definition");
       const r = await submitForm(p, "definition", metricDefinition, (v) => {
         const scope = v.scope ?? "";
         const colon = scope.indexOf(":");

@@ -11,9 +11,9 @@ import type { Job } from "../protocol/objects.ts";
 import { cancelJob, listJobs, retryJob } from "../server/jobs/service.ts";
 import { confirmedAction, Notice } from "../server/console/actions.tsx";
 import { type JobFormValues, submitJobForm } from "../server/console/job_form.ts";
+import type { JobDryRun } from "../server/jobs/dry_run.ts";
 import type { PageRequest, PageRoute } from "../server/console/page.tsx";
 import { nowMs, pathSegment, shellPage } from "../server/console/shell.tsx";
-import { requireScope } from "../server/auth/require_scope.ts";
 
 const jobRow = (j: Job): JobRow => ({
   id: j.id,
@@ -63,10 +63,11 @@ function Field(
 }
 
 function SubmitForm(
-  { values, errors, open }: {
+  { values, errors, open, plan }: {
     values: JobFormValues;
     errors: Record<string, string>;
     open: boolean;
+    plan?: JobDryRun;
   },
 ) {
   const f = { values, errors };
@@ -75,6 +76,7 @@ function SubmitForm(
       <summary>Submit a job</summary>
       <form method="post" action="/jobs" novalidate>
         {errors.form && <p class="field-error" role="alert">{errors.form}</p>}
+        {plan && <DryRunNote plan={plan} />}
         <div class="form-grid">
           <Field name="name" label="Name" placeholder="lr-0.01" {...f} />
           <Field name="project" label="Project" hint="default: default" {...f} />
@@ -118,6 +120,7 @@ function SubmitForm(
         </div>
         <div class="form-actions">
           <button type="submit" class="primary">Submit job</button>
+          <button type="submit" name="dry_run" value="1" data-dry-run>Check</button>
           <span class="muted small">
             The command runs with <code>bash -lc</code> in the working dir.
           </span>
@@ -127,9 +130,25 @@ function SubmitForm(
   );
 }
 
+/** What a "Check" found: where and when the job would start, and the budget after. */
+function DryRunNote({ plan }: { plan: JobDryRun }) {
+  const lines = Object.entries(plan.budget_after ?? {}).flatMap(([name, l]) =>
+    l ? [`${name}: ${l.used === null ? `limit ${l.limit}` : `${l.used} of ${l.limit} used`}`] : []
+  );
+  return (
+    <p class="notice" role="status" data-dry-run-result>
+      {plan.summary}
+      {lines.length > 0 && ` Budget after: ${lines.join("; ")}.`}
+    </p>
+  );
+}
+
 function jobsPage(
   p: PageRequest,
-  form: { values: JobFormValues; errors: Record<string, string> } = { values: {}, errors: {} },
+  form: { values: JobFormValues; errors: Record<string, string>; plan?: JobDryRun } = {
+    values: {},
+    errors: {},
+  },
   status = 200,
 ): Response {
   const statusFilter = p.url.searchParams.get("status") ?? "";
@@ -144,7 +163,8 @@ function jobsPage(
     project: filter.get("project") ?? undefined,
   }).items;
   const query = filter.toString();
-  const open = p.url.searchParams.has("submit") || Object.keys(form.errors).length > 0;
+  const open = p.url.searchParams.has("submit") || Object.keys(form.errors).length > 0 ||
+    form.plan !== undefined;
   return shellPage(
     p,
     {
@@ -155,7 +175,9 @@ function jobsPage(
     },
     <>
       <Notice url={p.url} req={p.req} />
-      {p.canWrite && <SubmitForm values={form.values} errors={form.errors} open={open} />}
+      {p.canWrite && (
+        <SubmitForm values={form.values} errors={form.errors} open={open} plan={form.plan} />
+      )}
       <form method="get" action="/jobs" class="filters">
         <label>
           Status
@@ -194,10 +216,13 @@ export const jobsRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/jobs",
-    scope: "read",
+    scope: "write",
+    action: "submitting a job",
     handler: async (p) => {
-      requireScope(p.principal, "write", "submitting a job");
-      const result = await submitJobForm(p.ctx, p.req);
+      const result = await submitJobForm(p.ctx, p.req, p.principal?.token_id ?? null);
+      if (result.ok === "dry_run") {
+        return jobsPage(p, { values: result.values, errors: {}, plan: result.plan });
+      }
       if (!result.ok) return jobsPage(p, result, 400);
       return p.redirect(
         `/jobs?notice=${
@@ -209,11 +234,11 @@ export const jobsRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/jobs/:id/cancel",
-    scope: "read",
+    scope: "write",
+    action: "cancelling a job",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: `cancelling job "${id}"`,
         question:
           `Cancel job ${id}? A running job gets SIGTERM, then SIGKILL after its grace period.`,
         yes: "Yes, cancel",
@@ -230,11 +255,11 @@ export const jobsRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/jobs/:id/retry",
-    scope: "read",
+    scope: "write",
+    action: "retrying a job",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: `retrying job "${id}"`,
         question: `Requeue job ${id} as its next attempt?`,
         yes: "Yes, retry",
         fallback: "/jobs",

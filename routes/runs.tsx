@@ -1,6 +1,8 @@
 /**
  * `/runs`: runs grouped by project and experiment, each with status, progress, the best and
  * latest value of its primary metric and its source; filters and search live in the URL.
+ * With `where` (query_runs' JSON filter: config, metrics, mark, parent, time) or `order_by`,
+ * the list is `query_runs`' answer, in its order.
  */
 import { Island } from "../components/island.tsx";
 import RunGroups, { type RunListRow } from "../islands/RunGroups.tsx";
@@ -9,6 +11,9 @@ import { RUN_STATUSES, runListQuery } from "../protocol/rest.ts";
 import type { PageRoute } from "../server/console/page.tsx";
 import { nowMs, queryFilters, shellPage } from "../server/console/shell.tsx";
 import { listRuns } from "../server/runs/service.ts";
+import { queryRuns } from "../server/runs/query.ts";
+import { MAX_WHERE_CHARS, runsPageQuery } from "../server/console/runs_query.ts";
+import type { RunQuery, RunQueryResult } from "../protocol/run_query.ts";
 
 /** Runs the page lists at most. */
 const RUNS_SHOWN = 500;
@@ -38,15 +43,31 @@ export const runsRoutes: PageRoute[] = [{
     // A filter the list does not know (a mistyped status) is dropped rather than refused.
     const parsed = runListQuery.safeParse(raw);
     const query = parsed.success ? parsed.data : {};
-    const runs = listRuns(p.ctx, { ...query, limit: RUNS_SHOWN }).items;
+    const whereText = p.url.searchParams.get("where")?.trim().slice(0, MAX_WHERE_CHARS + 1) ?? "";
+    const orderBy = p.url.searchParams.get("order_by")?.trim().slice(0, 300) ?? "";
+    // With `where` or `order_by` the list is query_runs' answer (the same as the API's).
+    const asked = whereText || orderBy
+      ? runsPageQuery({ ...query, where: whereText, order_by: orderBy }, RUNS_SHOWN)
+      : null;
+    let answer: RunQueryResult | null = null;
+    let runQueryBody: RunQuery | null = null;
+    if (asked && "query" in asked) {
+      runQueryBody = asked.query;
+      answer = queryRuns(p.ctx, asked.query);
+    }
+    const problem = asked && "error" in asked ? asked.error : null;
+    const runs = asked
+      ? answer?.items ?? []
+      : listRuns(p.ctx, { ...query, limit: RUNS_SHOWN }).items;
     const now = nowMs(p.ctx);
-    const filtered = Object.keys(raw).length > 0;
+    const filtered = Object.keys(raw).length > 0 || asked !== null;
     const v = (f: string) => (query as Record<string, string | undefined>)[f] ?? "";
     return shellPage(
       p,
       {
         title: "Runs",
         path: "/runs",
+        ...(problem ? { status: 400 } : {}),
         action: <a class="button primary" href="/jobs?submit=1#submit">+ submit job</a>,
       },
       <>
@@ -87,10 +108,28 @@ export const runsRoutes: PageRoute[] = [{
               ))}
             </select>
           </label>
+          <label class="wide">
+            Where (query_runs JSON)
+            <input
+              name="where"
+              value={whereText}
+              placeholder='{"config": {"lr": {"lt": 0.01}}, "metrics": {"eval/loss": {"best": {"lt": 0.3}}}}'
+              aria-invalid={problem?.startsWith("where") ? "true" : undefined}
+              data-where
+            />
+          </label>
+          <label>
+            Order by
+            <input name="order_by" value={orderBy} placeholder="metric.eval/loss.best" />
+          </label>
           <button type="submit">Filter</button>
           {filtered && <a href="/runs">clear</a>}
         </form>
-        {runs.length === 0 && (
+        {problem && <p class="field-error" role="alert" data-query-error>{problem}</p>}
+        {answer && (raw.q || raw.source) && (
+          <p class="muted small">search and source apply to the plain list only</p>
+        )}
+        {runs.length === 0 && !problem && (
           <p class="panel muted empty">
             {filtered
               ? "No run matches these filters."
@@ -108,6 +147,16 @@ export const runsRoutes: PageRoute[] = [{
               limit: String(RUNS_SHOWN),
             }).toString(),
             now,
+            ...(runQueryBody ? { runQuery: runQueryBody } : {}),
+            ...(answer
+              ? {
+                counts: {
+                  matched: answer.matched,
+                  scanned: answer.scanned,
+                  truncated: answer.truncated,
+                },
+              }
+              : {}),
           }}
         />
       </>,

@@ -240,11 +240,11 @@ export const sweepsRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/sweeps/:id/cancel",
-    scope: "read",
+    scope: "write",
+    action: "cancelling a sweep",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: `cancelling sweep "${id}"`,
         question:
           `Cancel sweep ${id}? No more trials start; queued and running trials are cancelled.`,
         yes: "Yes, cancel the sweep",

@@ -1,6 +1,10 @@
+/**
+ * server.yaml: its fields and defaults, read (written with fresh tokens on first start) and
+ * resolved into what the server needs; a bad file is an error naming the field.
+ */
 import { z } from "zod";
 import { stringify as stringifyYaml } from "yaml";
-import { gpuctlHome, parseYamlConfig } from "../protocol/config_files.ts";
+import { gpuctlHome, parseYamlConfig } from "../lib/config_files.ts";
 
 export { gpuctlHome };
 import { generateToken } from "./auth/tokens.ts";

@@ -1,3 +1,7 @@
+/**
+ * The `Context` every service function is given — the store, the bus, the logger, the clock,
+ * the id maker and the caps — and `createContext`, the one way to make one.
+ */
 import type { IngestStatus } from "./gateway/ingest_queue.ts";
 import type { Database } from "./db/mod.ts";
 import { Bus } from "./bus/bus.ts";

@@ -62,6 +62,19 @@ export class TooManyError extends ServiceError {
   }
 }
 
+/**
+ * The request would pass a budget of its token (`BudgetExceeded`): the details name the
+ * budget, what is used, what the request adds and the limit.
+ */
+export class BudgetExceededError extends TooManyError {
+  constructor(
+    message: string,
+    details: { budget: string; used: number; requested: number; limit: number; token: string },
+  ) {
+    super("BudgetExceeded", message, details);
+  }
+}
+
 /** The request's input is wrong; `details` lists each field and its problem. */
 export class ValidationError extends ServiceError {
   declare readonly details: FieldProblem[];

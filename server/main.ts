@@ -14,6 +14,7 @@ import { sseStreamsOf } from "./http/sse.ts";
 import { AgentGateway } from "./gateway/gateway.ts";
 import { SchedulerLoop } from "./scheduler/loop.ts";
 import { SweepLoop } from "./sweeps/loop.ts";
+import { BudgetLoop } from "./budgets/loop.ts";
 import { RulesEngine } from "./rules/engine.ts";
 import { WebhookDispatcher } from "./webhooks/mod.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -187,6 +188,8 @@ async function serve(
   scheduler.start();
   const sweeps = new SweepLoop(ctx);
   sweeps.start();
+  const budgets = new BudgetLoop(ctx);
+  budgets.start();
   const rules = new RulesEngine(ctx, { config: config.rules });
   rules.start();
   const sealer = new BlockSealer(ctx);
@@ -253,6 +256,7 @@ async function serve(
     await removeServerJson(config.home, Deno.pid);
   }
   sweeps.stop();
+  budgets.stop();
   scheduler.stop();
   gateway.stop();
   rules.stop();

@@ -1,5 +1,5 @@
 /** A scripted agent for gateway tests: speaks the wire protocol over a real WebSocket. */
-import { openWebSocket } from "../protocol/websocket.ts";
+import { openWebSocket } from "../lib/websocket.ts";
 import type { AgentFrame, HelloFrame, ServerFrame } from "../protocol/agent.ts";
 import { AgentGateway, type GatewayOptions } from "../server/gateway/gateway.ts";
 import { SchedulerLoop } from "../server/scheduler/loop.ts";

@@ -10,7 +10,7 @@
  *
  * Used by `tests/load_test.ts` (a short tier) and `bench/load.ts` (`deno task bench:load`).
  */
-import { openWebSocket } from "../protocol/websocket.ts";
+import { openWebSocket } from "../lib/websocket.ts";
 import type { ServerFrame } from "../protocol/agent.ts";
 import { api, startServerProcess } from "./_processes.ts";
 import { heartbeatFrame } from "./_fake_agent.ts";

@@ -1,3 +1,4 @@
+/** An SSE reader for tests: opens a stream and collects its messages and comment lines. */
 import { readSse } from "../cli/sse.ts";
 
 /** A minimal SSE reader for tests: collects `{id, data}` messages and comment lines. */

@@ -10,7 +10,7 @@ import { createHarness, type Harness } from "./_harness.ts";
 import { createGatewayHarness, FakeAgent } from "./_fake_agent.ts";
 import type { Database } from "../server/db/mod.ts";
 import { MAX_MCP_BATCH } from "../mcp/http.ts";
-import { openWaits } from "../mcp/wait_slots.ts";
+import { openWaits } from "../server/runs/wait_slots.ts";
 
 /** A POST of `tools/call` messages (a batch when more than one) to an app's `/mcp`. */
 function postCalls(

@@ -467,3 +467,37 @@ Deno.test("metrics:query range limits steps, and wall times with x: wall, before
     assertStringIncludes(reversed.json.error.message, "range: from 5 is after to 1");
   });
 });
+
+Deno.test("a run's metric summary: latest, best by the key's direction, and the trend; sys/ keys last", async () => {
+  await withHarness(async (h) => {
+    const run = await sdkRun(h);
+    const points = [];
+    for (let step = 1; step <= 40; step++) {
+      points.push({ key: "train/loss", step, value: 2 / step });
+      points.push({ key: "eval/accuracy", step, value: 0.5 });
+      points.push({ key: "sys/gpu_util", step, value: 90 });
+    }
+    assertEquals((await sdkLog(h, run.id, { points })).status, 200);
+    const res = await h.call("GET", `/api/runs/${run.id}/metric-summary`, { token: h.tokens.read });
+    assertEquals(res.status, 200, res.text);
+    const rows = res.json.items;
+    assertEquals(rows.map((r: { key: string }) => r.key), [
+      "eval/accuracy",
+      "train/loss",
+      "sys/gpu_util",
+    ]);
+    const loss = rows[1];
+    assertEquals([loss.direction, loss.best, loss.best_step, loss.latest_step, loss.trend], [
+      "min",
+      0.05,
+      40,
+      40,
+      "improving",
+    ]);
+    assertEquals([rows[0].direction, rows[0].best, rows[0].trend], ["max", 0.5, "flat"]);
+    assertEquals(
+      (await h.call("GET", "/api/runs/r-none/metric-summary", { token: h.tokens.read })).status,
+      404,
+    );
+  });
+});

@@ -10,6 +10,7 @@
  */
 import { compareRunCode, getLineage, getRunCode, getRunDetail } from "../server/lineage/service.ts";
 import { queryRuns } from "../server/runs/query.ts";
+import { runMetricRows } from "../server/semantic/metric_rows.ts";
 import { assertEquals } from "./assert.ts";
 import { createHarness } from "./_harness.ts";
 import { type Seed, seededHarness } from "./_seed.ts";
@@ -78,6 +79,11 @@ export const READS: ReadContract[] = [
     route: "GET /api/runs/compare",
     request: (s) => `/api/runs/compare?runs=${s.failedRun},${s.sdkRun}&metric=train/loss`,
     service: (ctx, s) => compareRunsByIds(ctx, [s.failedRun, s.sdkRun], "train/loss"),
+  },
+  {
+    route: "GET /api/runs/:id/metric-summary",
+    request: (s) => `/api/runs/${s.runningRun}/metric-summary`,
+    service: async (ctx, s) => ({ items: await runMetricRows(ctx, s.runningRun) }),
   },
   {
     route: "GET /api/runs/:id/diagnosis",
@@ -253,7 +259,11 @@ export const READS: ReadContract[] = [
     service: (ctx, s) => listEvents(ctx, { run_id: s.runningRun, severity: "warning", limit: 1 }),
   },
   // Nodes, jobs, status, tokens, auth.
-  { route: "GET /api/status", request: () => "/api/status", service: getStatus },
+  {
+    route: "GET /api/status",
+    request: () => "/api/status",
+    service: (ctx, s) => getStatus(ctx, authenticate(ctx, s.token)!.token_id),
+  },
   { route: "GET /api/nodes", request: () => "/api/nodes", service: listNodes },
   {
     route: "GET /api/nodes/:id",
@@ -288,7 +298,7 @@ export const READS: ReadContract[] = [
   {
     route: "GET /api/auth/whoami",
     request: () => "/api/auth/whoami",
-    service: (ctx, s) => whoami(authenticate(ctx, s.token)!),
+    service: (ctx, s) => whoami(authenticate(ctx, s.token)!, ctx),
   },
   { route: "GET /api/health", request: () => "/api/health", service: health },
   // Sweeps.
@@ -310,6 +320,12 @@ export const READS: ReadContract[] = [
  */
 export const NOT_A_BODY: Record<string, string> = {
   "GET /api/events/stream": "an SSE stream of events, open until the client leaves",
+  "GET /api/runs/:id/wait":
+    "held open until the run ends or an awaited event (tests/api_waits_test.ts)",
+  "GET /api/jobs/:id/wait":
+    "held open until the job's run ends or an event (tests/api_waits_test.ts)",
+  "GET /api/sweeps/:id/wait":
+    "held open until the sweep ends or stops a trial (tests/api_waits_test.ts)",
   "GET /api/runs/:id/metrics/stream": "an SSE stream of points, open until the run ends",
   "GET /api/runs/metrics:stream": "an SSE stream of several runs' points, open until all end",
   "GET /api/runs/:id/logs/stream": "an SSE stream of log lines, open until the run ends",

@@ -54,15 +54,19 @@ async function replayAll(
   type Job = { id: string; name: string; status: string; attempt: number; reason: string };
   const ids = new Set(jobs.map((j) => j.id));
   let pending: Job[] = [];
+  // The listing holds every job of the corpus: read it once a second, not at every turn.
+  let lastRead = 0;
   const ended = await until(
     async () => {
+      if (Date.now() - lastRead < 1000) return null;
+      lastRead = Date.now();
       const items = (await c.call("GET", "/api/jobs?limit=1000")).json.items as Job[];
       const mine = items.filter((j) => ids.has(j.id));
       pending = mine.filter((j) => j.status !== "FAILED");
       return pending.length === 0 ? new Map(mine.map((j) => [j.id, j])) : null;
     },
-    // Generous: a loaded machine runs the jobs slowly.
-    300_000,
+    // Generous: a loaded machine runs the jobs slowly (a second and a half a job).
+    Math.max(300_000, jobs.length * 1_500),
     `${jobs.length} jobs FAILED`,
   ).catch((err) => {
     const left = pending.slice(0, 10).map((j) => `${j.name} ${j.status} attempt ${j.attempt}`);
@@ -114,7 +118,11 @@ async function replayAll(
 
 Deno.test("real failure logs replayed through the process runner: the card names the cause, and the scheduler retries exactly the transient ones", async () => {
   const only = Deno.env.get("FAILURE_LOGS_ONLY");
-  const cases = (await loadCases()).filter((f) => !only || new RegExp(only).test(f.name));
+  // `blind3` is scored by tests/failure_logs_score.ts only: the replay's time budget in the suite
+  // stays what it was before that set was added.
+  const cases = (await loadCases()).filter((f) =>
+    f.split !== "blind3" && (!only || new RegExp(only).test(f.name))
+  );
   assert(cases.length > 0, "no log selected");
   const c = await startCluster({ fakeGpus: SLOTS, prefix: "gpuctl-failure-logs-" });
   try {

@@ -3,7 +3,8 @@
  * Scores the failure diagnosis on real failure logs from public issue threads: the 41 logs of
  * tests/fixtures/failure_logs (all in the development half) and the corpus of
  * tests/fixtures/failure_corpus, split by source thread into a development half and a
- * held-out half, plus a `fresh` set collected after the patterns were frozen. For each log: what the agent would report (classifyExit) and what the server
+ * held-out half, plus sets collected after the patterns were frozen (`fresh`, `blind2`,
+ * `blind3`). For each log: what the agent would report (classifyExit) and what the server
  * decides (the failure card and the retry policy), against what the log's entry expects.
  *
  *     deno run -A tests/failure_logs_score.ts               # every set
@@ -50,7 +51,7 @@ export interface CorpusEntry {
   stack: string;
   die: Die;
   expect: { cause: string; retry: string };
-  split: "dev" | "heldout" | "fresh";
+  split: "dev" | "heldout" | "fresh" | "blind2" | "blind3";
 }
 
 /** A log of either set, in one shape. */
@@ -62,7 +63,7 @@ export interface FailureCase {
   stack: string;
   die: Die;
   stdout_lines: [number, number][];
-  split: "dev" | "heldout" | "fresh";
+  split: "dev" | "heldout" | "fresh" | "blind2" | "blind3";
   expect: { cause: string; retry: string; line?: string; fix?: string; likely?: string };
 }
 
@@ -163,7 +164,7 @@ export async function diagnoseCase(
 
 async function score(only: string | undefined): Promise<void> {
   const cases = (await loadCases()).filter((c) => !only || c.split === only);
-  for (const split of ["dev", "heldout", "fresh"] as const) {
+  for (const split of ["dev", "heldout", "fresh", "blind2", "blind3"] as const) {
     const mine = cases.filter((c) => c.split === split);
     if (mine.length === 0) continue;
     let exact = 0, contradictions = 0, undecided = 0, detail = 0;

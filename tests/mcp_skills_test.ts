@@ -4,7 +4,7 @@ import { assert, assertEquals } from "./assert.ts";
 import { TOOLS } from "../mcp/mod.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const SKILLS = ["run-experiment", "monitor-experiment", "analyze-results"];
+const SKILLS = ["run-experiment", "monitor-experiment", "analyze-results", "research-loop"];
 const TOOL_NAMES = new Set(TOOLS.map((t) => t.name));
 
 function frontmatter(text: string): Record<string, unknown> {

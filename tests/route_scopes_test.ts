@@ -48,13 +48,19 @@ Deno.test("every registered route is declared in the API or page table with a sc
         `${r.path}: ${r.scope}`,
       );
     }
-    for (const p of h.app.pages) assert(["public", "read"].includes(p.scope), p.path);
+    for (const p of h.app.pages) {
+      assert(["public", "read", "write"].includes(p.scope), p.path);
+      // A page that changes state says so: only sign-in and sign-out post without write.
+      if (p.method === "POST" && p.scope !== "write") {
+        assert(p.scope === "public", `POST ${p.path} is declared ${p.scope}, not write`);
+      }
+    }
   });
 });
 
 Deno.test("every console page that needs a session redirects to /login without one", async () => {
   await withHarness(async (h) => {
-    const pages = h.app.pages.filter((p) => p.scope === "read");
+    const pages = h.app.pages.filter((p) => p.scope !== "public");
     assert(pages.length >= 1);
     for (const p of pages) {
       const res = await h.app.fetch(
@@ -65,6 +71,56 @@ Deno.test("every console page that needs a session redirects to /login without o
       );
       assertEquals(res.status, 303, `${p.method} ${p.path}`);
       assert(res.headers.get("location")!.startsWith("/login"), `${p.method} ${p.path}`);
+    }
+  });
+});
+
+Deno.test("every write page refuses a read session with the refusal page and changes nothing; a write session passes the check", async () => {
+  await withHarness(async (h) => {
+    const tables = [
+      "jobs",
+      "projects",
+      "experiments",
+      "notes",
+      "metric_definitions",
+      "evaluations",
+      "events",
+    ];
+    const count = () =>
+      tables.map((t) => h.ctx.db.sqlite.prepare(`SELECT COUNT(*) AS n FROM ${t}`).get()!.n);
+    const before = count();
+    const read = await sessionOf(h, "read");
+    const admin = await sessionOf(h, "admin");
+    const writes = h.app.pages.filter((p) => p.scope === "write");
+    assert(writes.length >= 10, `only ${writes.length} write pages`);
+    const post = (path: string, cookie: string) =>
+      h.app.fetch(
+        new Request(`http://gpuctl.test${concrete(path)}`, {
+          method: "POST",
+          headers: { cookie, origin: "http://gpuctl.test" },
+          body: new URLSearchParams({
+            name: "x",
+            project: "x",
+            command: "true",
+            confirmed: "1",
+            mark: "kept",
+            reason: "x",
+            text: "x",
+            key: "loss",
+          }),
+        }),
+      );
+    for (const p of writes) {
+      const res = await post(p.path, read);
+      const html = await res.text();
+      assertEquals(res.status, 403, `POST ${p.path} as a read session`);
+      assert(html.includes("WriteScopeError") || html.includes("needs a token of scope"), p.path);
+    }
+    assertEquals(count(), before, "a refused page changed something");
+    for (const p of writes) {
+      const res = await post(p.path, admin);
+      await res.body?.cancel();
+      assert(res.status !== 403, `POST ${p.path} refused an admin session (${res.status})`);
     }
   });
 });

@@ -1,5 +1,5 @@
-// A wrapper's `128 + N` exit status read as a signal (names from protocol/signals.ts).
-import { signalName, SIGRTMAX } from "../../protocol/signals.ts";
+// A wrapper's `128 + N` exit status read as a signal (names from lib/signals.ts).
+import { signalName, SIGRTMAX } from "../../lib/signals.ts";
 
 export { signalName };
 

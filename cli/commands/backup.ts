@@ -2,7 +2,7 @@
 
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { parseYamlConfig } from "../../protocol/config_files.ts";
+import { parseYamlConfig } from "../../lib/config_files.ts";
 import { EXIT_OK } from "../command.ts";
 import { connect, gpuctlHome } from "../config.ts";
 import { defineCommand } from "../define_command.ts";

@@ -1,5 +1,7 @@
 // `gpuctl job submit|list|show|cancel|retry`
 
+import type { JobDryRun } from "../../server/jobs/dry_run.ts";
+import { printBudget } from "../budget.ts";
 import { basename } from "node:path";
 import { z } from "zod";
 import type { Job, Page } from "../../protocol/objects.ts";
@@ -109,6 +111,10 @@ const submitFlags = {
     schema: z.boolean().optional(),
     help: "stream its log until it ends, and exit with its exit code",
   },
+  dryRun: {
+    schema: z.boolean().optional(),
+    help: "only check it: validation, budget, where and when it would start; store nothing",
+  },
   ...JSON_FLAG,
   ...CONNECTION_FLAGS,
 };
@@ -189,7 +195,8 @@ const submit = defineCommand({
   description: `Prints the job's id. The command is an argv, run as it is (no shell) unless
 --shell is given; --working-dir is a folder on the agent's host and is sent unchanged.
 With --follow the log streams here, across retries, and gpuctl exits with the job's exit
-code (a progress bar shows on a terminal when --max-steps is known).`,
+code (a progress bar shows on a terminal when --max-steps is known). --dry-run checks the
+submission and the token's budget and says where and when it would start, storing nothing.`,
   examples: [
     "gpuctl job submit -n mnist -g 1 -d ~/mnist --max-steps 1000 -- python train.py --lr 3e-4",
     "gpuctl job submit -g 0 --shell -f -- 'python prep.py && python train.py'",
@@ -198,6 +205,15 @@ code (a progress bar shows on a terminal when --max-steps is known).`,
   async run({ flags, rest }, ctx) {
     const submission = submissionFromFlags(flags, rest, ctx);
     const client = await connect(flags, ctx);
+    if (flags.dryRun) {
+      const plan = await client.post<JobDryRun>("/api/jobs", { ...submission, dry_run: true });
+      if (flags.json) ctx.io.out(JSON.stringify(plan));
+      else {
+        ctx.io.out(clean(plan.summary));
+        printBudget(ctx, plan.budget_after, "budget after");
+      }
+      return EXIT_OK;
+    }
     const job = await client.post<Job>("/api/jobs", submission);
     if (flags.json) ctx.io.out(JSON.stringify(job));
     else ctx.io.out(job.id);

@@ -1,18 +1,8 @@
-// `gpuctl run list|show|compare`
+// `gpuctl run list|show|compare|wait` and the lineage commands
 
 import { z } from "zod";
-import type {
-  MetricDefinition,
-  MetricTrend,
-  Page,
-  Run,
-  RunComparison,
-  RunDiagnosis,
-} from "../../protocol/objects.ts";
+import type { MetricRow, Page, Run, RunComparison, RunDiagnosis } from "../../protocol/objects.ts";
 import { RUN_STATUSES } from "../../protocol/rest.ts";
-// The same pure rules the server ranks and diagnoses with, so the CLI never restates them.
-import { keyDirection } from "../../server/metrics/primary_metric.ts";
-import { metricTrend } from "../../server/semantic/trend.ts";
 import type { GpuctlClient } from "../client.ts";
 import { EXIT_OK, UsageError } from "../command.ts";
 import type { RunQueryResult } from "../../protocol/run_query.ts";
@@ -20,6 +10,7 @@ import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
 import type { RunCodeAndNotes } from "../../protocol/lineage.ts";
 import { codeFields, runLineageCommands } from "./run_lineage.ts";
+import { waitCommand } from "./run_wait.ts";
 import { DATA_FLAGS, LIST_FLAGS, optionalText, pageQuery, SCOPE_FILTER_FLAGS } from "../flags.ts";
 import {
   ago,
@@ -152,78 +143,10 @@ function stepOf(r: Pick<Run, "step" | "max_steps">): string {
   return r.max_steps ? `${r.step}/${r.max_steps}` : String(r.step);
 }
 
-interface KeySummary {
-  key: string;
-  points: number;
-  last_step: number;
-  last_value: number | string;
-  min_value: number | null;
-  min_step: number | null;
-  max_value: number | null;
-  max_step: number | null;
-}
-
-/** One metric of a run as `run show` lists it. */
-export interface MetricRow {
-  key: string;
-  points: number;
-  latest: number | string;
-  latest_step: number;
-  direction: "min" | "max" | null;
-  best: number | null;
-  best_step: number | null;
-  trend: MetricTrend["verdict"];
-}
-
-/** Points per series that the trends are judged on. */
-const TREND_POINTS = 200;
-
 /** Each metric of a run (system metrics last) with its latest, best and trend. */
 async function metricRows(client: GpuctlClient, run: Run): Promise<MetricRow[]> {
   const id = encodeURIComponent(run.id);
-  const [{ keys }, { items: definitions }] = await Promise.all([
-    client.get<{ keys: KeySummary[] }>(`/api/runs/${id}/metrics`),
-    client.get<Page<MetricDefinition>>("/api/metric-definitions"),
-  ]);
-  const ordered = [...keys].sort((a, b) =>
-    Number(a.key.startsWith("sys/")) - Number(b.key.startsWith("sys/")) ||
-    a.key.localeCompare(b.key)
-  );
-  const trained = ordered.filter((k) => !k.key.startsWith("sys/")).slice(0, 100);
-  const series = new Map<string, { steps: number[]; values: number[]; wall_times: number[] }>();
-  if (trained.length) {
-    const answer = await client.post<{
-      series: { key: string; steps: number[]; values: (number | string)[]; wall_times: number[] }[];
-    }>("/api/runs/metrics:query", {
-      runs: [run.id],
-      keys: trained.map((k) => k.key),
-      max_points: TREND_POINTS,
-    });
-    for (const s of answer.series) series.set(s.key, { ...s, values: s.values.map(Number) });
-  }
-  return ordered.map((k) => {
-    const direction = keyDirection(run, definitions, k.key);
-    const best = direction === "min" ? k.min_value : direction === "max" ? k.max_value : null;
-    const bestStep = direction === "min" ? k.min_step : direction === "max" ? k.max_step : null;
-    const s = series.get(k.key);
-    const trend = s && direction
-      ? metricTrend(
-        { key: k.key, ...s },
-        direction,
-        best === null ? null : { value: best, step: bestStep },
-      ).verdict
-      : "unknown";
-    return {
-      key: k.key,
-      points: k.points,
-      latest: k.last_value,
-      latest_step: k.last_step,
-      direction,
-      best,
-      best_step: bestStep,
-      trend,
-    };
-  });
+  return (await client.get<{ items: MetricRow[] }>(`/api/runs/${id}/metric-summary`)).items;
 }
 
 const TREND_COLOURS = {
@@ -384,6 +307,6 @@ const compare = defineCommand({
 export const runCommand = defineGroup(
   "run",
   "list, inspect and compare runs",
-  [list, show, compare, ...runLineageCommands],
+  [list, show, compare, waitCommand, ...runLineageCommands],
   "gpuctl run compare r-8c1d0e2f3a4b r-2a9f7e6d5c4b",
 );

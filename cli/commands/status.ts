@@ -5,6 +5,7 @@ import { EXIT_OK } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand } from "../define_command.ts";
 import { DATA_FLAGS } from "../flags.ts";
+import { printBudget } from "../budget.ts";
 import { ago, clean, paint, paintStatus, printTable } from "../output.ts";
 
 export const statusCommand = defineCommand({
@@ -41,6 +42,7 @@ export const statusCommand = defineCommand({
           : "none"
       } in the last ${s.alerts.window_h}h`,
     );
+    printBudget(ctx, s.budget, "budget (this token)");
     if (s.alerts.recent.length) {
       ctx.io.out("");
       printTable(ctx, s.alerts.recent, [

@@ -1,5 +1,7 @@
 // `gpuctl sweep create|list|show|cancel`
 
+import type { SweepDryRun } from "../../server/sweeps/dry_run.ts";
+import { printBudget } from "../budget.ts";
 import { z } from "zod";
 import type { Page } from "../../protocol/objects.ts";
 import { type Sweep, sweepCreate } from "../../protocol/sweeps.ts";
@@ -67,6 +69,10 @@ const createFlags = {
     schema: z.enum(["args", "env", "both"]).optional(),
     help: "--NAME VALUE arguments (default), GPUCTL_PARAM_NAME variables, or both",
   },
+  dryRun: {
+    schema: z.boolean().optional(),
+    help: "only check it: the trials, the budget, where the first ones would start",
+  },
   ...JSON_FLAG,
   ...CONNECTION_FLAGS,
 };
@@ -115,6 +121,24 @@ among the best at a rung are cancelled.`,
       throw new UsageError(`${issue.path.join(".")} ${issue.message}`);
     }
     const client = await connect(flags, ctx);
+    if (flags.dryRun) {
+      const plan = await client.post<SweepDryRun>("/api/sweeps", {
+        ...checked.data,
+        dry_run: true,
+      });
+      if (flags.json) ctx.io.out(JSON.stringify(plan));
+      else {
+        ctx.io.out(clean(plan.summary));
+        for (const t of plan.first_trials) {
+          const where = t.starts_now
+            ? `now on ${t.node_id} GPUs [${t.gpu_indices!.join(", ")}]`
+            : `waits${t.reason ? `: ${t.reason}` : ""}`;
+          ctx.io.out(`  #${t.index + 1} ${clean(t.name)}: ${clean(where)}`);
+        }
+        printBudget(ctx, plan.budget_after, "budget after");
+      }
+      return EXIT_OK;
+    }
     const sweep = await client.post<Sweep>("/api/sweeps", checked.data);
     ctx.io.out(flags.json ? JSON.stringify(sweep) : sweep.id);
     return EXIT_OK;

@@ -7,6 +7,8 @@ import { connect } from "../config.ts";
 import { defineCommand, defineGroup, type FlagValues } from "../define_command.ts";
 import { CONNECTION_FLAGS, DATA_FLAGS, JSON_FLAG, optionalText } from "../flags.ts";
 import { ago, clean, printPage } from "../output.ts";
+import { BUDGET_FLAGS, budgetFromFlags, budgetText } from "../budget.ts";
+import type { TokenBudget } from "../../protocol/budgets.ts";
 
 const createFlags = {
   agent: { schema: z.boolean().optional(), help: "an agent token (needs --node)" },
@@ -21,6 +23,7 @@ const createFlags = {
     schema: optionalText(),
     help: 'its name (default: "<node> agent", or the scope)',
   },
+  ...BUDGET_FLAGS,
   ...JSON_FLAG,
   ...CONNECTION_FLAGS,
 };
@@ -28,17 +31,24 @@ const createFlags = {
 /** The token body the flags ask for; a UsageError names what does not fit. */
 function tokenRequest(
   flags: FlagValues<typeof createFlags>,
-): { name: string; scope: string; node_id?: string } {
+): { name: string; scope: string; node_id?: string; budget?: TokenBudget } {
+  const budget = budgetFromFlags(flags);
+  const withBudget = Object.keys(budget).length ? { budget } : {};
   if (flags.agent) {
     if (flags.scope) throw new UsageError("--agent and --scope exclude each other");
     if (!flags.node) {
       throw new UsageError("--agent needs --node ID: an agent token is bound to one node");
     }
-    return { name: flags.name ?? `${flags.node} agent`, scope: "agent", node_id: flags.node };
+    return {
+      name: flags.name ?? `${flags.node} agent`,
+      scope: "agent",
+      node_id: flags.node,
+      ...withBudget,
+    };
   }
   if (flags.node) throw new UsageError("--node is for agent tokens: add --agent");
   if (!flags.scope) throw new UsageError("say which token: --agent --node ID, or --scope SCOPE");
-  return { name: flags.name ?? flags.scope, scope: flags.scope };
+  return { name: flags.name ?? flags.scope, scope: flags.scope, ...withBudget };
 }
 
 const create = defineCommand({
@@ -47,9 +57,11 @@ const create = defineCommand({
   description: `The token is shown this once. An agent token made with --agent --node ID is
 that node's own: it can speak only for node ID, and from then on the shared agent_token of
 server.yaml can no longer speak for that node. Put it in the node's agent.yaml (token:) or
-pass it with --token-file. Needs an admin token.`,
+pass it with --token-file. The --max-… flags set its budget: what the jobs and sweeps it
+submits may use (change it later with gpuctl token budget). Needs an admin token.`,
   examples: [
     "gpuctl token create --scope read --name dashboard",
+    "gpuctl token create --scope write --name agent --max-gpus 2 --max-gpu-hours 24 --max-wall-clock 7200",
     "gpuctl token create --agent --node gpu-2",
   ],
   flags: createFlags,
@@ -87,6 +99,7 @@ const list = defineCommand({
       { header: "CREATED", cell: (t) => ago(t.created_at, now) },
       { header: "LAST USED", cell: (t) => t.last_used_at ? ago(t.last_used_at, now) : "never" },
       { header: "EXPIRES", cell: (t) => clean(t.expires_at ?? "") },
+      { header: "BUDGET", cell: (t) => budgetText(t.budget) },
     ], "No tokens.");
     return EXIT_OK;
   },
@@ -111,10 +124,40 @@ const revoke = defineCommand({
   },
 });
 
+const budget = defineCommand({
+  name: "token budget",
+  summary: "change a token's budget: the limits given change, `none` removes one",
+  args: ["ID"],
+  description: `Each --max-… flag given sets that limit (none removes it); the others stay.
+The jobs already queued and running are held to the new budget from the next scheduling pass
+on. Needs an admin token.`,
+  examples: [
+    "gpuctl token budget t-4d5e6f7a8b9c --max-gpus 4 --max-queued 20",
+    "gpuctl token budget t-4d5e6f7a8b9c --max-wall-clock none",
+  ],
+  flags: { ...BUDGET_FLAGS, ...DATA_FLAGS },
+  async run({ flags, args }, ctx) {
+    const change = budgetFromFlags(flags);
+    if (Object.keys(change).length === 0) {
+      throw new UsageError("say which limit to change: --max-gpus N, --max-queued N, …");
+    }
+    const client = await connect(flags, ctx);
+    const token = await client.put<TokenInfo>(
+      `/api/tokens/${encodeURIComponent(args[0])}/budget`,
+      change,
+    );
+    if (flags.json) ctx.io.out(JSON.stringify(token));
+    else {ctx.io.out(
+        `Token "${clean(token.name)}" (${token.id}) budget: ${budgetText(token.budget)}`,
+      );}
+    return EXIT_OK;
+  },
+});
+
 /** `gpuctl token`. */
 export const tokenCommand = defineGroup(
   "token",
-  "create, list and revoke tokens",
-  [create, list, revoke],
+  "create, list and revoke tokens, and change their budgets",
+  [create, list, revoke, budget],
   "gpuctl token create --scope write --name laptop",
 );

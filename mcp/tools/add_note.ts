@@ -1,3 +1,4 @@
+/** `add_note`: writes a note on a run or an experiment: what was tried, learnt, to try next. */
 import { z } from "zod";
 import { noteRequest } from "../../protocol/lineage.ts";
 import { addNote } from "../../server/lineage/service.ts";

@@ -1,3 +1,7 @@
+/**
+ * `cancel_job`: cancels a job — a queued one at once, a running one by SIGTERM to its process
+ * group and SIGKILL after its grace — and answers the job, CANCELLED or still stopping.
+ */
 import { z } from "zod";
 import { cancelJob } from "../../server/jobs/service.ts";
 import { defineTool } from "../_tool.ts";

@@ -1,3 +1,7 @@
+/**
+ * `compare_checkpoints`: a run's checkpoints ranked by evaluation results, else by the training
+ * metric at their step, with the excluded ones and why, and which to evaluate next.
+ */
 import { z } from "zod";
 import { compareCheckpointsOfRun } from "../../server/semantic/mod.ts";
 import { defineTool } from "../_tool.ts";

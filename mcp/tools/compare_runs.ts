@@ -1,3 +1,7 @@
+/**
+ * `compare_runs`: runs side by side on one metric (the primary one unless named) — best and
+ * latest values, rank, and the config keys whose values differ.
+ */
 import { z } from "zod";
 import { comparedRunIds } from "../../protocol/rest.ts";
 import { compareRunsByIds } from "../../server/semantic/mod.ts";

@@ -1,3 +1,7 @@
+/**
+ * `diagnose_run`: a run's health in one answer — progress and ETA, the primary metric's trend,
+ * anomalies, GPU use, the likely cause of a failure — with next actions.
+ */
 import { z } from "zod";
 import { diagnoseRunById } from "../../server/semantic/mod.ts";
 import { defineTool } from "../_tool.ts";

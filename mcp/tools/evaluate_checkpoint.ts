@@ -1,3 +1,7 @@
+/**
+ * `evaluate_checkpoint`: queues an EVALUATE job that runs the project's eval command on a
+ * checkpoint with a suite, and answers the evaluation, its job and how to wait for it.
+ */
 import { z } from "zod";
 import { evaluationRequest } from "../../protocol/rest.ts";
 import { queueEvaluation } from "../../server/evaluations/mod.ts";
@@ -22,9 +26,9 @@ export const evaluateCheckpointTool = defineTool({
     job: jobShape,
     next_actions: nextActions,
   }),
-  run(ctx, { checkpoint_id, ...request }) {
+  run(ctx, { checkpoint_id, ...request }, call) {
     const since = lastEventId(ctx);
-    const answer = queueEvaluation(ctx, checkpoint_id, request);
+    const answer = queueEvaluation(ctx, checkpoint_id, request, call.principal.token_id);
     const wait = waitAction(answer.job.id, since);
     return {
       data: { ...answer, next_actions: [wait] },

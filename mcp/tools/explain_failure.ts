@@ -1,3 +1,7 @@
+/**
+ * `explain_failure`: why a FAILED or LOST run failed — the likely cause with its evidence,
+ * suggested fixes, whether a retry would help, and the checkpoint to resume from.
+ */
 import { z } from "zod";
 import { explainRunFailure } from "../../server/semantic/mod.ts";
 import { defineTool } from "../_tool.ts";

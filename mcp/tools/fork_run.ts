@@ -1,3 +1,7 @@
+/**
+ * `fork_run`: submits a child of a run — the parent's job with args, env and config overridden,
+ * optionally resuming from a checkpoint — recorded as its child in the lineage.
+ */
 import { forkRequest } from "../../protocol/lineage.ts";
 import { forkRun } from "../../server/lineage/service.ts";
 import { lastEventId } from "../../server/events/service.ts";
@@ -19,9 +23,9 @@ export const forkRunTool = defineTool({
   kind: "control",
   input: forkRequest.extend({ run_id: runIdField().describe("The parent run") }),
   output: jobShape.extend({ next_actions: nextActions }),
-  run(ctx, { run_id, ...req }) {
+  run(ctx, { run_id, ...req }, call) {
     const since = lastEventId(ctx);
-    const j = forkRun(ctx, run_id, req);
+    const j = forkRun(ctx, run_id, req, call.principal.token_id);
     const wait = waitAction(j.id, since);
     return {
       data: { ...j, next_actions: [wait] },

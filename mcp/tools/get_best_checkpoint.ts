@@ -1,3 +1,7 @@
+/**
+ * `get_best_checkpoint`: the checkpoint to use of a run or a whole experiment, chosen by
+ * evaluation results first, else the training metric, with the reason and the alternatives.
+ */
 import { z } from "zod";
 import { recommendQuery } from "../../protocol/rest.ts";
 import { validationError } from "../../server/errors.ts";

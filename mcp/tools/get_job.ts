@@ -1,3 +1,4 @@
+/** `get_job`: one job — submission, status, attempt, node, GPUs, failure — and its current run. */
 import { z } from "zod";
 import { getJob } from "../../server/jobs/service.ts";
 import { defineTool } from "../_tool.ts";

@@ -1,3 +1,7 @@
+/**
+ * `get_lineage`: the family tree of a run, or every tree of an experiment, with marks and
+ * primary metrics, shown as an indented text tree; names the best kept run.
+ */
 import { z } from "zod";
 import { type LineageNode, lineageQuery } from "../../protocol/lineage.ts";
 import { getLineage } from "../../server/lineage/service.ts";

@@ -1,3 +1,7 @@
+/**
+ * `get_logs`: a run's output lines — the tail by default, or those after a seq — with how to
+ * page on; `TOOL_LOG_LINES` is how many an answer holds unless asked for more.
+ */
 import { z } from "zod";
 import { logsQuery, MAX_LOG_LINES } from "../../protocol/rest.ts";
 import { getLogs } from "../../server/runs/service.ts";

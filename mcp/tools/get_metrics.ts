@@ -1,3 +1,7 @@
+/**
+ * `get_metrics`: metric series of one or more runs as columns, downsampled to `TOOL_MAX_POINTS`
+ * a series unless asked otherwise; without keys, one run's metric keys.
+ */
 import { z } from "zod";
 import { metricsQuery, metricsQueryFields } from "../../protocol/rest.ts";
 import { validationError } from "../../server/errors.ts";

@@ -1,3 +1,7 @@
+/**
+ * `get_run`: one run — status, progress, config, primary metric, parent, mark, notes and code —
+ * summed up in one line.
+ */
 import { z } from "zod";
 import { getRunDetail } from "../../server/lineage/service.ts";
 import { defineTool } from "../_tool.ts";

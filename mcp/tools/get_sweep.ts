@@ -1,3 +1,4 @@
+/** `get_sweep`: a sweep's trials with their parameters and status, its best trial, importance. */
 import { z } from "zod";
 import { getSweep } from "../../server/sweeps/service.ts";
 import { defineTool } from "../_tool.ts";

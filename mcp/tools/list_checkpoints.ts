@@ -1,3 +1,4 @@
+/** `list_checkpoints`: a run's checkpoints by step, with their metrics, evaluations and state. */
 import { z } from "zod";
 import { listCheckpoints } from "../../server/runs/service.ts";
 import { defineTool } from "../_tool.ts";

@@ -1,3 +1,5 @@
+/** `list_events`: events newest first, filtered by run, job, node, type or minimum severity. */
+import { ANOMALY_EVENT_TYPES } from "../../protocol/event_types.ts";
 import { eventListQuery } from "../../protocol/rest.ts";
 import { listEvents } from "../../server/events/service.ts";
 import { defineTool, moreHint, pageFields, TOOL_PAGE_SIZE } from "../_tool.ts";
@@ -8,8 +10,9 @@ export const listEventsTool = defineTool({
   name: "list_events",
   title: "Events",
   description: "Events, newest first: lifecycle (JOB_QUEUED, RUN_STARTED, RUN_FAILED, " +
-    "CHECKPOINT_CREATED, EVALUATION_COMPLETED, NODE_OFFLINE, …) and anomalies (OOM, LOSS_NAN, " +
-    "LOSS_SPIKE, OVERFITTING_SUSPECTED, GPU_UNDERUTILIZED, DISK_LOW, STALLED). Filter by run, " +
+    `CHECKPOINT_CREATED, EVALUATION_COMPLETED, NODE_OFFLINE, …) and anomalies (${
+      ANOMALY_EVENT_TYPES.join(", ")
+    }). Filter by run, ` +
     "job, node, type or minimum severity. Paginated: pass next_cursor as cursor.",
   kind: "observe",
   input: eventListQuery.extend(pageFields),

@@ -1,3 +1,7 @@
+/**
+ * `list_experiments`: experiments with their runs by status and the best value of the primary
+ * metric any run reached.
+ */
 import { experimentsQuery } from "../../protocol/rest.ts";
 import { listExperiments } from "../../server/projects/service.ts";
 import { defineTool } from "../_tool.ts";

@@ -1,3 +1,4 @@
+/** `list_nodes`: the GPU hosts with their status, GPUs, resources, labels and last heartbeat. */
 import { z } from "zod";
 import { listNodes } from "../../server/nodes/service.ts";
 import { defineTool } from "../_tool.ts";

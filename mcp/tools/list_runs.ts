@@ -1,3 +1,7 @@
+/**
+ * `list_runs`: runs newest first (job attempts, SDK and imported runs) with status, step and
+ * primary metric; filtered and paginated.
+ */
 import { runListQuery } from "../../protocol/rest.ts";
 import { listRuns } from "../../server/runs/service.ts";
 import { defineTool, moreHint, pageFields, TOOL_PAGE_SIZE } from "../_tool.ts";

@@ -1,3 +1,4 @@
+/** `mark_run`: marks a run kept or discarded with a one-line reason; the latest mark counts. */
 import { markRequest } from "../../protocol/lineage.ts";
 import { markRun } from "../../server/lineage/service.ts";
 import { defineTool } from "../_tool.ts";

@@ -1,3 +1,7 @@
+/**
+ * `query_runs`: the runs that match a JSON filter (on fields, mark, config values and metric
+ * bests), in the order asked, with how many matched and whether older runs went unseen.
+ */
 import { z } from "zod";
 import { runQuery } from "../../protocol/run_query.ts";
 import { queryRuns } from "../../server/runs/query.ts";

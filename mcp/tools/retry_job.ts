@@ -1,3 +1,4 @@
+/** `retry_job`: requeues a finished job as its next attempt (a new run of the same job). */
 import { z } from "zod";
 import { retryJob } from "../../server/jobs/service.ts";
 import { lastEventId } from "../../server/events/service.ts";

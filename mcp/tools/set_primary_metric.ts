@@ -1,3 +1,7 @@
+/**
+ * `set_primary_metric`: makes a metric key, with its direction, the primary metric of every
+ * run, a project or an experiment; comparisons and recommendations rank by it.
+ */
 import { z } from "zod";
 import { primaryMetricSet } from "../../protocol/rest.ts";
 import { setPrimaryMetric } from "../../server/projects/service.ts";

@@ -1,6 +1,12 @@
+/**
+ * Tokens as callers meet them: a presented token made a `Principal` (or refused), tokens
+ * created, listed and deleted, and the tokens of server.yaml installed at start.
+ */
 import type { Page, TokenInfo } from "../../protocol/objects.ts";
 import type { Scope, TokenCreate } from "../../protocol/rest.ts";
-import { tokens as tokensDb } from "../db/mod.ts";
+import { budgets as budgetsDb, tokens as tokensDb } from "../db/mod.ts";
+import type { BudgetStatus } from "../../protocol/budgets.ts";
+import { budgetOf, setBudgetAtCreate } from "../budgets/service.ts";
 import type { Context } from "../context.ts";
 import { conflict, invalidField, notFound } from "../errors.ts";
 import { generateToken, hashSecret, parseToken, secretMatches } from "./tokens.ts";
@@ -29,18 +35,23 @@ export function authenticate(ctx: Context, token: string): Principal | null {
   return { token_id: row.id, name: row.name, scope: row.scope, node_id: row.node_id ?? null };
 }
 
-/** `GET /api/auth/whoami`: who the caller is, and whether it may change things. */
-export function whoami(p: Principal): {
+/**
+ * `GET /api/auth/whoami`: who the caller is, whether it may change things, and its budget
+ * (each limit, what its jobs use and what is left; null: no budget).
+ */
+export function whoami(p: Principal, ctx: Context): {
   name: string;
   scope: Scope;
   token_id: string;
   can_write: boolean;
+  budget: BudgetStatus | null;
 } {
   return {
     name: p.name,
     scope: p.scope,
     token_id: p.token_id,
     can_write: p.scope === "write" || p.scope === "admin",
+    budget: budgetOf(ctx, p.token_id),
   };
 }
 
@@ -60,6 +71,7 @@ export function createToken(ctx: Context, t: TokenCreate): TokenInfo & { token: 
     expires_at: t.expires_at ?? null,
     node_id: t.node_id ?? null,
   });
+  if (t.budget) setBudgetAtCreate(ctx, id, t.budget);
   return {
     id,
     name: t.name,
@@ -68,6 +80,7 @@ export function createToken(ctx: Context, t: TokenCreate): TokenInfo & { token: 
     created_at: at,
     expires_at: t.expires_at ?? null,
     last_used_at: null,
+    budget: budgetsDb.getBudget(ctx.db, id),
     token,
   };
 }

@@ -1,3 +1,7 @@
+/**
+ * The token format `gpc_<id>_<secret>`: making one, splitting it, hashing and comparing its
+ * secret in constant time, and which scope may call what.
+ */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Scope } from "../../protocol/rest.ts";
 

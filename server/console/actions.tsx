@@ -1,11 +1,10 @@
 /**
- * The console's write actions as form posts: each checks the session's scope with the one
- * scope check, asks for confirmation when the form did not carry it (a browser without
+ * The console's write actions as form posts (on `write` page routes, whose scope the console
+ * checks before the handler runs): each asks for confirmation when the form did not carry it (a browser without
  * JavaScript, a stray post), acts through one service function, and returns to the page it
  * came from.
  */
 import { z } from "zod";
-import { requireScope } from "../auth/require_scope.ts";
 import { readForm } from "./form.ts";
 import type { PageRequest } from "./page.tsx";
 import { shellPage } from "./shell.tsx";
@@ -17,8 +16,6 @@ const actionForm = z.object({
 }).passthrough();
 
 export interface ConfirmedAction {
-  /** What the scope error names, e.g. `cancelling job "j-1"`. */
-  what: string;
   /** The question of the confirmation page. */
   question: string;
   yes: string;
@@ -32,7 +29,6 @@ export interface ConfirmedAction {
 
 /** Handles one write action's form post. */
 export async function confirmedAction(p: PageRequest, a: ConfirmedAction): Promise<Response> {
-  requireScope(p.principal, "write", a.what);
   const form = await readForm(p.req, actionForm);
   const fields = form.ok ? form.data as Record<string, string> : {};
   const next = safeNext(fields.next ?? a.fallback);

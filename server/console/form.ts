@@ -1,3 +1,4 @@
+/** A console form post read with a size cap and validated, each bad field named with why. */
 import type { z } from "zod";
 import { readCappedBytes } from "../read_body.ts";
 

@@ -4,8 +4,9 @@
  */
 import { type JobSubmission, jobSubmission } from "../../protocol/rest.ts";
 import type { Context } from "../context.ts";
-import { ValidationError } from "../errors.ts";
+import { BudgetExceededError, ValidationError } from "../errors.ts";
 import { submitJob } from "../jobs/service.ts";
+import { dryRunJob, type JobDryRun } from "../jobs/dry_run.ts";
 import type { Job } from "../../protocol/objects.ts";
 import { readForm } from "./form.ts";
 import { z } from "zod";
@@ -27,9 +28,11 @@ export const JOB_FORM_FIELDS = [
 export type JobFormField = typeof JOB_FORM_FIELDS[number];
 export type JobFormValues = Partial<Record<JobFormField, string>>;
 
-const formSchema = z.object(
-  Object.fromEntries(JOB_FORM_FIELDS.map((f) => [f, z.string().max(65_536).optional()])),
-) as z.ZodType<JobFormValues>;
+const formSchema = z.object({
+  ...Object.fromEntries(JOB_FORM_FIELDS.map((f) => [f, z.string().max(65_536).optional()])),
+  // The "Check" button: a dry run.
+  dry_run: z.string().max(10).optional(),
+}) as z.ZodType<JobFormValues & { dry_run?: string }>;
 
 const WHOLE = /^-?\d+$/;
 
@@ -81,23 +84,35 @@ export function submissionOf(
   return { ok: true, submission: parsed.data };
 }
 
-/** Reads a posted form and submits the job; refusals come back by field, with the values. */
+/**
+ * Reads a posted form and submits the job (with its "Check" button, only a dry run of it);
+ * refusals come back by field, with the values.
+ */
 export async function submitJobForm(
   ctx: Context,
   req: Request,
+  /** The signed-in token: its budget holds. */
+  by: string | null = null,
 ): Promise<
-  { ok: true; job: Job } | { ok: false; errors: Record<string, string>; values: JobFormValues }
+  | { ok: true; job: Job }
+  | { ok: "dry_run"; plan: JobDryRun; values: JobFormValues }
+  | { ok: false; errors: Record<string, string>; values: JobFormValues }
 > {
   const form = await readForm(req, formSchema);
   if (!form.ok) return { ok: false, errors: form.errors, values: {} };
-  const s = submissionOf(form.data);
-  if (!s.ok) return { ok: false, errors: s.errors, values: form.data };
+  const { dry_run: dryRun, ...values } = form.data;
+  const s = submissionOf(values);
+  if (!s.ok) return { ok: false, errors: s.errors, values };
   try {
-    return { ok: true, job: submitJob(ctx, s.submission) };
+    if (dryRun) return { ok: "dry_run", plan: dryRunJob(ctx, s.submission, by), values };
+    return { ok: true, job: submitJob(ctx, s.submission, "TRAIN", { submitted_by: by }) };
   } catch (err) {
+    if (err instanceof BudgetExceededError) {
+      return { ok: false, errors: { form: err.message }, values };
+    }
     if (!(err instanceof ValidationError)) throw err;
     const errors: Record<string, string> = {};
     for (const d of err.details) errors[d.field.split(".")[0]] ??= d.problem;
-    return { ok: false, errors, values: form.data };
+    return { ok: false, errors, values };
   }
 }

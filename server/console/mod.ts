@@ -16,7 +16,7 @@ import { loginRoutes } from "../../routes/login.tsx";
 import { logoutRoutes } from "../../routes/logout.tsx";
 import { jobsRoutes } from "../../routes/jobs.tsx";
 import { runsRoutes } from "../../routes/runs.tsx";
-import { runRoutes } from "../../routes/run.tsx";
+import { runRoutes } from "../../routes/run/mod.tsx";
 import { nodesRoutes } from "../../routes/nodes.tsx";
 import { eventsRoutes } from "../../routes/events.tsx";
 import { experimentsRoutes } from "../../routes/experiments.tsx";

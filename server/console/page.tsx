@@ -54,13 +54,21 @@ export interface PageRequest {
 }
 
 /** One console route. Like the API table, a page cannot exist without declaring who may see it. */
-export interface PageRoute {
-  method: "GET" | "POST";
-  path: string;
-  /** `public`: anyone (sign-in); `read`: any signed-in session, else a redirect to /login. */
-  scope: "public" | "read";
-  handler: (p: PageRequest) => Response | Promise<Response>;
-}
+export type PageRoute =
+  & {
+    method: "GET" | "POST";
+    path: string;
+    handler: (p: PageRequest) => Response | Promise<Response>;
+  }
+  & (
+    /** `public`: anyone (sign-in); `read`: any signed-in session, else a redirect to /login. */
+    | { scope: "public" | "read" }
+    /**
+     * `write`: a signed-in session whose token may write; a read session gets the refusal page
+     * (403) naming `action`, and the handler never runs.
+     */
+    | { scope: "write"; action: string }
+  );
 
 /** Renders `body` into a complete document. */
 export function renderPage(

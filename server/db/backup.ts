@@ -1,3 +1,7 @@
+/**
+ * Online backups of the store: a consistent copy written in steps with SQLite's backup API
+ * while the server keeps serving, checked, into a private file.
+ */
 import { backup, DatabaseSync } from "node:sqlite";
 import type { Database } from "./database.ts";
 import { makePrivateDir, makePrivateFile, PRIVATE_FILE_MODE } from "../private_files.ts";

@@ -1,3 +1,7 @@
+/**
+ * Opening the store: the SQLite file (0600, WAL) with its pragmas and migrations, and the
+ * `Database` handle with nested transactions, after-commit hooks and cached statements.
+ */
 import { DatabaseSync } from "node:sqlite";
 import { migrate } from "./migrate.ts";
 import { makePrivateFile, PRIVATE_FILE_MODE } from "../private_files.ts";

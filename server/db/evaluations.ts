@@ -1,3 +1,4 @@
+/** Evaluation records: queued for a checkpoint, then completed with metrics or failed. */
 import type { Evaluation } from "../../protocol/objects.ts";
 import type { Database } from "./database.ts";
 import { json } from "./_rows.ts";

@@ -1,3 +1,7 @@
+/**
+ * The event log: events stored, listed newest first, read after an id (SSE resume and waits),
+ * looked up by type, and counted by severity.
+ */
 import type { EventRecord } from "../../protocol/objects.ts";
 import type { Severity } from "../../protocol/rest.ts";
 import { severitiesAtLeast } from "../../protocol/severity.ts";

@@ -1,3 +1,7 @@
+/**
+ * Job records: inserted, patched (optionally compare-and-set on status), listed and read by
+ * state, and `publicJob`, the job as the API shows it with its secrets masked.
+ */
 import type { ForkOverrides, Job } from "../../protocol/objects.ts";
 import type { JobStatus } from "../../protocol/rest.ts";
 import {
@@ -54,6 +58,7 @@ interface JobRow {
   resume_from: string | null;
   resume_from_path: string | null;
   fork_overrides: string | null;
+  submitted_by: string | null;
 }
 
 /** A job with the fields only the server uses. */
@@ -61,6 +66,8 @@ export interface JobState extends Job {
   seq: number;
   infra_attempts: number;
   cancel_requested: boolean;
+  /** The token id that submitted it (its budget counts the job); null: none recorded. */
+  submitted_by: string | null;
 }
 
 function toJob(r: JobRow): JobState {
@@ -110,6 +117,7 @@ function toJob(r: JobRow): JobState {
       ? { checkpoint_id: r.resume_from, path: r.resume_from_path }
       : null,
     fork_overrides: r.fork_overrides ? json<ForkOverrides>(r.fork_overrides, {}) : null,
+    submitted_by: r.submitted_by ?? null,
   };
 }
 
@@ -118,7 +126,7 @@ function toJob(r: JobRow): JobState {
  * in its command the values of secret-named flags (`--hf-token X`) and of its secret variables.
  */
 export function publicJob(j: JobState): Job {
-  const { seq: _s, infra_attempts: _i, cancel_requested: _c, ...job } = j;
+  const { seq: _s, infra_attempts: _i, cancel_requested: _c, submitted_by: _b, ...job } = j;
   const values = secretValues(job.env, job.secret_env);
   return {
     ...job,

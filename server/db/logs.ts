@@ -1,3 +1,7 @@
+/**
+ * Run log lines: the last `LOG_LINES_KEPT` of each run, stored by seq (a replayed line is
+ * ignored) and read as a tail or after a seq.
+ */
 import type { LogLine } from "../../protocol/objects.ts";
 import type { Database } from "./database.ts";
 

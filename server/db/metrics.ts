@@ -1,3 +1,7 @@
+/**
+ * Metric points and per-key summaries: points stored (the last write per step wins), series
+ * read in columns, points read after a write sequence, and each key's counts and extremes.
+ */
 import type { Database } from "./database.ts";
 import { allAsArrays } from "./_rows.ts";
 import { invalidateBlocks } from "./metric_blocks.ts";

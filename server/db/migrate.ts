@@ -1,3 +1,4 @@
+/** Brings a database's schema up to `SCHEMA_VERSION`, one migration per transaction. */
 import type { DatabaseSync } from "node:sqlite";
 import { MIGRATIONS } from "./migrations/mod.ts";
 

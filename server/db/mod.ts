@@ -21,3 +21,4 @@ export * as nodes from "./nodes.ts";
 export * as cursors from "./cursors.ts";
 export * as sweeps from "./sweeps.ts";
 export * as lineage from "./lineage.ts";
+export * as budgets from "./budgets.ts";

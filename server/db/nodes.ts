@@ -1,3 +1,7 @@
+/**
+ * Node records: what an agent said of its host when it connected, its ONLINE/OFFLINE status,
+ * heartbeats, and the lease its agent declared.
+ */
 import { type NodeRecord, slurmPoolOf } from "../../protocol/objects.ts";
 import type { Database } from "./database.ts";
 import { json } from "./_rows.ts";

@@ -1,3 +1,7 @@
+/**
+ * Projects, experiments and metric definitions, and what the overview pages count over a
+ * scope's runs: runs by status, metric keys, the best value of a key.
+ */
 import type { Experiment, MetricDefinition, Project } from "../../protocol/objects.ts";
 import type { Database } from "./database.ts";
 

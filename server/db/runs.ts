@@ -1,3 +1,7 @@
+/**
+ * Run records: inserted, patched, found by attempt or import folder, listed, counted by group,
+ * and selected for `query_runs`; progress only rises.
+ */
 import type { Run, RunMark } from "../../protocol/objects.ts";
 import type { RunStatus } from "../../protocol/rest.ts";
 import type { Database } from "./database.ts";

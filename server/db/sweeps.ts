@@ -1,3 +1,4 @@
+/** Sweep and trial records: stored, listed, a trial found by its job, updated, a sweep ended. */
 import type { SweepCreate, SweepStatus } from "../../protocol/sweeps.ts";
 import type { ParamValue } from "../../protocol/sweeps.ts";
 import type { Database } from "./database.ts";

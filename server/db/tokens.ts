@@ -1,10 +1,16 @@
+/**
+ * Token rows (the secret's hash, never the secret): stored, listed, deleted for good, and
+ * whether a node has an agent token of its own.
+ */
 import type { Scope } from "../../protocol/rest.ts";
 import type { TokenInfo } from "../../protocol/objects.ts";
 import type { Database } from "./database.ts";
 
 /** A token row, with the hash that is compared against presented secrets. */
-export interface TokenRow extends TokenInfo {
+export interface TokenRow extends Omit<TokenInfo, "budget"> {
   secret_hash: string;
+  /** The budget as JSON (read it with budgets.getBudget). */
+  budget?: string | null;
 }
 
 export function insertToken(
@@ -50,9 +56,10 @@ export function getToken(db: Database, id: string): TokenRow | null {
 }
 
 export function listTokens(db: Database): TokenInfo[] {
-  return db.prepare(
-    "SELECT id, name, scope, node_id, created_at, expires_at, last_used_at FROM tokens ORDER BY created_at, id",
-  ).all() as unknown as TokenInfo[];
+  const rows = db.prepare(
+    "SELECT id, name, scope, node_id, created_at, expires_at, last_used_at, budget FROM tokens ORDER BY created_at, id",
+  ).all() as unknown as (Omit<TokenInfo, "budget"> & { budget: string | null })[];
+  return rows.map((r) => ({ ...r, budget: r.budget ? JSON.parse(r.budget) : null }));
 }
 
 /** Deletes a token and remembers its id, so a config file cannot bring it back. */

@@ -1,3 +1,7 @@
+/**
+ * The EVALUATE job a checkpoint evaluation runs: the training job's settings with the request's
+ * overrides, pinned to the checkpoint's node, with the checkpoint and output variables set.
+ */
 import type { Checkpoint, Job } from "../../protocol/objects.ts";
 import {
   type EvaluationRequest,

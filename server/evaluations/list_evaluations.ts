@@ -1,3 +1,7 @@
+/**
+ * Evaluations as the API shows them (a QUEUED one whose job started reads RUNNING): of a
+ * checkpoint, by id, and with each of a run's checkpoints.
+ */
 import type { CheckpointWithEvaluations, Evaluation, Page } from "../../protocol/objects.ts";
 import type { JobStatus } from "../../protocol/rest.ts";
 import {

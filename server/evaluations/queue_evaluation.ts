@@ -1,3 +1,4 @@
+/** Queues a checkpoint's evaluation: its EVALUATE job and its QUEUED record, in one transaction. */
 import type { Evaluation, Job } from "../../protocol/objects.ts";
 import type { EvaluationRequest } from "../../protocol/rest.ts";
 import {
@@ -23,6 +24,8 @@ export function queueEvaluation(
   ctx: Context,
   checkpointId: string,
   request: EvaluationRequest,
+  /** The token whose budget the evaluation job counts against. */
+  by: string | null = null,
 ): { evaluation: Evaluation; job: Job } {
   return ctx.db.tx(() => {
     const checkpoint = checkpointsDb.getCheckpoint(ctx.db, checkpointId);
@@ -55,7 +58,7 @@ export function queueEvaluation(
       eval_command: projectsDb.getProject(ctx.db, run.project)?.eval_command ?? null,
       request,
     });
-    const job = submitJob(ctx, submission, "EVALUATE");
+    const job = submitJob(ctx, submission, "EVALUATE", { submitted_by: by });
     evaluationsDb.insertEvaluation(ctx.db, {
       id: evaluationId,
       checkpoint_id: checkpoint.id,

@@ -1,3 +1,7 @@
+/**
+ * An evaluation's outcome: the results its job's run reported make it COMPLETED (merged when
+ * reported again), and a job that ended without them makes it FAILED.
+ */
 import { encodeMetricValue, type Evaluation } from "../../protocol/objects.ts";
 import {
   checkpoints as checkpointsDb,

@@ -1,3 +1,7 @@
+/**
+ * `emitEvent`: stores an event with its job's secret values masked, then publishes it on the
+ * bus once its transaction commits.
+ */
 import type { EventRecord } from "../../protocol/objects.ts";
 import { events as eventsDb, jobs as jobsDb, runs as runsDb } from "../db/mod.ts";
 import { maskSecretsDeep, maskSecretText, secretValues } from "../../protocol/secret_env.ts";

@@ -1,3 +1,4 @@
+/** Test inputs for the failure catalogue: a log tail from a multi-line string, a failed run's facts. */
 import assert from "node:assert/strict";
 import { causeById } from "./catalogue.ts";
 import type { RetryVerdict } from "./cause.ts";

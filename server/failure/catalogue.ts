@@ -1,3 +1,7 @@
+/**
+ * The failure catalogue: every cause in the order they are tried, from the most specific
+ * (GPU memory, NCCL, the hub) to the fallbacks (a Python exception, a nonzero exit).
+ */
 import type { CauseEntry } from "./cause.ts";
 import {
   CUDA_DEVICE_ERROR_CAUSE,

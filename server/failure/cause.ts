@@ -1,3 +1,4 @@
+/** What a cause of the catalogue is: how it matches a failed run's facts, its fixes and its retry verdict. */
 import type { FailureFacts, LogLine } from "./facts.ts";
 import type { Evidence } from "./failure_types.ts";
 

@@ -1,3 +1,7 @@
+/**
+ * GPU causes: CUDA out of memory (in PyTorch's, TensorFlow's, XLA's and vLLM's words), CUDA
+ * version mismatch, no CUDA device, device-side errors, cuDNN errors, GPU hardware faults.
+ */
 import {
   capped,
   type CauseEntry,
@@ -9,11 +13,13 @@ import {
   present,
 } from "./cause.ts";
 import type { Evidence } from "./failure_types.ts";
+import { RAY_MEMORY_MONITOR } from "./causes_process.ts";
 
 // One cause, many phrasings: PyTorch (and its THC-era `cuda runtime error (2)`), cuBLAS and
 // the CUDA runtime, TensorFlow's BFC allocator (`OOM when allocating tensor`,
-// `ResourceExhaustedError`), JAX/XLA (`RESOURCE_EXHAUSTED: Out of memory`), ROCm, MPS, and a
-// vLLM engine with no memory left for its KV cache.
+// `ResourceExhaustedError`), JAX/XLA (`RESOURCE_EXHAUSTED: Out of memory`, `Failed to allocate
+// request`), ROCm, MPS, and a vLLM engine with no memory left for its KV cache (or too little
+// for one sequence of `max_model_len`). Ray's `OutOfMemoryError` is host memory: not this.
 const CUDA_OOM = [
   /CUDA out of memory/i,
   /OutOfMemoryError/,
@@ -25,16 +31,18 @@ const CUDA_OOM = [
   /THCudaCheck FAIL .*error=2 : out of memory/,
   /\bOOM when allocating tensor/,
   /ResourceExhaustedError\b/,
-  /RESOURCE_EXHAUSTED:?.*(?:[Oo]ut of memory|OOM)/,
+  /(?:RESOURCE_EXHAUSTED|Resource exhausted):?.*(?:[Oo]ut of memory|OOM|[Ff]ailed to allocate)/,
   /Resource exhausted: Out of memory/i,
   /Out of memory while trying to allocate \d+ bytes/i,
   /Allocator \(\w+\) ran out of memory trying to allocate/,
   /HIP out of memory/i,
   /MPS backend out of memory/i,
   /No available memory for the cache blocks/,
+  /larger than the maximum number of tokens that can be stored in KV cache/,
 ];
-const KV_CACHE = /No available memory for the cache blocks/;
-const XLA = /RESOURCE_EXHAUSTED|XlaRuntimeError|Out of memory while trying to allocate/;
+const KV_CACHE = /No available memory for the cache blocks|tokens that can be stored in KV cache/;
+const XLA =
+  /RESOURCE_EXHAUSTED|XlaRuntimeError|Out of memory while trying to allocate|Failed to allocate request/;
 const TF = /ResourceExhaustedError|OOM when allocating tensor|_bfc\b/;
 
 /** The GPU ran out of memory. */
@@ -55,7 +63,7 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
     "Request a GPU with more memory, or more GPUs with FSDP/ZeRO sharding",
   ],
   match(facts) {
-    const hit = findLine(facts, CUDA_OOM);
+    const hit = findLine(facts, CUDA_OOM, { unless: RAY_MEMORY_MONITOR });
     const event = facts.input.events.find((e) =>
       e.type === "OOM" && CUDA_OOM.some((re) => re.test(e.message))
     );

@@ -1,3 +1,7 @@
+/**
+ * Distributed-training causes: NCCL timeouts and errors, a rendezvous port in use, a peer's
+ * connection reset, DDP parameters unused in the forward pass.
+ */
 import {
   type CauseEntry,
   excerpt,
@@ -84,7 +88,8 @@ export const NCCL_ERROR_CAUSE: CauseEntry = {
   match(facts) {
     const hit = findLine(facts, NCCL_ERROR);
     if (!hit) return null;
-    const specific = /NCCL error|nccl[A-Z]\w*Error|DistBackendError/.test(hit.line.text);
+    // NCCL's own error strings read `NCCL Error 1: unhandled cuda error` in some versions.
+    const specific = /NCCL error|nccl\w*Error|DistBackendError/i.test(hit.line.text);
     return {
       confidence: specific ? 0.85 : 0.6,
       likely_cause: `NCCL (the GPU communication library) failed: "${excerpt(hit.line.raw, 160)}"`,

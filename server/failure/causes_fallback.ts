@@ -1,3 +1,4 @@
+/** The catalogue's last resorts: an unrecognised Python exception, or a nonzero exit with nothing more to go on. */
 import {
   type CauseEntry,
   excerpt,

@@ -203,6 +203,44 @@ Current thread 0x00007f3c1a9b8740 (most recent call first):
   File "/proj/data.py", line 41 in __getitem__
 `;
 
+const TF_NAN_SUMMARY = `
+  File "/venv/lib/python3.6/site-packages/tensorflow/python/client/session.py", line 1348, in _do_call
+    raise type(e)(node_def, op, message)
+tensorflow.python.framework.errors_impl.InvalidArgumentError: Nan in summary histogram for: generator/conv1/weights_0
+	 [[Node: generator/conv1/weights_0 = HistogramSummary[T=DT_FLOAT](generator/conv1/weights_0/tag, generator/conv1/weights/read)]]
+`;
+
+// Ray's memory monitor: the raylet's report, and the exception the driver gets.
+const RAY_RAYLET_OOM = `
+(raylet) [2024-05-02 11:00:00,001 E 4242 4242] (raylet) node_manager.cc:3069: 3 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 7f00, IP: 10.0.0.5) over the last time period.
+(raylet) Refer to the documentation on how to address the out of memory issue: https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html.
+`;
+
+const RAY_TASK_OOM = `
+  File "/venv/lib/python3.10/site-packages/ray/_private/worker.py", line 2755, in get
+    raise value
+ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.
+Memory on the node (IP: 10.0.0.5, ID: 7f00) where the task (task ID: 3c00, name=preprocess, pid=901, memory used=9.80GB) was running was 60.10GB / 62.00GB (0.96), which exceeds the memory usage threshold of 0.95.
+`;
+
+const VLLM_MAX_LEN = `
+INFO 05-02 11:00:00 gpu_executor.py:83] # GPU blocks: 812, # CPU blocks: 2048
+ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache (12992). Try increasing \`gpu_memory_utilization\` or decreasing \`max_model_len\` when initializing the engine.
+`;
+
+const XLA_FAILED_ALLOCATE = `
+  File "train.py", line 61, in update
+    grads = grad_fn(params, batch)
+jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 1.50GiB (1610612736B) on device ordinal 0
+`;
+
+// A C++ abort whose message is NCCL's own error string.
+const NCCL_ABORT = `
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  NCCL Error 2: unhandled system error
+Aborted (core dumped)
+`;
+
 function sigkill(over: Partial<FailureInput> = {}): Partial<FailureInput> {
   return { exit_code: null, signal: "SIGKILL", failure_class: "SIGNAL", ...over };
 }
@@ -304,6 +342,31 @@ Deno.test("diagnoseFailure() knows one cause in the words of several stacks (tab
       want: { cause: "abi_mismatch", line: 1003, retry: "fails_again", fix: /Rebuild/ },
     },
     {
+      name: "NaN refused by TensorFlow's histogram summary",
+      input: failed(TF_NAN_SUMMARY),
+      want: { cause: "nan_loss", line: 1002, retry: "fails_again" },
+    },
+    {
+      name: "Ray's memory monitor (the raylet's report)",
+      input: failed(RAY_RAYLET_OOM),
+      want: { cause: "host_oom_killed", line: 1000, retry: "fails_again", likely: /Ray/ },
+    },
+    {
+      name: "Ray's OutOfMemoryError is host memory, not the GPU's",
+      input: failed(RAY_TASK_OOM),
+      want: { cause: "host_oom_killed", line: 1002, retry: "fails_again", fix: /memory=/ },
+    },
+    {
+      name: "vLLM: max_model_len does not fit the KV cache",
+      input: failed(VLLM_MAX_LEN),
+      want: { cause: "cuda_oom", line: 1001, retry: "fails_again", fix: /max_model_len/ },
+    },
+    {
+      name: "XLA: Failed to allocate request",
+      input: failed(XLA_FAILED_ALLOCATE),
+      want: { cause: "cuda_oom", line: 1002, retry: "fails_again", fix: /XLA_PYTHON_CLIENT/ },
+    },
+    {
       name: "a worker that crashed (SIGSEGV) fails again",
       input: failed(WORKER_SEGV),
       want: { cause: "dataloader_worker_killed", line: 1000, retry: "may_help" },
@@ -313,6 +376,11 @@ Deno.test("diagnoseFailure() knows one cause in the words of several stacks (tab
   // The entry's verdict is "may help"; a worker that crashed on its own overrides it.
   const segv = diagnoseFailure(failed(WORKER_SEGV));
   assert.equal(segv.retry, "fails_again");
+  // An abort is NCCL's own error string's consequence: the NCCL error decides, and is retried.
+  const nccl = diagnoseFailure(
+    failed(NCCL_ABORT, { exit_code: null, signal: "SIGABRT", failure_class: "SIGNAL" }),
+  );
+  assert.deepEqual([nccl.cause_id, nccl.retry], ["nccl_error", "may_help"]);
   const offline = diagnoseFailure(failed(OFFLINE));
   assert.deepEqual([offline.cause_id, offline.retry], ["hub_unreachable", "fails_again"]);
 });

@@ -1,3 +1,4 @@
+/** Hugging Face Hub causes: a gated or private repo refused (401/403), the hub unreachable or offline. */
 import {
   type CauseEntry,
   excerpt,

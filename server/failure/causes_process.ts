@@ -1,3 +1,8 @@
+/**
+ * How the process ended, from the runner and the log: cancelled, node lost, agent restart,
+ * killed (host OOM killer, SIGKILL, a launcher's `-9`), segfault, abort, interrupt,
+ * termination, command not found, a failed dispatch, a DataLoader worker killed.
+ */
 import {
   type CauseEntry,
   childName,
@@ -101,6 +106,15 @@ const HOST_OOM_LOG = [
   /\]\s*Killed\s*$/,
 ];
 
+/**
+ * Ray's memory monitor, which kills a task or actor when the node's RAM passes its threshold:
+ * the raylet's report (`… Workers (tasks / actors) killed due to memory pressure (OOM)`) and
+ * the exception the caller gets (`ray.exceptions.OutOfMemoryError: Task was killed due to the
+ * node running low on memory`, `RayOutOfMemoryError` of older Ray). Host memory, not the GPU's.
+ */
+export const RAY_MEMORY_MONITOR =
+  /killed due to memory pressure \(OOM\)|running low on memory|\bRayOutOfMemoryError\b|\bray\.exceptions\.OutOfMemoryError\b/;
+
 function who(facts: FailureFacts, text: string | undefined): string {
   if (findLine(facts, [WORKER_DIED])) return "A DataLoader worker was";
   if (text && /DataLoader worker/.test(text)) return "A DataLoader worker was";
@@ -127,6 +141,20 @@ export const HOST_OOM_CAUSE: CauseEntry = {
     "Pin the job to a node with more RAM, or run fewer jobs on the node at once",
   ],
   match(facts) {
+    const ray = findLine(facts, [RAY_MEMORY_MONITOR]);
+    if (ray) {
+      return {
+        confidence: 0.88,
+        likely_cause: "Ray's memory monitor killed a task or actor: the node's RAM passed its " +
+          `threshold (host memory, not the GPU's): "${excerpt(ray.line.raw, 160)}"`,
+        evidence: present(logEvidence(ray.line), exitCodeEvidence(facts)),
+        fixes: [
+          "Request more memory per task (`memory=` in `@ray.remote`, or more CPUs per task) so " +
+          "fewer run on a node at once",
+          "`ray logs raylet.out -ip <node>` lists the top memory users at the kill",
+        ],
+      };
+    }
     const hit = findLine(facts, HOST_OOM_LOG);
     const counter = facts.oomKillCounterRose;
     if (!hit && !counter) return null;

@@ -1,3 +1,8 @@
+/**
+ * Python-level causes: missing modules and files, permissions, shared memory, a full disk, NaN
+ * loss, ABI mismatches of compiled extensions, too many open files, DataLoader pickling,
+ * recursion.
+ */
 import {
   type CauseEntry,
   excerpt,
@@ -326,11 +331,13 @@ const NAN_LOG = [
   /Detected (?:NaN|inf)/i,
   // Frameworks that check for themselves and raise in their own words: detectron2's
   // `FloatingPointError: Loss became infinite or NaN`, Keras' TerminateOnNaN, TensorFlow's
-  // check_numerics.
+  // check_numerics and its histogram summaries.
   /Loss became infinite or NaN/i,
   /FloatingPointError\b.*\b(?:nan|inf)/i,
   /Invalid loss, terminating training/,
   /Tensor had (?:NaN|Inf) values/,
+  // TensorFlow's histogram summaries refuse NaN weights or activations.
+  /\bNan in summary histogram\b/i,
   /(?:NaN|Inf) (?:or (?:Inf|NaN) )?found in input tensor/,
 ];
 

@@ -1,3 +1,4 @@
+/** Tensor causes: tensors on different devices, shapes that do not match, a state dict that does not fit the model. */
 import {
   type CauseEntry,
   excerpt,

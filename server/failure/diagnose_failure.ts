@@ -1,3 +1,7 @@
+/**
+ * `diagnoseFailure`: a failed run's facts (exit, signal, log tail, events) → the likeliest
+ * cause with its evidence lines, fixes, confidence and retry verdict, the deciding line first.
+ */
 import type { CauseEntry, CauseMatch } from "./cause.ts";
 import { excerpt, exitCodeEvidence, logEvidence, signalEvidence } from "./cause.ts";
 import { CATALOGUE, FALLBACK_CAUSE_IDS } from "./catalogue.ts";

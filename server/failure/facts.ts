@@ -1,4 +1,5 @@
-import { standardSignalName } from "../../protocol/signals.ts";
+/** What the catalogue reads from a failed run: cleaned log lines (colours and rank prefixes gone), the exit, the signal. */
+import { standardSignalName } from "../../lib/signals.ts";
 import type { FailureInput, LogTailLine } from "./failure_types.ts";
 import { findTracebacks, informativeTraceback, type Traceback } from "./traceback.ts";
 

@@ -1,3 +1,4 @@
+/** The failure card's shape: evidence, the diagnosis, its retry advice. */
 import type { RetryVerdict } from "./cause.ts";
 
 /** Where a piece of evidence comes from. */

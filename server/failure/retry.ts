@@ -1,3 +1,4 @@
+/** Retry advice: what retrying can be expected to do for each verdict, and what gpuctl does by itself. */
 import type { RetryVerdict } from "./cause.ts";
 
 /** What gpuctl does by itself after a failed attempt: one answer per retry verdict. */

@@ -1,3 +1,4 @@
+/** Python tracebacks in a log: each block's frames and its final `Type: message` line, the last one deciding. */
 import type { LogLine } from "./facts.ts";
 
 /** One `Traceback (most recent call last):` block of a Python log. */

@@ -1,3 +1,7 @@
+/**
+ * `createApp`: the HTTP app over the services — the API and `/mcp` behind one guard (route
+ * scopes, tokens and sessions, same origin), the console, and error answers with their status.
+ */
 import { Hono, type MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { TrieRouter } from "hono/router/trie-router";
@@ -19,7 +23,7 @@ export interface App {
   fetch: (req: Request) => Promise<Response>;
   routes: readonly RouteDef[];
   /** The console's pages and static files, with who may see them. */
-  pages: readonly { method: string; path: string; scope: "public" | "read" }[];
+  pages: readonly { method: string; path: string; scope: "public" | "read" | "write" }[];
   /** Every method and path Hono has registered, middleware included. */
   registered: () => { method: string; path: string }[];
 }

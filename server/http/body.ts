@@ -1,3 +1,4 @@
+/** Request bodies and query strings, read under a size cap and validated; a 4xx says why not. */
 import type { z } from "zod";
 import { HttpError } from "./errors.ts";
 import { validationError } from "../errors.ts";

@@ -1,9 +1,10 @@
 /**
  * The console's HTTP side: its static files, its pages under the route table's rules (a
- * session for `read` pages, same-origin forms), and what a page handler is handed.
+ * session for `read` pages, a session that may write for `write` pages, same-origin forms),
+ * and what a page handler is handed.
  */
 import type { Hono } from "hono";
-import { isWriteScope } from "../auth/require_scope.ts";
+import { isWriteScope, requireScope } from "../auth/require_scope.ts";
 import { requestAuth } from "../auth/request_auth.ts";
 import { crossOriginProblem, viaTls } from "../auth/same_origin.ts";
 import { issueSession, sessionCookieHeader } from "../auth/session.ts";
@@ -68,7 +69,7 @@ async function servePage(
     }),
     con.sessionKey,
   );
-  if (route.scope === "read" && !principal) {
+  if (route.scope !== "public" && !principal) {
     const next = url.pathname + url.search;
     const location = next === "/" ? "/login" : `/login?next=${encodeURIComponent(next)}`;
     return new Response(null, { status: 303, headers: { ...PAGE_HEADERS, location } });
@@ -93,6 +94,7 @@ async function servePage(
     endSession: () => sessionCookieHeader(null, { secure: tls }),
   };
   try {
+    if (route.scope === "write") requireScope(principal, "write", route.action);
     return await route.handler(page);
   } catch (err) {
     // A domain error (not found, a conflict, a read session's write) becomes a page that says

@@ -1,3 +1,7 @@
+/**
+ * Error answers over HTTP: `HttpError` for refusals only the HTTP face makes, each domain
+ * error's status, and the one JSON body every error has.
+ */
 import { ServiceError, type ServiceErrorKind } from "../errors.ts";
 
 /**

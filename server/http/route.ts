@@ -1,3 +1,7 @@
+/**
+ * `RouteDef`, one row of the route table (method, path, scope, handler), and what a handler
+ * reads off its request: the principal, the `:id`.
+ */
 import type { Context as HonoContext } from "hono";
 import type { Scope } from "../../protocol/rest.ts";
 import type { Principal } from "../auth/service.ts";

@@ -1,6 +1,15 @@
+/**
+ * Jobs in the domain: a submission checked and stored as a QUEUED job (its parent run and
+ * checkpoint resolved), jobs listed and read, cancelled, and retried as a next attempt.
+ */
 import type { ForkOverrides, Job, Page } from "../../protocol/objects.ts";
 import type { JobListQuery, JobSubmission } from "../../protocol/rest.ts";
-import { checkpoints as checkpointsDb, jobs as jobsDb, runs as runsDb } from "../db/mod.ts";
+import {
+  budgets as budgetsDb,
+  checkpoints as checkpointsDb,
+  jobs as jobsDb,
+  runs as runsDb,
+} from "../db/mod.ts";
 import { ensureProjectAndExperiment } from "../projects/service.ts";
 import { publicJob } from "../db/jobs.ts";
 import { topics } from "../bus/bus.ts";
@@ -9,6 +18,7 @@ import { emitEvent } from "../events/emit.ts";
 import { DEFAULT_MAX_ATTEMPTS } from "../scheduler/mod.ts";
 import { failEvaluationsOfJob } from "../evaluations/record_results.ts";
 import { conflict, invalidField, notFound, quoted } from "../errors.ts";
+import { assertSubmissionFits } from "../budgets/service.ts";
 
 /** The project a submission lands in when it names none. */
 export const DEFAULT_PROJECT = "default";
@@ -20,12 +30,20 @@ function jobsChanged(ctx: Context, jobId: string, reason: string): void {
   ctx.db.afterCommit(() => ctx.bus.publish(topics.jobs, { job_id: jobId, reason }));
 }
 
-/** Stores a valid submission as a QUEUED job, creating its project and experiment on first use. */
+/**
+ * Stores a valid submission as a QUEUED job, creating its project and experiment on first use.
+ * `submitted_by` (a token id) is the token whose budget the job counts against; a submission
+ * past that budget is refused (`BudgetExceeded`) and stores nothing.
+ */
 export function submitJob(
   ctx: Context,
   s: JobSubmission,
   kind: Job["kind"] = "TRAIN",
-  extra: { config?: Record<string, unknown>; fork_overrides?: ForkOverrides } = {},
+  extra: {
+    config?: Record<string, unknown>;
+    fork_overrides?: ForkOverrides;
+    submitted_by?: string | null;
+  } = {},
 ): Job {
   const at = ctx.now().toISOString();
   const id = ctx.newId("j");
@@ -37,6 +55,9 @@ export function submitJob(
     }
     const lineage = lineageOf(ctx, s);
     const project = s.project ?? DEFAULT_PROJECT;
+    if (extra.submitted_by) {
+      assertSubmissionFits(ctx, extra.submitted_by, { name: s.name, gpus: s.gpus, project });
+    }
     ensureProjectAndExperiment(ctx, { project, experiment: s.experiment }, at);
     const shell = typeof s.command === "string" ? true : s.shell ?? false;
     jobsDb.insertJob(ctx.db, {
@@ -66,6 +87,7 @@ export function submitJob(
     });
     if (s.stop_on?.length) jobsDb.setStopOn(ctx.db, id, [...new Set(s.stop_on)]);
     if (extra.config) jobsDb.setConfig(ctx.db, id, extra.config);
+    if (extra.submitted_by) budgetsDb.setSubmitter(ctx.db, id, extra.submitted_by);
     if (lineage.parent_run || lineage.resume_from || extra.fork_overrides) {
       jobsDb.setLineage(ctx.db, id, {
         parent_run: lineage.parent_run,
@@ -226,6 +248,10 @@ export function retryJob(ctx: Context, id: string, by: string): Job {
     }
     if ((ACTIVE as readonly string[]).includes(job.status)) {
       throw conflict(`Cannot retry job "${id}": it is still ${job.status}; cancel it first`);
+    }
+    // Queued again, it counts against its submitter's budget as a new submission would.
+    if (job.submitted_by) {
+      assertSubmissionFits(ctx, job.submitted_by, job, `retry job ${quoted(id)}`);
     }
     jobsDb.updateJob(ctx.db, id, {
       status: "QUEUED",

@@ -59,7 +59,13 @@ export function getRunCode(ctx: Context, id: string): Provenance | null {
  * settings, the overrides applied and the parent recorded; with `from_checkpoint` it resumes
  * from that checkpoint (GPUCTL_RESUME_FROM).
  */
-export function forkRun(ctx: Context, runId: string, req: ForkRequest): Job {
+export function forkRun(
+  ctx: Context,
+  runId: string,
+  req: ForkRequest,
+  /** The token whose budget the child counts against. */
+  by: string | null = null,
+): Job {
   const run = requireRun(ctx, runId);
   const job = run.job_id ? jobsDb.getJob(ctx.db, run.job_id) : null;
   if (!job) {
@@ -105,6 +111,7 @@ export function forkRun(ctx: Context, runId: string, req: ForkRequest): Job {
   return submitJob(ctx, parsed.data, job.kind, {
     config: child.config,
     fork_overrides: overrides,
+    submitted_by: by,
   });
 }
 

@@ -4,7 +4,7 @@ import { type Context, randomId } from "../context.ts";
 import { openDatabase } from "../db/mod.ts";
 import { BLOCK_POINTS, readSeriesColumns } from "../db/metric_blocks.ts";
 import { type PointWrite, readSeries, writePoints } from "../db/metrics.ts";
-import { silentLogger } from "../../protocol/log.ts";
+import { silentLogger } from "../../lib/log.ts";
 import { BlockSealer } from "./block_sealer.ts";
 
 function context(): Context {

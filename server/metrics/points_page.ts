@@ -1,3 +1,4 @@
+/** One page of a whole series in step order, for exports, with the cursor of the next page. */
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import { metricBlocks, metrics as metricsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";

@@ -1,3 +1,7 @@
+/**
+ * The primary metric of a run: its key and direction resolved experiment → project → global,
+ * else a known loss key; which way is better for any key; and the run's primary metric block.
+ */
 import type { MetricDefinition, PrimaryMetric } from "../../protocol/objects.ts";
 import type { KeySummary } from "../db/metrics.ts";
 import { LOSS_FAMILIES } from "../rules/mod.ts";

@@ -1,3 +1,4 @@
+/** How the rules write numbers in event messages: values, percentages and minutes. */
 import { fmtNumber } from "../../lib/format.ts";
 
 /** A value in an event message, as gpuctl writes numbers (lib/format.ts): 0.07555161 → "0.07555". */

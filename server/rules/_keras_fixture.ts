@@ -1,3 +1,4 @@
+/** A real Keras TensorBoard run from tests/fixtures/tfevents, as one run's points (tests only). */
 import { TFEVENTS } from "../../tests/fixtures/mod.ts";
 import type { MetricPoint } from "./rule_event.ts";
 

@@ -1,3 +1,4 @@
+/** Made-up metric series for the rules' tests: a noisy falling loss, points at given steps. */
 import type { MetricPoint } from "./rule_event.ts";
 
 /** A slowly falling, slightly noisy loss (deterministic), as real training logs it. */

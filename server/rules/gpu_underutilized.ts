@@ -1,3 +1,7 @@
+/**
+ * GPU_UNDERUTILIZED: a run's GPUs averaged below a threshold over a well-covered window, after
+ * a warm-up, at most once per cooldown.
+ */
 import { fmtMinutes } from "./_format.ts";
 import type { ResolvedRulesConfig } from "./rules_config.ts";
 import type { RuleEvent } from "./rule_event.ts";

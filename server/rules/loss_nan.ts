@@ -1,3 +1,4 @@
+/** LOSS_NAN: a loss key's value is NaN or ±Inf; once per run and key. */
 import { fmtValue } from "./_format.ts";
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import { isLossKey } from "./loss_families.ts";

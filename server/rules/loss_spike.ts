@@ -1,3 +1,7 @@
+/**
+ * LOSS_SPIKE: a loss value far above the median of the previous ones (by a multiple of their
+ * median absolute deviation and a minimum rise), judged at the newest step only.
+ */
 import { fmtValue } from "./_format.ts";
 import {
   createStepWindow,

@@ -1,3 +1,7 @@
+/**
+ * OVERFITTING_SUSPECTED: an eval loss risen above its running minimum in most of its recent
+ * evaluations while a train loss kept falling; once per key until a new minimum.
+ */
 import { fmtPct, fmtValue } from "./_format.ts";
 import type { StepValue } from "./_step_window.ts";
 import { trainKeyRank } from "./loss_families.ts";

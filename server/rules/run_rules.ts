@@ -1,3 +1,7 @@
+/**
+ * Everything the rules remember of one run, fed with points, GPU samples and activity, and
+ * checked on a timer; rebuilt from stored points after a restart without raising again.
+ */
 import { atOrBefore, type StepValue } from "./_step_window.ts";
 import {
   checkGpuUnderutilized,

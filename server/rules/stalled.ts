@@ -1,3 +1,4 @@
+/** STALLED: a run produced no metric point or log line for `stalledAfterS`; once per silence. */
 import { fmtMinutes } from "./_format.ts";
 import type { ResolvedRulesConfig } from "./rules_config.ts";
 import type { RuleEvent } from "./rule_event.ts";

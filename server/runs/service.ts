@@ -1,3 +1,7 @@
+/**
+ * Runs in the domain: read and listed with their primary metric, their keys, logs and
+ * checkpoints, SDK and imported runs registered, and ingest batches stored in one transaction.
+ */
 import type {
   CheckpointWithEvaluations,
   EventRecord,

@@ -13,6 +13,7 @@ import type { Context } from "../context.ts";
 import { emitEvent } from "../events/emit.ts";
 import { DEFAULT_GRACE_S, dispatchJob } from "../jobs/transitions.ts";
 import { type NodeCapacity, placeJobs, type QueuedJob, resolveDependencies } from "./mod.ts";
+import { budgetHolds } from "../budgets/service.ts";
 
 /** What the loop needs from the agent gateway. */
 export interface NodeLink {
@@ -98,7 +99,11 @@ export class SchedulerLoop {
       if (queued.length === 0) return { dispatched: 0, waiting: 0, dependency_failures: 0 };
       const deps = this.#resolveDependencies(queued);
       const ready = new Set(deps.ready);
-      const queue: QueuedJob[] = queued.filter((j) => ready.has(j.id)).map((j) => ({
+      // A token's jobs past its budget (GPUs held, GPU-hours) wait, with the budget as reason.
+      const held = budgetHolds(ctx, queued.filter((j) => ready.has(j.id)), active);
+      const queue: QueuedJob[] = queued.filter((j) => ready.has(j.id) && !held.has(j.id)).map((
+        j,
+      ) => ({
         id: j.id,
         priority: j.priority,
         submit_seq: j.seq,
@@ -114,10 +119,13 @@ export class SchedulerLoop {
         sends.push([a.node_id, toSpec(job, run_id, a.gpu_indices)]);
         this.#reasons.delete(job.id);
       }
-      this.#recordReasons(placement.waiting, deps.blocked);
+      this.#recordReasons(
+        [...placement.waiting, ...[...held].map(([job_id, reason]) => ({ job_id, reason }))],
+        deps.blocked,
+      );
       return {
         dispatched: placement.assignments.length,
-        waiting: placement.waiting.length + deps.blocked.length,
+        waiting: placement.waiting.length + held.size + deps.blocked.length,
         dependency_failures: deps.failed,
       };
     });
@@ -169,25 +177,12 @@ export class SchedulerLoop {
 
   #capacity(running: JobState[]): NodeCapacity[] {
     const connected = this.#link.connectedNodes();
-    return nodesDb.listNodes(this.#ctx.db).map((n: NodeRecord) => {
-      // A Slurm pool's GPUs are Slurm's to share out: it gets every job that fits the
-      // partition, and Slurm queues what cannot start yet (its reason becomes the job's).
-      const mine = n.pool ? [] : running.filter((j) => j.node_id === n.id);
-      const busy = new Set(mine.flatMap((j) => j.gpu_indices));
-      const foreign = this.#link.foreignMemory(n.id);
-      return {
-        id: n.id,
-        online: n.status === "ONLINE" && connected.has(n.id),
-        gpus: n.gpus.map((g) => ({
-          index: g.index,
-          busy: busy.has(g.index),
-          foreign_mem_mb: foreign.get(g.index) ?? 0,
-        })),
-        cpu_slots: n.cpu_slots,
-        cpu_running: mine.filter((j) => j.gpus === 0).length,
-        avoid_foreign_gpus: n.avoid_foreign_gpus,
-      };
-    });
+    return capacityOf(
+      nodesDb.listNodes(this.#ctx.db),
+      running,
+      (id) => connected.has(id),
+      (id) => this.#link.foreignMemory(id),
+    );
   }
 
   /** Keeps each waiting job's reason current, writing only the ones that changed. */
@@ -206,6 +201,37 @@ export class SchedulerLoop {
       jobsDb.updateJob(ctx.db, id, { reason }, at, ["QUEUED"]);
     }
   }
+}
+
+/**
+ * Each node's capacity: its GPUs, those the `running` attempts hold, and the memory of
+ * processes no job owns. `connected` says whether a node's agent is connected now.
+ */
+export function capacityOf(
+  nodes: NodeRecord[],
+  running: JobState[],
+  connected: (nodeId: string) => boolean,
+  foreignMemory: (nodeId: string) => Map<number, number>,
+): NodeCapacity[] {
+  return nodes.map((n) => {
+    // A Slurm pool's GPUs are Slurm's to share out: it gets every job that fits the
+    // partition, and Slurm queues what cannot start yet (its reason becomes the job's).
+    const mine = n.pool ? [] : running.filter((j) => j.node_id === n.id);
+    const busy = new Set(mine.flatMap((j) => j.gpu_indices));
+    const foreign = foreignMemory(n.id);
+    return {
+      id: n.id,
+      online: n.status === "ONLINE" && connected(n.id),
+      gpus: n.gpus.map((g) => ({
+        index: g.index,
+        busy: busy.has(g.index),
+        foreign_mem_mb: foreign.get(g.index) ?? 0,
+      })),
+      cpu_slots: n.cpu_slots,
+      cpu_running: mine.filter((j) => j.gpus === 0).length,
+      avoid_foreign_gpus: n.avoid_foreign_gpus,
+    };
+  });
 }
 
 /** The dispatch frame's job for an attempt. */

@@ -1,3 +1,7 @@
+/**
+ * `getBestCheckpoint`: the checkpoint to use of a run or an experiment — evaluation results
+ * over the training metric — with the reason, the alternatives and what was skipped.
+ */
 import type {
   CheckpointRecommendation,
   NextAction,

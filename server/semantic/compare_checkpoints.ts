@@ -1,3 +1,4 @@
+/** `compareCheckpoints`: a run's checkpoints side by side and ranked, and which to evaluate. */
 import type { CheckpointComparison, NextAction } from "../../protocol/objects.ts";
 import { act, better, fmt } from "./_format.ts";
 import { rankCheckpoints, type Ranking, type RankingInput } from "./rank_checkpoints.ts";

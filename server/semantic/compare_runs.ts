@@ -1,3 +1,7 @@
+/**
+ * `compareRuns`: runs side by side on one metric — best, latest, rank, steps, duration — and
+ * the config keys that differ; says so when their primary metrics disagree.
+ */
 import type { ComparedRun, NextAction, Run, RunComparison } from "../../protocol/objects.ts";
 import type { KeySummary } from "../db/metrics.ts";
 import { act, better, fmt, jsonMetric, secondsBetween } from "./_format.ts";

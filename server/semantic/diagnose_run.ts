@@ -1,3 +1,7 @@
+/**
+ * `diagnoseRun`: a run's health — progress, step rate and ETA on its own step axis, the
+ * primary metric's trend, anomalies, GPU use, the cause of a failure — and next actions.
+ */
 import type {
   EventRecord,
   NextAction,

@@ -1,3 +1,7 @@
+/**
+ * `explainFailure`: why a FAILED or LOST run failed, with what to do next and the last good
+ * checkpoint (saved before the loss went NaN, its own, present and complete).
+ */
 import type { Checkpoint, FailureExplanation, NextAction } from "../../protocol/objects.ts";
 import type { RunStatus } from "../../protocol/rest.ts";
 import { diagnoseFailure, type FailureInput } from "../failure/mod.ts";

@@ -1,3 +1,4 @@
+/** Which way is better for metric keys in a run's scope, for the semantic layer. */
 import type { MetricDefinition } from "../../protocol/objects.ts";
 import { keyDirection, type RunScope } from "../metrics/primary_metric.ts";
 

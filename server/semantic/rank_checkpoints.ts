@@ -1,3 +1,7 @@
+/**
+ * `rankCheckpoints`: held-out evaluations first, then the training metric at each step, then
+ * the unranked; and `exclusionOf`, why a checkpoint must never be handed back.
+ */
 import type {
   Checkpoint,
   CheckpointScore,

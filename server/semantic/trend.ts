@@ -1,3 +1,7 @@
+/**
+ * A metric's trend (improving, flat or worsening, also when well off its best) over its newest
+ * points, and a key's step rate from its wall times.
+ */
 import type { MetricTrend } from "../../protocol/objects.ts";
 import { better, fmt, fmtPct } from "./_format.ts";
 

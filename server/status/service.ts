@@ -7,6 +7,8 @@ import type { IngestStatus } from "../gateway/ingest_queue.ts";
 import { events as eventsDb, jobs as jobsDb, nodes as nodesDb, runs as runsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
 import { compareJobs } from "../scheduler/mod.ts";
+import { budgetOf } from "../budgets/service.ts";
+import type { BudgetStatus } from "../../protocol/budgets.ts";
 import { estimateStarts, expectedEnd, type HeldSlots } from "./estimate_starts.ts";
 
 /** How far back warning and critical events count as alerts. */
@@ -47,11 +49,16 @@ export interface StatusOverview {
    * while `behind_s` is high, agents hold frames back in their spools and the charts lag.
    */
   ingest: IngestStatus | null;
+  /**
+   * The asking token's budget: each limit, what its jobs use and what is left (null: no
+   * budget). Absent where no token asked (the Dashboard).
+   */
+  budget?: BudgetStatus | null;
   generated_at: string;
 }
 
-/** The status overview, from the store. */
-export function getStatus(ctx: Context): StatusOverview {
+/** The status overview, from the store; with `tokenId`, that token's budget too. */
+export function getStatus(ctx: Context, tokenId?: string): StatusOverview {
   const now = ctx.now();
   const nodes = nodesDb.listNodes(ctx.db);
   const online = nodes.filter((n) => n.status === "ONLINE");
@@ -120,6 +127,7 @@ export function getStatus(ctx: Context): StatusOverview {
       created_at: j.created_at,
     })),
     ingest: ctx.agents?.ingestStatus?.() ?? null,
+    ...(tokenId === undefined ? {} : { budget: budgetOf(ctx, tokenId) }),
     generated_at: now.toISOString(),
   };
 }

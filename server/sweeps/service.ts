@@ -14,6 +14,7 @@ import type {
   TrialStatus,
 } from "../../protocol/sweeps.ts";
 import {
+  budgets as budgetsDb,
   jobs as jobsDb,
   metrics as metricsDb,
   projects as projectsDb,
@@ -32,6 +33,7 @@ import { decideRung, rungsReached, type RungValue } from "./halving.ts";
 import { parameterImportance } from "./importance.ts";
 import { paramText, trialSubmission } from "./trial_job.ts";
 import { fmtNumber } from "../../lib/format.ts";
+import { assertSweepFits, submissionRefusalOf } from "../budgets/service.ts";
 
 /** Sweeps a list shows unless `limit` says otherwise. */
 export const SWEEP_PAGE_SIZE = 50;
@@ -84,8 +86,11 @@ function sweepMetric(
  */
 export const MAX_SWEEP_BYTES = 8_000_000;
 
-/** `POST /api/sweeps`: stores the sweep and its trials, and submits the first trials. */
-export function createSweep(ctx: Context, req: SweepCreate): Sweep {
+/**
+ * `POST /api/sweeps`: stores the sweep and its trials, and submits the first trials. `by` (a
+ * token id) is the token whose budget the sweep and its trials count against.
+ */
+export function createSweep(ctx: Context, req: SweepCreate, by: string | null = null): Sweep {
   const project = req.project ?? req.base.project ?? DEFAULT_PROJECT;
   const experiment = req.experiment ?? req.base.experiment ?? null;
   const method = req.method ?? "grid";
@@ -121,6 +126,9 @@ export function createSweep(ctx: Context, req: SweepCreate): Sweep {
   const at = ctx.now().toISOString();
   const id = ctx.newId("s");
   ctx.db.tx(() => {
+    if (by) {
+      assertSweepFits(ctx, by, { name: req.name, trials, gpus: req.base.gpus, project });
+    }
     ensureProjectAndExperiment(ctx, { project, experiment }, at);
     const metric = sweepMetric(ctx, req, { project, experiment });
     sweepsDb.insertSweep(ctx.db, {
@@ -133,6 +141,7 @@ export function createSweep(ctx: Context, req: SweepCreate): Sweep {
       direction: metric.direction,
       created_at: at,
     }, expansion.trials);
+    if (by) budgetsDb.setSweepCreator(ctx.db, id, by);
     advanceSweep(ctx, sweepsDb.getSweep(ctx.db, id)!);
   });
   return getSweep(ctx, id);
@@ -181,6 +190,8 @@ function advanceSweep(ctx: Context, sweep: SweepRecord): SweepPass {
   let active = states.filter((s) => s.job && ACTIVE.has(s.job.status)).length;
   const maxParallel = sweep.spec.max_parallel ?? states.length;
   let launched = 0;
+  // Trials are the creator's jobs: they wait while its budget has no room for another.
+  const owner = budgetsDb.sweepCreator(ctx.db, sweep.id);
   for (const s of states) {
     if (active >= maxParallel) break;
     if (s.trial.job_id) continue;
@@ -191,8 +202,13 @@ function advanceSweep(ctx: Context, sweep: SweepRecord): SweepPass {
       s.trial.params,
       sweep.spec.pass_as ?? "args",
     );
+    if (
+      owner &&
+      submissionRefusalOf(ctx, owner, { gpus: submission.gpus, project: sweep.project })
+    ) break;
     const job = submitJob(ctx, submission, "TRAIN", {
       config: { ...s.trial.params, sweep_id: sweep.id, sweep_trial: s.trial.idx + 1 },
+      submitted_by: owner,
     });
     sweepsDb.updateTrial(ctx.db, sweep.id, s.trial.idx, { job_id: job.id });
     s.trial.job_id = job.id;

@@ -1,3 +1,7 @@
+/**
+ * `formatWebhook`: the HTTP request that tells a hook of an event, shaped for its kind (ntfy,
+ * Bark, Slack, Discord, signed JSON) and cut to the receiver's limits.
+ */
 import type { EventRecord } from "../../protocol/objects.ts";
 import type { Severity } from "../../protocol/rest.ts";
 import { asciiHeader, runLink, subjectOf, truncate, truncateUtf8 } from "./_text.ts";

@@ -1,3 +1,4 @@
+/** Whether a hook wants an event: its severity and type filters. */
 import type { EventRecord } from "../../protocol/objects.ts";
 import { atLeast } from "../../protocol/severity.ts";
 import type { ResolvedWebhook } from "./webhook_config.ts";

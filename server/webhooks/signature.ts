@@ -1,3 +1,7 @@
+/**
+ * Webhook signatures: HMAC-SHA256 over the timestamp and the body, made for `json` hooks and
+ * checked by receivers within a tolerance.
+ */
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 /** The header carrying the Unix seconds the signature was made at. */

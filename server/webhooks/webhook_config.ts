@@ -1,3 +1,4 @@
+/** server.yaml's `webhooks:` list: each hook's kind, URL and filters, validated and defaulted. */
 import { z } from "zod";
 import { SEVERITIES, type Severity } from "../../protocol/rest.ts";
 

@@ -1,3 +1,7 @@
+/**
+ * `WebhookDispatcher`: sends the bus's events to each hook from its own bounded queue, retrying
+ * with backoff, so a slow receiver never holds up ingest; errors are logged with URLs redacted.
+ */
 import type { EventRecord } from "../../protocol/objects.ts";
 import { type Bus, topics } from "../bus/bus.ts";
 import type { Logger } from "../log.ts";

@@ -17,6 +17,7 @@ from ._buffer import Buffer
 from ._debug import debug, debug_enabled, never_raises
 from ._sender import Options, Sender
 from ._values import (
+    MAX_STEP,
     SKIP,
     as_epoch,
     as_step,
@@ -40,6 +41,12 @@ MAX_PATH_LENGTH = 65536
 MAX_QUEUE_MULTIPLE = 8
 
 _NEW, _ACTIVE, _FINISHED, _OFF = "new", "active", "finished", "off"
+
+#: Metric keys already found valid that are not an epoch: a finite float logged under one of
+#: these is queued as it is (``Run.log``'s short way).
+_PLAIN_KEYS = set()
+#: The most keys remembered in ``_PLAIN_KEYS``.
+MAX_PLAIN_KEYS = 100000
 
 
 def new_run_id():
@@ -134,9 +141,43 @@ class Run(object):
             self._start(settings, project, experiment, name, config, max_steps)
         return self
 
-    @never_raises()
     def log(self, data, step=None):
         """Record numeric metrics at ``step`` (default: an internal counter, +1 per call)."""
+        try:
+            # The common call takes a short way: a dict of finite floats under keys already
+            # found valid, at the next step or a whole-number one. Anything else goes the
+            # long way, which checks, converts and explains.
+            if (self._state is _ACTIVE and type(data) is dict and data
+                    and (step is None or (type(step) is int and 0 <= step <= MAX_STEP))):
+                plain = _PLAIN_KEYS
+                for key, value in data.items():
+                    if type(value) is not float or value - value != 0.0 or key not in plain:
+                        break
+                else:
+                    with self._step_lock:
+                        at = self._next_step if step is None else step
+                        if at >= self._next_step:
+                            self._next_step = at + 1
+                    now = time.time()
+                    self._queued(self._buffer.add_points(
+                        [(key, at, value, now) for key, value in data.items()]))
+                    return
+            self._log(data, step)
+        except Exception as error:
+            try:
+                debug("log() failed and was ignored: %r" % (error,))
+            except Exception:
+                pass
+
+    def _queued(self, waiting):
+        """After points were queued: a full batch wakes the sender; far too many go to disk."""
+        if waiting >= self._options.batch_size:
+            self._sender.wake()
+            if waiting >= self._options.queue_size * MAX_QUEUE_MULTIPLE:
+                self._sender.spill_now()
+
+    def _log(self, data, step):
+        """``log`` the long way: any mapping, any numeric value, any step; says what it skips."""
         if self._state != _ACTIVE and not self._auto_init():
             return
         if not isinstance(data, Mapping):
@@ -165,13 +206,11 @@ class Run(object):
             # `epoch`, or a split's (`train/epoch`, as the Hugging Face callback logs it).
             if key == "epoch" or key.endswith("/epoch"):
                 self._buffer.set_epoch(as_epoch(value))
+            elif len(_PLAIN_KEYS) < MAX_PLAIN_KEYS:
+                _PLAIN_KEYS.add(key)
         if not points:
             return
-        waiting = self._buffer.add_points(points)
-        if waiting >= self._options.batch_size:
-            self._sender.wake()
-            if waiting >= self._options.queue_size * MAX_QUEUE_MULTIPLE:
-                self._sender.spill_now()
+        self._queued(self._buffer.add_points(points))
 
     @never_raises()
     def log_checkpoint(self, path, step=None, epoch=None, metrics=None):

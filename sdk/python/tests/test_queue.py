@@ -73,3 +73,32 @@ class FullQueueTest(SdkTestCase):
         self.assertEqual(server.points_sent(run.id), 25)  # each exactly once
         run.finish()
         self.assertIsNone(run.spool_path)  # delivered, so the file is gone
+
+
+class LogPathsTest(SdkTestCase):
+    def test_the_short_way_and_the_long_way_queue_the_same_points(self):
+        server = self.server()
+        self.use_server(server)
+        run = self.fast_run()
+        run.init()
+        # First calls go the long way (keys not yet seen); the same calls later the short way.
+        for step in range(3):
+            run.log({"loss": float(step), "lr": 0.1})
+        run.log({"loss": float("nan"), "lr": 0.1})  # not finite: the long way, sent as "NaN"
+        run.log({"loss": 1, "lr": 0.1})  # an int: the long way, a float on the wire
+        run.log({"loss": 2.0, "epoch": 1.0})  # an epoch: the long way, the batch carries it
+        run.log({"loss": 3.0}, step=True)  # a bool is not a step: the call is ignored
+        run.log({"loss": 3.0}, step=2 ** 53)  # past the largest step: ignored
+        run.log({"loss": 3.0}, step=100)
+        run.log({"loss": 4.0})  # the counter follows the largest step
+        run.log({"lo\x00ss": 5.0, "loss": 5.0})  # a bad key is skipped, the rest kept
+        run.finish()
+        points = server.run_points(run.id)
+        loss = sorted((s, v) for (k, s), v in points.items() if k == "loss")
+        self.assertEqual(loss, [
+            (0, 0.0), (1, 1.0), (2, 2.0), (3, "NaN"), (4, 1.0), (5, 2.0), (100, 3.0),
+            (101, 4.0), (102, 5.0),
+        ])
+        self.assertEqual(sorted(s for (k, s) in points if k == "lr"), [0, 1, 2, 3, 4])
+        self.assertEqual({k for k, _ in points}, {"loss", "lr", "epoch"})
+        self.assertEqual(server.points_sent(run.id), len(points))  # each exactly once

@@ -1,3 +1,4 @@
+/** Schema version 1: every table of the first data model (projects to cursors). */
 import type { Migration } from "./mod.ts";
 
 /** The first schema: every entity of the data model in DESIGN.md. */

@@ -1,3 +1,4 @@
+/** Schema version 2: sealed blocks of metric points, for reading long series fast. */
 import type { Migration } from "./mod.ts";
 
 /**

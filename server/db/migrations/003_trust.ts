@@ -1,3 +1,4 @@
+/** Schema version 3: a job's secret env names, and configured tokens that were deleted. */
 import type { Migration } from "./mod.ts";
 
 /**

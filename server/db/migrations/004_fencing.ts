@@ -1,3 +1,4 @@
+/** Schema version 4: what a job does when its node goes silent, and agent leases and tokens. */
 import type { Migration } from "./mod.ts";
 
 /**

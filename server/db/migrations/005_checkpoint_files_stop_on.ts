@@ -1,3 +1,4 @@
+/** Schema version 5: a checkpoint's file, host and overwriting run; a job's `stop_on` events. */
 import type { Migration } from "./mod.ts";
 
 /**

@@ -1,3 +1,4 @@
+/** Schema version 6: a run's Slurm job id and the host Slurm ran it on. */
 import type { Migration } from "./mod.ts";
 
 /**

@@ -1,3 +1,4 @@
+/** Schema version 7: sweeps, their trials, and the config a job's runs record. */
 import type { Migration } from "./mod.ts";
 
 /**

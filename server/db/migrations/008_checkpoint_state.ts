@@ -1,3 +1,4 @@
+/** Schema version 8: a checkpoint's fingerprint, problem, when it went and when it was written. */
 import type { Migration } from "./mod.ts";
 
 /**

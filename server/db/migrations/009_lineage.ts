@@ -1,3 +1,4 @@
+/** Schema version 9: each run's code, parents and resumes, keep/discard marks, and notes. */
 import type { Migration } from "./mod.ts";
 
 /**

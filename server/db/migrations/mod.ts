@@ -1,3 +1,4 @@
+/** The schema's history: every migration, in the order it is applied. */
 import { migration001Initial } from "./001_initial.ts";
 import { migration002MetricBlocks } from "./002_metric_blocks.ts";
 import { migration003Trust } from "./003_trust.ts";
@@ -7,6 +8,7 @@ import { migration006SlurmRuns } from "./006_slurm_runs.ts";
 import { migration007Sweeps } from "./007_sweeps.ts";
 import { migration008CheckpointState } from "./008_checkpoint_state.ts";
 import { migration009Lineage } from "./009_lineage.ts";
+import { migration010Budgets } from "./010_budgets.ts";
 
 /** One forward-only schema change. */
 export interface Migration {
@@ -26,4 +28,5 @@ export const MIGRATIONS: Migration[] = [
   migration007Sweeps,
   migration008CheckpointState,
   migration009Lineage,
+  migration010Budgets,
 ];

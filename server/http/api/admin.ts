@@ -1,3 +1,4 @@
+/** `POST /api/admin/backup`: an online backup of the store, for an admin token. */
 import { createBackup } from "../../admin/service.ts";
 import type { RouteDef } from "../route.ts";
 

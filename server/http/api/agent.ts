@@ -1,3 +1,7 @@
+/**
+ * `GET /api/agent/ws`: an agent's WebSocket, upgraded (unless the connection caps are full)
+ * and handed to the gateway with the node its token is bound to.
+ */
 import { HttpError } from "../errors.ts";
 import { principalOf, type RouteDef } from "../route.ts";
 

@@ -1,3 +1,4 @@
+/** `GET /api/health` (public) and `GET /api/auth/whoami`: the caller's token name and scope. */
 import { health } from "../../admin/service.ts";
 import { whoami } from "../../auth/service.ts";
 import { principalOf, type RouteDef } from "../route.ts";
@@ -13,6 +14,6 @@ export const authRoutes: RouteDef[] = [
     method: "GET",
     path: "/api/auth/whoami",
     scope: "read",
-    handler: (c) => c.json(whoami(principalOf(c))),
+    handler: (c, ctx) => c.json(whoami(principalOf(c), ctx)),
   },
 ];

@@ -1,3 +1,4 @@
+/** `GET /api/events` (newest first, paginated) and `GET /api/events/stream` (SSE with resume). */
 import { eventListQuery, eventStreamQuery } from "../../../protocol/rest.ts";
 import { eventsFeed, listEvents } from "../../events/service.ts";
 import { readQuery } from "../body.ts";

@@ -1,4 +1,6 @@
-import { jobListQuery, jobSubmission } from "../../../protocol/rest.ts";
+/** The job routes: submit, list, read, cancel and retry (`/api/jobs…`). */
+import { jobListQuery, jobSubmitRequest } from "../../../protocol/rest.ts";
+import { dryRunJob } from "../../jobs/dry_run.ts";
 import { cancelJob, getJob, listJobs, retryJob, submitJob } from "../../jobs/service.ts";
 import { readJson, readQuery } from "../body.ts";
 import { idParam, principalOf, type RouteDef } from "../route.ts";
@@ -9,8 +11,10 @@ export const jobRoutes: RouteDef[] = [
     path: "/api/jobs",
     scope: "write",
     handler: async (c, ctx) => {
-      const body = await readJson(c.req.raw, jobSubmission, "job submission");
-      return c.json(submitJob(ctx, body), 201);
+      const { dry_run, ...body } = await readJson(c.req.raw, jobSubmitRequest, "job submission");
+      const by = principalOf(c).token_id;
+      if (dry_run) return c.json(dryRunJob(ctx, body, by));
+      return c.json(submitJob(ctx, body, "TRAIN", { submitted_by: by }), 201);
     },
   },
   {

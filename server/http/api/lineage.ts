@@ -1,3 +1,4 @@
+/** Lineage routes: the tree, a run's code and code comparisons, forks, marks and notes. */
 import {
   codeCompareQuery,
   forkRequest,
@@ -48,7 +49,7 @@ export const lineageRoutes: RouteDef[] = [
     scope: "write",
     handler: async (c, ctx) => {
       const body = await readJson(c.req.raw, forkRequest, "fork");
-      return c.json(forkRun(ctx, idParam(c), body), 201);
+      return c.json(forkRun(ctx, idParam(c), body, principalOf(c).token_id), 201);
     },
   },
   {

@@ -1,3 +1,4 @@
+/** `apiRoutes`: every API route with its scope, in the order that lets the specific paths win. */
 import type { RouteDef } from "../route.ts";
 import { adminRoutes } from "./admin.ts";
 import { agentRoutes } from "./agent.ts";
@@ -13,10 +14,13 @@ import { sdkRoutes } from "./sdk.ts";
 import { semanticRoutes } from "./semantic.ts";
 import { sweepRoutes } from "./sweeps.ts";
 import { tokenRoutes } from "./tokens.ts";
+import { waitRoutes } from "./waits.ts";
 
 /** Every API route with its scope; the app registers nothing else under /api. */
 export const apiRoutes: RouteDef[] = [
   ...authRoutes,
+  // Before the routes of each kind: `/api/runs/:id/wait` is a wait, never a run's sub-page.
+  ...waitRoutes,
   ...tokenRoutes,
   ...nodeRoutes,
   ...jobRoutes,

@@ -1,13 +1,14 @@
+/** `GET /api/status` (the cluster at a glance), `GET /api/nodes` and `GET /api/nodes/{id}`. */
 import { getNode, listNodes } from "../../nodes/service.ts";
 import { getStatus } from "../../status/service.ts";
-import { idParam, type RouteDef } from "../route.ts";
+import { idParam, principalOf, type RouteDef } from "../route.ts";
 
 export const nodeRoutes: RouteDef[] = [
   {
     method: "GET",
     path: "/api/status",
     scope: "read",
-    handler: (c, ctx) => c.json(getStatus(ctx)),
+    handler: (c, ctx) => c.json(getStatus(ctx, principalOf(c).token_id)),
   },
   {
     method: "GET",

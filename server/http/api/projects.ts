@@ -1,3 +1,4 @@
+/** Projects, experiments and metric definitions (the primary metric among them): list and set. */
 import {
   experimentCreate,
   experimentsQuery,

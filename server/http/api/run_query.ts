@@ -1,3 +1,4 @@
+/** `POST /api/runs:query`: the runs matching a JSON filter, in the order asked. */
 import { runQuery } from "../../../protocol/run_query.ts";
 import { queryRuns } from "../../runs/query.ts";
 import { readJson } from "../body.ts";

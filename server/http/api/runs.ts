@@ -1,3 +1,7 @@
+/**
+ * The run read routes: lists and groups, one run, its metrics (keys, series, points, live
+ * streams), its logs (and their stream) and its checkpoints.
+ */
 import {
   logsQuery,
   metricsQuery,
@@ -15,6 +19,7 @@ import {
   requireRun,
 } from "../../runs/service.ts";
 import { getRunDetail } from "../../lineage/service.ts";
+import { runMetricRows } from "../../semantic/metric_rows.ts";
 import { runLogsFeed, runMetricsFeed, runsMetricsFeed } from "../../runs/feeds.ts";
 import { metricsQueryStream, readPointsPage, runMetricsStream } from "../../metrics/service.ts";
 import { readJson, readQuery } from "../body.ts";
@@ -49,6 +54,12 @@ export const runRoutes: RouteDef[] = [
     path: "/api/runs/:id",
     scope: "read",
     handler: (c, ctx) => c.json(getRunDetail(ctx, idParam(c))),
+  },
+  {
+    method: "GET",
+    path: "/api/runs/:id/metric-summary",
+    scope: "read",
+    handler: async (c, ctx) => c.json({ items: await runMetricRows(ctx, idParam(c)) }),
   },
   {
     method: "GET",

@@ -1,3 +1,7 @@
+/**
+ * What the Python SDK and `gpuctl import` write: a run registered (an id registered again
+ * answers its run), a batch of the run's metrics, logs and checkpoints, and an imported folder.
+ */
 import { z } from "zod";
 import { importRegistration, sdkRunRegistration } from "../../../protocol/rest.ts";
 import { ingestSdkBatch, registerImport, registerSdkRun } from "../../runs/service.ts";

@@ -13,7 +13,7 @@ import {
   recommendCheckpoint,
 } from "../../semantic/mod.ts";
 import { readJson, readQuery } from "../body.ts";
-import { idParam, type RouteDef } from "../route.ts";
+import { idParam, principalOf, type RouteDef } from "../route.ts";
 
 export const semanticRoutes: RouteDef[] = [
   {
@@ -55,7 +55,7 @@ export const semanticRoutes: RouteDef[] = [
     scope: "write",
     handler: async (c, ctx) => {
       const body = await readJson(c.req.raw, evaluationRequest, "evaluation request");
-      return c.json(queueEvaluation(ctx, idParam(c), body), 201);
+      return c.json(queueEvaluation(ctx, idParam(c), body, principalOf(c).token_id), 201);
     },
   },
   {

@@ -1,4 +1,6 @@
-import { sweepCancel, sweepCreate, sweepListQuery } from "../../../protocol/sweeps.ts";
+/** The sweep routes: start, list, read and cancel (`/api/sweeps…`). */
+import { sweepCancel, sweepCreateRequest, sweepListQuery } from "../../../protocol/sweeps.ts";
+import { dryRunSweep } from "../../sweeps/dry_run.ts";
 import { cancelSweep, createSweep, getSweep, listSweeps } from "../../sweeps/service.ts";
 import { readJson, readQuery } from "../body.ts";
 import { idParam, principalOf, type RouteDef } from "../route.ts";
@@ -8,8 +10,12 @@ export const sweepRoutes: RouteDef[] = [
     method: "POST",
     path: "/api/sweeps",
     scope: "write",
-    handler: async (c, ctx) =>
-      c.json(createSweep(ctx, await readJson(c.req.raw, sweepCreate, "sweep")), 201),
+    handler: async (c, ctx) => {
+      const { dry_run, ...req } = await readJson(c.req.raw, sweepCreateRequest, "sweep");
+      const by = principalOf(c).token_id;
+      if (dry_run) return c.json(dryRunSweep(ctx, req, by));
+      return c.json(createSweep(ctx, req, by), 201);
+    },
   },
   {
     method: "GET",

@@ -1,5 +1,8 @@
+/** `/api/tokens`: create, list and delete tokens, for an admin token. */
 import { tokenCreate } from "../../../protocol/rest.ts";
+import { tokenBudget } from "../../../protocol/budgets.ts";
 import { createToken, deleteToken, listTokens } from "../../auth/service.ts";
+import { changeBudget } from "../../budgets/service.ts";
 import { readJson } from "../body.ts";
 import { idParam, principalOf, type RouteDef } from "../route.ts";
 
@@ -18,6 +21,15 @@ export const tokenRoutes: RouteDef[] = [
     path: "/api/tokens",
     scope: "admin",
     handler: (c, ctx) => c.json(listTokens(ctx)),
+  },
+  {
+    method: "PUT",
+    path: "/api/tokens/:id/budget",
+    scope: "admin",
+    handler: async (c, ctx) => {
+      const body = await readJson(c.req.raw, tokenBudget, "budget");
+      return c.json(changeBudget(ctx, idParam(c), body));
+    },
   },
   {
     method: "DELETE",

@@ -3,17 +3,17 @@
  * line classed as added, removed, hunk or header — colours come from style.css, never inline
  * styles, for the strict CSP), its mark and notes with their forms, and an experiment's tree.
  */
-import type { Lineage, LineageNode, Note } from "../protocol/lineage.ts";
-import type { Provenance } from "../protocol/provenance.ts";
-import type { RunMark } from "../protocol/objects.ts";
-import { fmtBytes, fmtMetric } from "../islands/_format.ts";
-import { Id, RelTime, StatusBadge } from "../islands/_ui.tsx";
-import { markRequest, noteRequest } from "../protocol/lineage.ts";
-import { confirmedAction } from "../server/console/actions.tsx";
-import type { PageRoute } from "../server/console/page.tsx";
-import { pathSegment } from "../server/console/shell.tsx";
-import { validationError } from "../server/errors.ts";
-import { addNote, markRun } from "../server/lineage/service.ts";
+import type { Lineage, LineageNode, Note } from "../../protocol/lineage.ts";
+import type { Provenance } from "../../protocol/provenance.ts";
+import type { RunMark } from "../../protocol/objects.ts";
+import { fmtBytes, fmtMetric } from "../../islands/_format.ts";
+import { Id, RelTime, StatusBadge } from "../../islands/_ui.tsx";
+import { markRequest, noteRequest } from "../../protocol/lineage.ts";
+import { confirmedAction } from "../../server/console/actions.tsx";
+import type { PageRoute } from "../../server/console/page.tsx";
+import { pathSegment } from "../../server/console/shell.tsx";
+import { validationError } from "../../server/errors.ts";
+import { addNote, markRun } from "../../server/lineage/service.ts";
 
 /** The class of one line of a git diff. */
 export function diffLineClass(line: string): string {
@@ -298,11 +298,11 @@ export const lineagePageRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/runs/:id/mark",
-    scope: "read",
+    scope: "write",
+    action: "marking a run",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: `marking run "${id}"`,
         question: "",
         yes: "",
         fallback: `/runs/${encodeURIComponent(id)}`,
@@ -319,11 +319,11 @@ export const lineagePageRoutes: PageRoute[] = [
   {
     method: "POST",
     path: "/runs/:id/note",
-    scope: "read",
+    scope: "write",
+    action: "adding a note to a run",
     handler: (p) => {
       const id = pathSegment(p, 1);
       return confirmedAction(p, {
-        what: `adding a note to run "${id}"`,
         question: "",
         yes: "",
         fallback: `/runs/${encodeURIComponent(id)}`,

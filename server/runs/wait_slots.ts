@@ -1,10 +1,10 @@
 /**
- * Caps on open `wait_for_run` calls, per token and per server. Every call counts, also each of
- * a JSON-RPC batch: a batch of 100 calls takes 100 slots, and the calls past a cap are refused
- * at once with a tool error that names it.
+ * Caps on open waits (MCP `wait_for_run` calls and `GET …/wait` requests), per token and per
+ * server. Every call counts, also each of a JSON-RPC batch: a batch of 100 calls takes 100
+ * slots, and the calls past a cap are refused at once with an error that names it.
  */
-import type { Context } from "../server/context.ts";
-import { TooManyError } from "../server/errors.ts";
+import type { Context } from "../context.ts";
+import { TooManyError } from "../errors.ts";
 
 /** Open waits of one token at most, unless the context says otherwise. */
 export const MAX_WAITS_PER_TOKEN = 32;
@@ -70,7 +70,7 @@ export function acquireWait(ctx: Context, tokenId: string): () => void {
   if (mine >= perToken) {
     throw new TooManyError(
       "TooManyWaits",
-      `this token has ${mine} wait_for_run calls open, at most ${perToken} per token ` +
+      `this token has ${mine} waits open (wait_for_run calls and …/wait requests), at most ${perToken} per token ` +
         `(${total} on the server; each call of a batch counts); let one end or cancel one first`,
       { cap: "per_token", limit: perToken, open: mine },
     );
@@ -78,7 +78,7 @@ export function acquireWait(ctx: Context, tokenId: string): () => void {
   if (slots.total >= total) {
     throw new TooManyError(
       "TooManyWaits",
-      `the server has ${slots.total} wait_for_run calls open, at most ${total} ` +
+      `the server has ${slots.total} waits open, at most ${total} ` +
         `(${perToken} per token); try again when one has ended`,
       { cap: "server", limit: total, open: slots.total },
     );
