@@ -55,6 +55,7 @@ Deno.test("first start creates server.yaml (0600) with tokens, prints the admin 
       scope: "admin",
       token_id: token.split("_")[1],
       can_write: true,
+      budget: null,
     });
     const job = await fetch(`${first.url}/api/jobs`, {
       method: "POST",
