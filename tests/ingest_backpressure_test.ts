@@ -20,11 +20,17 @@ function hold(ms: number): void {
 }
 
 const NODE = "node-slow";
-const FRAMES = 500;
+/**
+ * Frames the job logs at once. The store takes one a commit and each commit 100 ms, so it drains
+ * 10 frames a second, far slower than the spool takes them even on a loaded machine (where a
+ * faster store once kept up with the appends and never fell behind).
+ */
+const FRAMES = 200;
+const COMMIT_MS = 100;
 
 Deno.test("a slowed store: the agent holds frames back, GET /api/status and the Nodes page say how far behind the server is, then that it caught up", async () => {
   // Small groups, so that a backlog takes many commits.
-  const h = await createGatewayHarness({ ingest: { maxFrames: 2 } });
+  const h = await createGatewayHarness({ ingest: { maxFrames: 1 } });
   const dir = await Deno.makeTempDir({ prefix: "gpuctl-backpressure-" });
   const spool = await Spool.open(dir);
   const commands: ServerCommand[] = [];
@@ -98,10 +104,10 @@ Deno.test("a slowed store: the agent holds frames back, GET /api/status and the 
     await eventually(async () => (await status()).unsent_frames === 0);
     assertStringIncludes(await nodesPage(), "up to date");
 
-    // Each COMMIT now takes 40 ms; the job logs 300 frames at once.
+    // Each COMMIT now takes COMMIT_MS; the job logs FRAMES frames at once.
     let slow = true;
     h.ctx.db.beforeCommit(() => {
-      if (slow) hold(40);
+      if (slow) hold(COMMIT_MS);
     });
     for (let step = 1; step <= FRAMES; step++) {
       await spool.append({
@@ -115,7 +121,7 @@ Deno.test("a slowed store: the agent holds frames back, GET /api/status and the 
     const behind = await eventually(async () => {
       const s = await status();
       return s.behind_s >= 2 && s.nodes[0]?.unsent_frames > MAX_IN_FLIGHT ? s : null;
-    }, 30_000);
+    }, 60_000);
     assertEquals(behind.nodes[0].node_id, NODE);
     assert(behind.unsent_frames > MAX_IN_FLIGHT, `${behind.unsent_frames} frames held`);
     const page = await nodesPage();
@@ -123,7 +129,7 @@ Deno.test("a slowed store: the agent holds frames back, GET /api/status and the 
     assertStringIncludes(page, `${NODE}: `);
 
     // It catches up: everything acked, the agent holds nothing, the page says so.
-    await eventually(() => connection.backlog().frames === 0, 60_000);
+    await eventually(() => connection.backlog().frames === 0, 120_000);
     slow = false;
     await eventually(async () => (await status()).unsent_frames === 0, 10_000);
     assert(!(await nodesPage()).includes(`${NODE}: `));
