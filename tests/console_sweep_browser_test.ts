@@ -41,7 +41,13 @@ Deno.test("a sweep's page draws its trials' curves and scatter live, the best tr
     try {
       await page.goto(`${rig.url}/sweeps/${id}`);
       await page.waitForSelector("html[data-islands=hydrated]");
-      assertEquals(await page.locator(".sweep-charts canvas").count(), 2);
+      // Both charts (the trials' curves and the scatter) come up; on a loaded machine the second
+      // may be drawn a moment after the islands hydrated.
+      await until(
+        async () => (await page.locator(".sweep-charts canvas").count()) === 2,
+        20_000,
+        "both sweep charts drawn",
+      );
       await screenshot(page, "sweep-running");
       await until(
         async () => {
