@@ -281,7 +281,9 @@ Deno.test("a checkpoint evaluated by a job's results file becomes the recommende
       "evaluation completed",
     );
     assertEquals(evaluation.metrics, { "eval/accuracy": 0.97 });
-    const evalJob = (await c.call("GET", `/api/jobs/${queued.json.job.id}`)).json;
+    // The results file completes the evaluation as the job exits; the job's own
+    // end is recorded a moment later.
+    const evalJob = await finished(c.call, queued.json.job.id);
     assertEquals([evalJob.kind, evalJob.status], ["EVALUATE", "SUCCEEDED"]);
     const after = (await c.call("GET", `/api/checkpoints:recommend?run=${done.run_id}`)).json;
     assertEquals([after.checkpoint.checkpoint_id, after.basis], [early.id, "evaluation"]);
