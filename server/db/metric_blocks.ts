@@ -86,23 +86,32 @@ export class ColumnsBuilder {
     this.wallTimes = new Float64Array(n);
   }
 
+  /** Room for `more` points past `length`. */
+  reserve(more: number): void {
+    const need = this.length + more;
+    if (need <= this.steps.length) return;
+    const capacity = Math.max(need, this.steps.length * 2);
+    const grow = (a: Float64Array) => {
+      const b = new Float64Array(capacity);
+      b.set(a.subarray(0, this.length));
+      return b;
+    };
+    this.steps = grow(this.steps);
+    this.values = grow(this.values);
+    this.wallTimes = grow(this.wallTimes);
+  }
+
   append(c: SeriesColumns): void {
-    const need = this.length + c.length;
-    if (need > this.steps.length) {
-      const capacity = Math.max(need, this.steps.length * 2);
-      const grow = (a: Float64Array) => {
-        const b = new Float64Array(capacity);
-        b.set(a.subarray(0, this.length));
-        return b;
-      };
-      this.steps = grow(this.steps);
-      this.values = grow(this.values);
-      this.wallTimes = grow(this.wallTimes);
-    }
+    this.reserve(c.length);
     this.steps.set(c.steps.subarray(0, c.length), this.length);
     this.values.set(c.values.subarray(0, c.length), this.length);
     this.wallTimes.set(c.wallTimes.subarray(0, c.length), this.length);
-    this.length = need;
+    this.length += c.length;
+  }
+
+  /** The last step appended (NaN when empty). */
+  lastStep(): number {
+    return this.length > 0 ? this.steps[this.length - 1] : NaN;
   }
 
   columns(): SeriesColumns {
@@ -122,14 +131,13 @@ export function readSeriesColumns(db: Database, runId: string, key: string): Ser
   let after = -1;
   let fromBlocks = 0;
   for (;;) {
-    const chunk = readSeriesChunk(db, runId, key, after, Infinity, READ_CHUNK_POINTS);
-    if (chunk.length === 0) {
+    const chunk = appendSeriesChunk(db, runId, key, after, Infinity, READ_CHUNK_POINTS, out);
+    if (chunk.added === 0) {
       afterWholeRead(db, runId, key, mark, fromBlocks);
       return out.columns();
     }
-    out.append(chunk);
     fromBlocks += chunk.fromBlocks;
-    after = chunk.steps[chunk.length - 1];
+    after = out.lastStep();
   }
 }
 
@@ -146,11 +154,8 @@ export function expectedPoints(db: Database, runId: string, key: string): number
 export const READ_CHUNK_POINTS = 65_536;
 
 /**
- * At most `maxPoints` points of a series with `afterStep < step <= toStep`, in step order:
- * from sealed blocks where they cover the range, else from rows. A block is used only when
- * no row lies between the previous point and its first step, so a missing or damaged block,
- * or one that starts before `afterStep`, is read from the rows instead. Each call is one consistent read; long reads call it again
- * from the last step returned (and may let other work run in between).
+ * At most `maxPoints` points of a series with `afterStep < step <= toStep`, in step order
+ * (see `appendSeriesChunk`), in columns of their own.
  */
 export function readSeriesChunk(
   db: Database,
@@ -160,16 +165,33 @@ export function readSeriesChunk(
   toStep: number,
   maxPoints: number,
 ): SeriesChunk {
+  const out = new ColumnsBuilder(0);
+  const { fromBlocks } = appendSeriesChunk(db, runId, key, afterStep, toStep, maxPoints, out);
+  return { ...out.columns(), fromBlocks };
+}
+
+/**
+ * Appends to `out` at most `maxPoints` points of a series with `afterStep < step <= toStep`,
+ * in step order: from sealed blocks where they cover the range, else from rows. A block is
+ * used only when no row lies between the previous point and its first step, so a missing or
+ * damaged block, or one that starts before `afterStep`, is read from the rows instead. Each
+ * call is one consistent read; long reads call it again from the last step appended (and
+ * may let other work run in between). Points go straight into `out`'s columns: a whole
+ * series is copied once, not once per chunk and again into the result (fresh memory is
+ * what a long read costs most on a machine where first touching a page is slow).
+ */
+export function appendSeriesChunk(
+  db: Database,
+  runId: string,
+  key: string,
+  afterStep: number,
+  toStep: number,
+  maxPoints: number,
+  out: ColumnsBuilder,
+): { added: number; fromBlocks: number } {
   const seal = getSeal(db, runId, key);
   const to = Number.isFinite(toStep) ? toStep : Number.MAX_SAFE_INTEGER;
-  const out: SeriesChunk = {
-    steps: new Float64Array(0),
-    values: new Float64Array(0),
-    wallTimes: new Float64Array(0),
-    length: 0,
-    fromBlocks: 0,
-  };
-  if (maxPoints <= 0 || afterStep >= to) return out;
+  if (maxPoints <= 0 || afterStep >= to) return { added: 0, fromBlocks: 0 };
   let blocks: Block[] = [];
   if (seal && afterStep < seal.sealed_step && maxPoints >= BLOCK_POINTS) {
     blocks = db.prepare(
@@ -194,6 +216,7 @@ export function readSeriesChunk(
     }
     blocks = blocks.slice(0, usable);
   }
+  const start = out.length;
   if (blocks.length === 0) {
     // Rows up to the next block that may be usable (at most one block's worth past it).
     const rows = allAsArrays<[number, number | null, number]>(
@@ -209,23 +232,18 @@ export function readSeriesChunk(
       ],
     );
     const n = rows.length;
-    out.steps = new Float64Array(n);
-    out.values = new Float64Array(n);
-    out.wallTimes = new Float64Array(n);
+    out.reserve(n);
     for (let i = 0; i < n; i++) {
       const [step, value, wallTime] = rows[i];
-      out.steps[i] = step;
-      out.values[i] = value === null ? NaN : value; // SQLite stores NaN as NULL
-      out.wallTimes[i] = wallTime;
+      out.steps[start + i] = step;
+      out.values[start + i] = value === null ? NaN : value; // SQLite stores NaN as NULL
+      out.wallTimes[start + i] = wallTime;
     }
-    out.length = n;
-    return out;
+    out.length = start + n;
+    return { added: n, fromBlocks: 0 };
   }
-  const n = blocks.reduce((sum, b) => sum + b.points, 0);
-  out.steps = new Float64Array(n);
-  out.values = new Float64Array(n);
-  out.wallTimes = new Float64Array(n);
-  let at = 0;
+  out.reserve(blocks.reduce((sum, b) => sum + b.points, 0));
+  let at = start;
   for (const { points, data } of blocks) {
     const bytes = data.byteOffset % 8 === 0 ? data : data.slice();
     const f = new Float64Array(bytes.buffer, bytes.byteOffset, 3 * points);
@@ -235,11 +253,9 @@ export function readSeriesChunk(
     at += points;
   }
   // The last block may reach past `toStep`.
-  let length = n;
-  while (length > 0 && out.steps[length - 1] > to) length--;
-  out.length = length;
-  out.fromBlocks = length;
-  return out;
+  while (at > start && out.steps[at - 1] > to) at--;
+  out.length = at;
+  return { added: at - start, fromBlocks: at - start };
 }
 
 interface Block {
