@@ -19,7 +19,8 @@ import { RAY_MEMORY_MONITOR } from "./causes_process.ts";
 // the CUDA runtime, TensorFlow's BFC allocator (`OOM when allocating tensor`,
 // `ResourceExhaustedError`), JAX/XLA (`RESOURCE_EXHAUSTED: Out of memory`, `Failed to allocate
 // request`), ROCm, MPS, and a vLLM engine with no memory left for its KV cache (or too little
-// for one sequence of `max_model_len`). Ray's `OutOfMemoryError` is host memory: not this.
+// for one sequence of `max_model_len`, or less free memory at start-up than its
+// `gpu_memory_utilization` asks for). Ray's `OutOfMemoryError` is host memory: not this.
 const CUDA_OOM = [
   /CUDA out of memory/i,
   /OutOfMemoryError/,
@@ -39,8 +40,10 @@ const CUDA_OOM = [
   /MPS backend out of memory/i,
   /No available memory for the cache blocks/,
   /larger than the maximum number of tokens that can be stored in KV cache/,
+  /Free memory on device\b.*less than desired GPU memory utilization/,
 ];
 const KV_CACHE = /No available memory for the cache blocks|tokens that can be stored in KV cache/;
+const UTILIZATION = /less than desired GPU memory utilization/;
 const XLA =
   /RESOURCE_EXHAUSTED|XlaRuntimeError|Out of memory while trying to allocate|Failed to allocate request/;
 const TF = /ResourceExhaustedError|OOM when allocating tensor|_bfc\b/;
@@ -89,6 +92,9 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
       likely_cause: KV_CACHE.test(text)
         ? `The inference engine has no GPU memory left for its KV cache after loading the ` +
           `model: "${excerpt(hit.line.raw, 160)}"`
+        : UTILIZATION.test(text)
+        ? `The GPU has less free memory at start-up than the inference engine's ` +
+          `gpu_memory_utilization asks for: "${excerpt(hit.line.raw, 160)}"`
         : `The GPU ran out of memory${where}${what}: "${excerpt(hit.line.raw, 160)}"`,
       evidence,
       fixes: KV_CACHE.test(text)
@@ -96,6 +102,12 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
           "Raise `gpu_memory_utilization` (the share of GPU memory vLLM may take) if nothing " +
           "else uses the GPU, or lower `max_model_len` / `max_num_seqs`",
           "Use more GPUs (`tensor_parallel_size`) or a quantized model",
+        ]
+        : UTILIZATION.test(text)
+        ? [
+          "Lower `gpu_memory_utilization` to the share of GPU memory that is free, or stop the " +
+          "other processes that hold memory on that GPU (`nvidia-smi`)",
+          "Do not start a second engine (or a training process) on a GPU an engine already uses",
         ]
         : XLA.test(text)
         ? [
@@ -207,6 +219,10 @@ const DEVICE_ERROR = [
   /CUDA error: misaligned address/i,
   /CUDA error: unspecified launch failure/i,
   /CUBLAS_STATUS_EXECUTION_FAILED/,
+  // The kernel's own assertion, printed before the exception (which a cut log may lack):
+  // `…Loss.cu:103: nll_loss2d_forward_kernel: block: [5,0,0], thread: [996,0,0] Assertion
+  // `t >= 0 && t < n_classes` failed.`
+  /\.cuh?:\d+: .*block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\].*Assertion .* failed/,
 ];
 
 /** A CUDA kernel failed: an out-of-range index in user code or a faulty kernel. */

@@ -41,6 +41,10 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
   match(facts) {
     const tb = facts.traceback;
     if (!tb) return null;
+    // A launcher's report that its child failed (`CalledProcessError: … returned non-zero exit
+    // status 1`) is no exception of the training code: the child's own error is not in the
+    // log, and the exit status says all that is known.
+    if (facts.child && tb.exception && facts.child.line === tb.exception) return null;
     const where = raisedAt(tb);
     const at = where ? ` (in ${where.func}, ${where.file}:${where.line})` : "";
     if (!tb.exception) {
