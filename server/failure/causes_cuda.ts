@@ -33,6 +33,9 @@ const CUDA_OOM = [
   /\bOOM when allocating tensor/,
   /ResourceExhaustedError\b/,
   /(?:RESOURCE_EXHAUSTED|Resource exhausted):?.*(?:[Oo]ut of memory|OOM|[Ff]ailed to allocate)/,
+  // The TPU runtime: `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory.
+  // That was not possible.`, `Attempting to allocate 129.50M. That was not possible.`
+  /RESOURCE_EXHAUSTED:?.*Attempting to (?:reserve|allocate) [\d.]+\s*[KMGT]i?B?\b.*That was not possible/,
   /Resource exhausted: Out of memory/i,
   /Out of memory while trying to allocate \d+ bytes/i,
   /Allocator \(\w+\) ran out of memory trying to allocate/,
@@ -46,6 +49,7 @@ const KV_CACHE = /No available memory for the cache blocks|tokens that can be st
 const UTILIZATION = /less than desired GPU memory utilization/;
 const XLA =
   /RESOURCE_EXHAUSTED|XlaRuntimeError|Out of memory while trying to allocate|Failed to allocate request/;
+const TPU = /at the bottom of memory|HBM|TPU/;
 const TF = /ResourceExhaustedError|OOM when allocating tensor|_bfc\b/;
 
 /** The GPU ran out of memory. */
@@ -109,6 +113,11 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
           "other processes that hold memory on that GPU (`nvidia-smi`)",
           "Do not start a second engine (or a training process) on a GPU an engine already uses",
         ]
+        : TPU.test(text)
+        ? [
+          "The accelerator (TPU) ran out of its own memory: reduce the per-device batch size or " +
+          "sequence length, or shard the model (FSDP/SPMD) across more devices",
+        ]
         : XLA.test(text)
         ? [
           "JAX preallocates 75 % of GPU memory: set `XLA_PYTHON_CLIENT_MEM_FRACTION` or " +
@@ -134,7 +143,13 @@ const VERSION_MISMATCH = [
   /forward compatibility was attempted on non supported HW/i,
   /with CUDA capability sm_\d+ is not compatible with the current PyTorch installation/,
   /no kernel image is available for execution on the device/i,
+  // JAX's CUDA backend refusing a CUDA library older than the one it was built against:
+  // `Found cuDNN version 8600, but JAX was built against version 8906, which is newer`,
+  // `Outdated cuDNN installation found.`
+  /Found (?:cuDNN|cuBLAS|cuSOLVER|cuFFT|cuSPARSE|CUDA|NCCL|cuPTI) version \d+, but JAX was built against version \d+/,
+  /Outdated (?:cuDNN|cuBLAS|cuSOLVER|cuFFT|cuSPARSE|CUDA|NCCL|cuPTI) installation found/,
 ];
+const JAX_LIBRARY = /but JAX was built against|Outdated \w+ installation found/;
 
 /** The CUDA runtime the code was built for does not fit the node's driver or GPU. */
 export const CUDA_VERSION_MISMATCH_CAUSE: CauseEntry = {
@@ -156,11 +171,22 @@ export const CUDA_VERSION_MISMATCH_CAUSE: CauseEntry = {
   match(facts) {
     const hit = findLine(facts, VERSION_MISMATCH);
     if (!hit) return null;
+    const jax = JAX_LIBRARY.test(hit.line.text);
     return {
       confidence: 0.93,
-      likely_cause: `The CUDA runtime does not fit the node's driver or GPU: ` +
-        `"${excerpt(hit.line.raw, 160)}"`,
+      likely_cause: jax
+        ? `JAX cannot use the GPU: an installed CUDA library is older than the one it was built ` +
+          `against: "${excerpt(hit.line.raw, 160)}"`
+        : `The CUDA runtime does not fit the node's driver or GPU: ` +
+          `"${excerpt(hit.line.raw, 160)}"`,
       evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+      fixes: jax
+        ? [
+          "Install JAX with the CUDA libraries it was built against (`pip install -U " +
+          '"jax[cuda12]"`), or put the newer library first on `LD_LIBRARY_PATH`; JAX falls back to ' +
+          "the CPU otherwise",
+        ]
+        : undefined,
     };
   },
 };

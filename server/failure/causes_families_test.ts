@@ -615,3 +615,49 @@ subprocess.CalledProcessError: Command '['/venv/bin/python', 'train.py']' return
   });
   expectDiagnosis("status -9", failed(launcher("-9")), { cause: "killed", retry: "may_help" });
 });
+
+Deno.test("diagnoseFailure() reads a bare exception line, JAX's library checks, TPU memory and nohup", () => {
+  expectDiagnosis(
+    "bare exception",
+    failed(
+      "pytorch_lightning.utilities.exceptions.MisconfigurationException: No `val_dataloader()` method defined.",
+    ),
+    { cause: "python_exception", retry: "fails_again", line: 1000 },
+  );
+  // A bare line that only reports a network failure stays transient.
+  assert.equal(
+    diagnoseFailure(failed("SomeClientError: connection refused by 10.0.0.2:8080")).retry,
+    "may_help",
+  );
+  // A line that is no exception leaves the card on the exit code.
+  assert.equal(diagnoseFailure(failed("training stopped early")).cause_id, "nonzero_exit");
+
+  expectDiagnosis(
+    "JAX and cuDNN",
+    failed(
+      "CUDA backend failed to initialize: Found cuDNN version 8700, but JAX was built against version 8907, which is newer.",
+    ),
+    { cause: "cuda_version_mismatch", retry: "fails_again", likely: /JAX/, fix: /jax\[cuda12\]/ },
+  );
+  expectDiagnosis(
+    "TPU memory",
+    failed(
+      "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 2.00G. That was not possible. There are 1.10G free.; (0x0x0_HBM0)",
+    ),
+    { cause: "cuda_oom", retry: "fails_again", fix: /TPU/ },
+  );
+  expectDiagnosis(
+    "logits and labels",
+    failed(
+      "InvalidArgumentError: logits and labels must have the same first dimension, got logits shape [8,10] and labels shape [80]",
+    ),
+    { cause: "shape_mismatch", retry: "fails_again" },
+  );
+  expectDiagnosis(
+    "nohup",
+    failed("nohup: failed to run command 'deepspeed': No such file or directory", {
+      exit_code: 127,
+    }),
+    { cause: "command_not_found", retry: "fails_again", likely: /"deepspeed"/ },
+  );
+});
