@@ -19,7 +19,8 @@ import { RAY_MEMORY_MONITOR } from "./causes_process.ts";
 // the CUDA runtime, TensorFlow's BFC allocator (`OOM when allocating tensor`,
 // `ResourceExhaustedError`), JAX/XLA (`RESOURCE_EXHAUSTED: Out of memory`, `Failed to allocate
 // request`), ROCm, MPS, and a vLLM engine with no memory left for its KV cache (or too little
-// for one sequence of `max_model_len`). Ray's `OutOfMemoryError` is host memory: not this.
+// for one sequence of `max_model_len`, or less free memory at start-up than its
+// `gpu_memory_utilization` asks for). Ray's `OutOfMemoryError` is host memory: not this.
 const CUDA_OOM = [
   /CUDA out of memory/i,
   /OutOfMemoryError/,
@@ -32,6 +33,9 @@ const CUDA_OOM = [
   /\bOOM when allocating tensor/,
   /ResourceExhaustedError\b/,
   /(?:RESOURCE_EXHAUSTED|Resource exhausted):?.*(?:[Oo]ut of memory|OOM|[Ff]ailed to allocate)/,
+  // The TPU runtime: `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory.
+  // That was not possible.`, `Attempting to allocate 129.50M. That was not possible.`
+  /RESOURCE_EXHAUSTED:?.*Attempting to (?:reserve|allocate) [\d.]+\s*[KMGT]i?B?\b.*That was not possible/,
   /Resource exhausted: Out of memory/i,
   /Out of memory while trying to allocate \d+ bytes/i,
   /Allocator \(\w+\) ran out of memory trying to allocate/,
@@ -39,10 +43,13 @@ const CUDA_OOM = [
   /MPS backend out of memory/i,
   /No available memory for the cache blocks/,
   /larger than the maximum number of tokens that can be stored in KV cache/,
+  /Free memory on device\b.*less than desired GPU memory utilization/,
 ];
 const KV_CACHE = /No available memory for the cache blocks|tokens that can be stored in KV cache/;
+const UTILIZATION = /less than desired GPU memory utilization/;
 const XLA =
   /RESOURCE_EXHAUSTED|XlaRuntimeError|Out of memory while trying to allocate|Failed to allocate request/;
+const TPU = /at the bottom of memory|HBM|TPU/;
 const TF = /ResourceExhaustedError|OOM when allocating tensor|_bfc\b/;
 
 /** The GPU ran out of memory. */
@@ -89,6 +96,9 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
       likely_cause: KV_CACHE.test(text)
         ? `The inference engine has no GPU memory left for its KV cache after loading the ` +
           `model: "${excerpt(hit.line.raw, 160)}"`
+        : UTILIZATION.test(text)
+        ? `The GPU has less free memory at start-up than the inference engine's ` +
+          `gpu_memory_utilization asks for: "${excerpt(hit.line.raw, 160)}"`
         : `The GPU ran out of memory${where}${what}: "${excerpt(hit.line.raw, 160)}"`,
       evidence,
       fixes: KV_CACHE.test(text)
@@ -96,6 +106,17 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
           "Raise `gpu_memory_utilization` (the share of GPU memory vLLM may take) if nothing " +
           "else uses the GPU, or lower `max_model_len` / `max_num_seqs`",
           "Use more GPUs (`tensor_parallel_size`) or a quantized model",
+        ]
+        : UTILIZATION.test(text)
+        ? [
+          "Lower `gpu_memory_utilization` to the share of GPU memory that is free, or stop the " +
+          "other processes that hold memory on that GPU (`nvidia-smi`)",
+          "Do not start a second engine (or a training process) on a GPU an engine already uses",
+        ]
+        : TPU.test(text)
+        ? [
+          "The accelerator (TPU) ran out of its own memory: reduce the per-device batch size or " +
+          "sequence length, or shard the model (FSDP/SPMD) across more devices",
         ]
         : XLA.test(text)
         ? [
@@ -122,7 +143,13 @@ const VERSION_MISMATCH = [
   /forward compatibility was attempted on non supported HW/i,
   /with CUDA capability sm_\d+ is not compatible with the current PyTorch installation/,
   /no kernel image is available for execution on the device/i,
+  // JAX's CUDA backend refusing a CUDA library older than the one it was built against:
+  // `Found cuDNN version 8600, but JAX was built against version 8906, which is newer`,
+  // `Outdated cuDNN installation found.`
+  /Found (?:cuDNN|cuBLAS|cuSOLVER|cuFFT|cuSPARSE|CUDA|NCCL|cuPTI) version \d+, but JAX was built against version \d+/,
+  /Outdated (?:cuDNN|cuBLAS|cuSOLVER|cuFFT|cuSPARSE|CUDA|NCCL|cuPTI) installation found/,
 ];
+const JAX_LIBRARY = /but JAX was built against|Outdated \w+ installation found/;
 
 /** The CUDA runtime the code was built for does not fit the node's driver or GPU. */
 export const CUDA_VERSION_MISMATCH_CAUSE: CauseEntry = {
@@ -144,11 +171,22 @@ export const CUDA_VERSION_MISMATCH_CAUSE: CauseEntry = {
   match(facts) {
     const hit = findLine(facts, VERSION_MISMATCH);
     if (!hit) return null;
+    const jax = JAX_LIBRARY.test(hit.line.text);
     return {
       confidence: 0.93,
-      likely_cause: `The CUDA runtime does not fit the node's driver or GPU: ` +
-        `"${excerpt(hit.line.raw, 160)}"`,
+      likely_cause: jax
+        ? `JAX cannot use the GPU: an installed CUDA library is older than the one it was built ` +
+          `against: "${excerpt(hit.line.raw, 160)}"`
+        : `The CUDA runtime does not fit the node's driver or GPU: ` +
+          `"${excerpt(hit.line.raw, 160)}"`,
       evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+      fixes: jax
+        ? [
+          "Install JAX with the CUDA libraries it was built against (`pip install -U " +
+          '"jax[cuda12]"`), or put the newer library first on `LD_LIBRARY_PATH`; JAX falls back to ' +
+          "the CPU otherwise",
+        ]
+        : undefined,
     };
   },
 };
@@ -207,6 +245,10 @@ const DEVICE_ERROR = [
   /CUDA error: misaligned address/i,
   /CUDA error: unspecified launch failure/i,
   /CUBLAS_STATUS_EXECUTION_FAILED/,
+  // The kernel's own assertion, printed before the exception (which a cut log may lack):
+  // `…Loss.cu:103: nll_loss2d_forward_kernel: block: [5,0,0], thread: [996,0,0] Assertion
+  // `t >= 0 && t < n_classes` failed.`
+  /\.cuh?:\d+: .*block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\].*Assertion .* failed/,
 ];
 
 /** A CUDA kernel failed: an out-of-range index in user code or a faulty kernel. */

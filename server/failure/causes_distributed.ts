@@ -69,6 +69,13 @@ const NCCL_ERROR = [
   /ProcessGroupNCCL/,
 ];
 
+// Two ranks on one GPU (`NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA
+// device 40`): a launch configuration error, not a transient one.
+const DUPLICATE_GPU = /Duplicate GPU detected\s*:\s*rank \d+ and rank \d+/;
+// NCCL's shared-memory transport failing in /dev/shm (the shared-memory entry's cause).
+const NCCL_SHM_FAILED =
+  /NCCL WARN Error while creating shared memory segment|NCCL WARN Error: failed to extend \/dev\/shm\//;
+
 /** NCCL failed outright: network, shared memory, mismatched versions or a crashed peer. */
 export const NCCL_ERROR_CAUSE: CauseEntry = {
   id: "nccl_error",
@@ -88,8 +95,33 @@ export const NCCL_ERROR_CAUSE: CauseEntry = {
   match(facts) {
     const hit = findLine(facts, NCCL_ERROR);
     if (!hit) return null;
+    // NCCL's shared-memory segment it could not create explains the error it raised: the
+    // shared-memory entry decides.
+    if (facts.lines.some((l) => NCCL_SHM_FAILED.test(l.text))) return null;
     // NCCL's own error strings read `NCCL Error 1: unhandled cuda error` in some versions.
     const specific = /NCCL error|nccl\w*Error|DistBackendError/i.test(hit.line.text);
+    const duplicate = findLine(facts, [DUPLICATE_GPU]);
+    if (duplicate) {
+      return {
+        confidence: 0.9,
+        likely_cause: `Two ranks were given the same GPU, so NCCL refused to start: ` +
+          `"${excerpt(duplicate.line.raw, 160)}"`,
+        evidence: present(
+          logEvidence(duplicate.line),
+          logEvidence(hit.line),
+          exitCodeEvidence(facts),
+        ),
+        fixes: [
+          "Give each rank its own GPU: call `torch.cuda.set_device(local_rank)` (from " +
+          "`LOCAL_RANK`) before creating the process group, and do not hard-code a device",
+          "Check that `CUDA_VISIBLE_DEVICES` lists as many GPUs as the job starts processes " +
+          "per node",
+        ],
+        retry: "fails_again",
+        retry_advice: "A retry with the same launch configuration will fail the same way: the " +
+          "ranks are mapped onto GPUs the same way each time. Fix the device assignment first.",
+      };
+    }
     return {
       confidence: specific ? 0.85 : 0.6,
       likely_cause: `NCCL (the GPU communication library) failed: "${excerpt(hit.line.raw, 160)}"`,

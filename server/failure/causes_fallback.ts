@@ -1,6 +1,7 @@
 /** The catalogue's last resorts: an unrecognised Python exception, or a nonzero exit with nothing more to go on. */
 import {
   type CauseEntry,
+  type CauseMatch,
   excerpt,
   exitCodeEvidence,
   logEvidence,
@@ -40,7 +41,11 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
   ],
   match(facts) {
     const tb = facts.traceback;
-    if (!tb) return null;
+    if (!tb) return bareException(facts);
+    // A launcher's report that its child failed (`CalledProcessError: … returned non-zero exit
+    // status 1`) is no exception of the training code: the child's own error is not in the
+    // log, and the exit status says all that is known.
+    if (facts.child && tb.exception && facts.child.line === tb.exception) return null;
     const where = raisedAt(tb);
     const at = where ? ` (in ${where.func}, ${where.file}:${where.line})` : "";
     if (!tb.exception) {
@@ -69,6 +74,27 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
     };
   },
 };
+
+// An exception printed without its traceback (a logger's one-line report, a traceback the log
+// tail cut): `ValueError: Bfloat16 is only supported…`,
+// `pytorch_lightning.utilities.exceptions.MisconfigurationException: …`.
+const BARE_EXCEPTION = /^\W*((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): \S/;
+
+/** A Python exception line with no traceback, when it is the log's last error. */
+function bareException(facts: FailureFacts): CauseMatch | null {
+  const line = facts.lastError;
+  if (!line) return null;
+  const m = BARE_EXCEPTION.exec(line.text);
+  if (!m) return null;
+  const network = NETWORK_WORDS.test(line.text) ? NETWORK_ADVICE : {};
+  return {
+    ...network,
+    confidence: 0.35,
+    likely_cause: `The training code raised "${excerpt(line.text.replace(/^\W+/, ""), 200)}" ` +
+      `(the log holds no traceback for it)`,
+    evidence: present(logEvidence(line, "last error"), exitCodeEvidence(facts)),
+  };
+}
 
 /** The process exited non-zero with no recognisable message: quote the last lines. */
 export const NONZERO_EXIT_CAUSE: CauseEntry = {

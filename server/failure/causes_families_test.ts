@@ -503,3 +503,161 @@ Deno.test("diagnoseFailure() always decides on a retry", () => {
     assert.notEqual(d.retry, "unknown", `${d.cause_id}: ${d.retry_advice}`);
   }
 });
+
+Deno.test("diagnoseFailure() reads start-up and launcher failures in their own words", () => {
+  const vllm = expectDiagnosis(
+    "vLLM free memory",
+    failed(
+      "(EngineCore_DP0 pid=7) ERROR 01-02 03:04:05 [core.py:700] ValueError: Free memory on device cuda:0 (5.1/23.6 GiB) on startup is less than desired GPU memory utilization (0.9, 21.2 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+    ),
+    {
+      cause: "cuda_oom",
+      retry: "fails_again",
+      likely: /gpu_memory_utilization/,
+      fix: /Lower `gpu_memory_utilization`/,
+    },
+  );
+  assert.equal(vllm.retry, "fails_again");
+
+  const shm = expectDiagnosis(
+    "NCCL shared memory",
+    failed(`
+host:11:22 [0] misc/shmutils.cc:112 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-abc (size 9637888)
+host:11:22 [0] NCCL INFO transport/shm.cc:114 -> 2
+RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:784, unhandled system error, NCCL version 2.7.8
+`),
+    { cause: "shm_exhausted", retry: "fails_again", line: 1000, fix: /NCCL_SHM_DISABLE/ },
+  );
+  assert.equal(shm.retry, "fails_again");
+
+  const duplicate = diagnoseFailure(failed(`
+host:1:2 [0] init.cc:521 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 40
+RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:957, invalid usage, NCCL version 2.10.3
+`));
+  assert.equal(duplicate.cause_id, "nccl_error");
+  assert.equal(duplicate.retry, "fails_again", duplicate.likely_cause);
+  assert.match(duplicate.likely_cause, /same GPU/);
+  assert.match(duplicate.retry_advice, /does not requeue/);
+  // Without the duplicate, an NCCL error stays transient.
+  assert.equal(
+    diagnoseFailure(
+      failed("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:957, unhandled system error"),
+    ).retry,
+    "may_help",
+  );
+
+  expectDiagnosis(
+    "missing torch library",
+    failed(`
+  File "/opt/ext/layers.py", line 7, in <module>
+    from ext import _C
+ImportError: libc10_cuda.so: cannot open shared object file: No such file or directory
+`),
+    { cause: "abi_mismatch", retry: "fails_again", line: 1002 },
+  );
+  // Another library's missing file is no ABI mismatch of torch's.
+  assert.notEqual(
+    diagnoseFailure(
+      failed(
+        "ImportError: libcudart.so.10.1: cannot open shared object file: No such file or directory",
+      ),
+    ).cause_id,
+    "abi_mismatch",
+  );
+
+  expectDiagnosis(
+    "assertion lines only",
+    failed(`
+/src/aten/src/ATen/native/cuda/Loss.cu:240: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [3,0,0] Assertion \`t >= 0 && t < n_classes\` failed.
+/src/aten/src/ATen/native/cuda/Loss.cu:240: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [4,0,0] Assertion \`t >= 0 && t < n_classes\` failed.
+`),
+    { cause: "cuda_device_error", retry: "fails_again", line: 1000 },
+  );
+
+  expectDiagnosis(
+    "write(): fd",
+    failed(`
+  File "/venv/lib/python3.7/site-packages/torch/serialization.py", line 297, in _save
+    serialized_storages[key]._write_file(f, _should_read_directly(f))
+RuntimeError: write(): fd 12 failed with Input/output error
+`),
+    { cause: "disk_full", retry: "fails_again", line: 1002 },
+  );
+
+  expectDiagnosis(
+    "traceback cut inside a frame's path",
+    failed(`
+/trainer/base.py", line 269, in __init__
+    super().__init__(
+TypeError: Trainer.__init__() got an unexpected keyword argument 'tokenizer'
+`),
+    { cause: "python_exception", retry: "fails_again", line: 1002 },
+  );
+});
+
+Deno.test("diagnoseFailure() decodes the exit status a launcher's CalledProcessError reports", () => {
+  const launcher = (status: string) => `
+Traceback (most recent call last):
+  File "/venv/lib/python3.10/site-packages/accelerate/commands/launch.py", line 637, in simple_launcher
+    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)
+subprocess.CalledProcessError: Command '['/venv/bin/python', 'train.py']' returned non-zero exit status ${status}.
+`;
+  for (const status of ["-11", "139", "3221225477"]) {
+    expectDiagnosis(`status ${status}`, failed(launcher(status)), {
+      cause: "segfault",
+      retry: "fails_again",
+    });
+  }
+  // A plain status says only that the child failed: its own error is not in the log.
+  expectDiagnosis("status 1", failed(launcher("1")), {
+    cause: "nonzero_exit",
+    retry: "fails_again",
+  });
+  expectDiagnosis("status -9", failed(launcher("-9")), { cause: "killed", retry: "may_help" });
+});
+
+Deno.test("diagnoseFailure() reads a bare exception line, JAX's library checks, TPU memory and nohup", () => {
+  expectDiagnosis(
+    "bare exception",
+    failed(
+      "pytorch_lightning.utilities.exceptions.MisconfigurationException: No `val_dataloader()` method defined.",
+    ),
+    { cause: "python_exception", retry: "fails_again", line: 1000 },
+  );
+  // A bare line that only reports a network failure stays transient.
+  assert.equal(
+    diagnoseFailure(failed("SomeClientError: connection refused by 10.0.0.2:8080")).retry,
+    "may_help",
+  );
+  // A line that is no exception leaves the card on the exit code.
+  assert.equal(diagnoseFailure(failed("training stopped early")).cause_id, "nonzero_exit");
+
+  expectDiagnosis(
+    "JAX and cuDNN",
+    failed(
+      "CUDA backend failed to initialize: Found cuDNN version 8700, but JAX was built against version 8907, which is newer.",
+    ),
+    { cause: "cuda_version_mismatch", retry: "fails_again", likely: /JAX/, fix: /jax\[cuda12\]/ },
+  );
+  expectDiagnosis(
+    "TPU memory",
+    failed(
+      "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 2.00G. That was not possible. There are 1.10G free.; (0x0x0_HBM0)",
+    ),
+    { cause: "cuda_oom", retry: "fails_again", fix: /TPU/ },
+  );
+  expectDiagnosis(
+    "logits and labels",
+    failed(
+      "InvalidArgumentError: logits and labels must have the same first dimension, got logits shape [8,10] and labels shape [80]",
+    ),
+    { cause: "shape_mismatch", retry: "fails_again" },
+  );
+  expectDiagnosis(
+    "nohup",
+    failed("nohup: failed to run command 'deepspeed': No such file or directory", {
+      exit_code: 127,
+    }),
+    { cause: "command_not_found", retry: "fails_again", likely: /"deepspeed"/ },
+  );
+});

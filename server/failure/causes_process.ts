@@ -394,6 +394,9 @@ const NOT_FOUND = [
   /(?:^|:\s)([^\s:]+): command not found/,
   /exec: "?([^":\s]+)"?: executable file not found in \$PATH/,
   /Failed to spawn '([^']+)'/,
+  // nohup (inside a launch script) starting a program that is not there:
+  // `nohup: failed to run command 'accelerate': No such file or directory`.
+  /nohup: failed to run command ['‘"]([^'’"]+)['’"]: No such file or directory/,
 ];
 
 /** The command's program is not installed or not on PATH. */

@@ -250,7 +250,13 @@ const SHM = [
   /Unexpected bus error encountered in worker/i,
   /DataLoader worker \(pid.*\) is killed by signal: Bus error/,
   /\/dev\/shm.*No space left on device/i,
+  // NCCL's shared-memory transport between ranks of one node (`misc/shmutils.cc`,
+  // `include/shm.h`): a /dev/shm too small, full or closed to the job. It decides over the
+  // `unhandled system error` NCCL raises because of it.
+  /NCCL WARN Error while creating shared memory segment/,
+  /NCCL WARN Error: failed to extend \/dev\/shm\//,
 ];
+const NCCL_SHM = /NCCL WARN/;
 
 /** DataLoader workers ran out of shared memory (/dev/shm), typical in containers. */
 export const SHM_EXHAUSTED_CAUSE: CauseEntry = {
@@ -267,10 +273,20 @@ export const SHM_EXHAUSTED_CAUSE: CauseEntry = {
   match(facts) {
     const hit = findLine(facts, SHM);
     if (!hit) return null;
+    const nccl = NCCL_SHM.test(hit.line.text);
     return {
       confidence: 0.93,
-      likely_cause: `DataLoader workers ran out of shared memory (/dev/shm): ` +
-        `"${excerpt(hit.line.raw, 160)}"`,
+      likely_cause: nccl
+        ? `NCCL could not create its shared memory segment in /dev/shm (too small, full or ` +
+          `not writable for the job): "${excerpt(hit.line.raw, 160)}"`
+        : `DataLoader workers ran out of shared memory (/dev/shm): ` +
+          `"${excerpt(hit.line.raw, 160)}"`,
+      fixes: nccl
+        ? [
+          "NCCL between ranks of one node: give the job a larger, writable /dev/shm, or set " +
+          "`NCCL_SHM_DISABLE=1` in the job's env so NCCL does not use it (slower)",
+        ]
+        : undefined,
       evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
     };
   },
@@ -285,8 +301,9 @@ const DISK_FULL = [
 // torch.save into a full disk: the zip writer's `PytorchStreamWriter failed writing file
 // data/3: file write failed` or `[enforce fail at inline_container.cc:…] . unexpected pos
 // 190007680 vs 190007572`.
+// The older serializer's `RuntimeError: write(): fd 29 failed with Input/output error`.
 const WRITE_FAILED =
-  /PytorchStreamWriter failed writing file|inline_container\.cc.*unexpected pos \d+ vs \d+/;
+  /PytorchStreamWriter failed writing file|inline_container\.cc.*unexpected pos \d+ vs \d+|write\(\): fd \d+ failed with (?:Input\/output error|No space left)/;
 
 /** The disk (or quota) filled up, usually while writing checkpoints. */
 export const DISK_FULL_CAUSE: CauseEntry = {
@@ -385,6 +402,10 @@ const ABI = [
   /\.so[^:\s]*: undefined symbol: (\S+)/,
   /undefined symbol: (\S+)/,
   /version `((?:GLIBC|GLIBCXX|CXXABI)_[\d.]+)' not found/,
+  // An extension linked against libraries of another PyTorch build (`libtorch_cuda_cu.so` is
+  // gone since 1.13; `libc10_cuda.so` is absent from a CPU-only build), or imported before
+  // torch loaded them.
+  /((?:libtorch(?:_cuda(?:_cu|_cpp)?|_cpu|_python)?|libc10(?:_cuda)?)\.so): cannot open shared object file/,
 ];
 
 /** A compiled extension does not fit the installed library it was built against. */

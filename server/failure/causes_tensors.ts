@@ -85,6 +85,8 @@ const SHAPES = [
   /Incompatible shapes: \[/,
   /Dimensions must be equal, but are \d+ and \d+/,
   /Shapes \([^)]*\) and \([^)]*\) are incompatible/,
+  // A classification loss given labels of another batch size or rank.
+  /logits and labels must have the same first dimension/,
   // JAX.
   /dot_general requires contracting dimensions to have the same shape/,
   /Incompatible shapes for broadcasting/,

@@ -185,6 +185,9 @@ const CHILD_LINES: readonly RegExp[] = [
   /exitcode\s*: (-?\d+) \(pid: (\d+)\)/,
   /exits with return code = (-?\d+)/,
   /process (\d+) terminated with (?:signal (SIG[A-Z]+)|exit code (\d+))/,
+  // A Python launcher's (`accelerate launch`, a wrapper script's) subprocess call:
+  // `subprocess.CalledProcessError: Command '[…]' returned non-zero exit status -11.`
+  /CalledProcessError: .*returned non-zero exit status (-?\d+)/,
 ];
 
 /** The first failing child a launcher reported, with its signal, rank and pid when given. */
@@ -218,6 +221,8 @@ export function childFailure(lines: readonly LogLine[]): ChildFailure | null {
       next = m[2]
         ? { signal: m[2], exitCode: null, pid: null, localRank: Number(m[1]) }
         : { signal: null, exitCode: Number(m[3]), pid: null, localRank: Number(m[1]) };
+    } else if ((m = CHILD_LINES[5].exec(t))) {
+      next = { ...byStatus(Number(m[1])), pid: null };
     }
     if (!next) continue;
     // The Root Cause block repeats what the `failed (exitcode …)` line said: keep the first
@@ -239,6 +244,21 @@ function merged(prev: ChildFailure | null, next: ChildFailure): ChildFailure {
     rank: next.rank ?? prev.rank,
     localRank: next.localRank ?? prev.localRank,
   };
+}
+
+// Windows' exit status for an access violation (0xC0000005): its segmentation fault.
+const WINDOWS_ACCESS_VIOLATION = 3221225477;
+
+/**
+ * A child's exit status as a subprocess call reports it: negative for the signal that ended
+ * it, 128 + n when a shell in between reported signal n, Windows' access violation as SIGSEGV.
+ */
+function byStatus(status: number): { signal: string | null; exitCode: number } {
+  if (status === WINDOWS_ACCESS_VIOLATION) return { signal: "SIGSEGV", exitCode: status };
+  if (status > 128 && LAUNCHER_SIGNALS.has(status - 128)) {
+    return { signal: standardSignalName(status - 128), exitCode: status };
+  }
+  return byCode(status);
 }
 
 function byCode(code: number): { signal: string | null; exitCode: number } {

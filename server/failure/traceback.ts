@@ -19,6 +19,10 @@ export interface Traceback {
 
 const HEADER = /^Traceback \(most recent call last\):\s*$/;
 const FRAME = /^\s+File "([^"]+)", line (\d+), in (.+)$/;
+// A frame that opens a tail cut inside a traceback: pasted without its indent (`File
+// "main.py", line 34, in <module>`) or cut inside the path (`/trl/trainer/x.py", line 269, in
+// __init__`).
+const CUT_FRAME = /^\s*(?:File ")?([^"\s][^"]*)", line (\d+), in (.+)$/;
 const EXCEPTION = /^([A-Za-z_][\w.]*)(?::\s?(.*))?$/;
 // CamelCase (`ValueError`, `Exception`), or capitals before a telling suffix (`OSError`,
 // `IOError`, `EOFError`), but not a logger's `INFO` or `WARNING`.
@@ -30,7 +34,7 @@ const EXCEPTION_NAME =
 const WRAPPERS = /(?:^|\.)(?:ChildFailedError|CalledProcessError)$/;
 
 function frameOf(line: LogLine): Traceback["frames"][number] {
-  const [, file, n, func] = FRAME.exec(line.text)!;
+  const [, file, n, func] = (FRAME.exec(line.text) ?? CUT_FRAME.exec(line.text))!;
   return { file, line: Number(n), func, seq: line.seq };
 }
 
@@ -48,7 +52,8 @@ export function findTracebacks(lines: readonly LogLine[]): Traceback[] {
       continued = null;
     }
     // A tail can begin inside a traceback, after its header: its first frame opens the block.
-    const opens = HEADER.test(line.text.trimStart()) || (!current && FRAME.test(line.text));
+    const opens = HEADER.test(line.text.trimStart()) ||
+      (!current && (FRAME.test(line.text) || CUT_FRAME.test(line.text)));
     if (opens) {
       if (current) blocks.push(current);
       current = {
