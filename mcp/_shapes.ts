@@ -4,7 +4,7 @@
  * `structuredContent` against them, so a new field in an API object must not break a tool).
  */
 import { z } from "zod";
-import { ANOMALY_EVENT_TYPES } from "../protocol/rest.ts";
+import { ANOMALY_EVENT_TYPES } from "../protocol/event_types.ts";
 
 const nullableString = z.string().nullable();
 

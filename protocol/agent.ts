@@ -9,16 +9,9 @@
  * then acks; so replays neither lose nor duplicate anything.
  */
 import { z } from "zod";
-import {
-  checkpointIn,
-  FAILURE_CLASSES,
-  freeJson,
-  logLineIn,
-  MAX_NAME_LENGTH,
-  metricPoint,
-  sdkLogBatch,
-  SEVERITIES,
-} from "./rest.ts";
+import { freeJson, MAX_NAME_LENGTH } from "./rest/fields.ts";
+import { checkpointIn, logLineIn, metricPoint, sdkLogBatch } from "./rest/sdk.ts";
+import { FAILURE_CLASSES, SEVERITIES } from "./vocabulary.ts";
 import { JOB_RUNNERS } from "./vocabulary.ts";
 
 /** Streams of data frames. `sys` holds system metrics, the first thing dropped when the spool is full. */

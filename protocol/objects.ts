@@ -2,7 +2,7 @@
  * What the API answers with: jobs, runs, events, checkpoints, nodes, tokens and the semantic
  * answers (diagnoses, comparisons, recommendations) that REST, MCP and the console share.
  */
-import type { FailureClass, JobStatus, RunStatus, Scope, Severity } from "./rest.ts";
+import type { FailureClass, JobStatus, RunStatus, Scope, Severity } from "./vocabulary.ts";
 import type { CodeComparison } from "./lineage.ts";
 import type { JobRunner } from "./vocabulary.ts";
 import type { TokenBudget } from "./budgets.ts";

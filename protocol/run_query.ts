@@ -6,7 +6,8 @@
  * @module
  */
 import { z } from "zod";
-import { MAX_NAME_LENGTH, RUN_STATUSES } from "./rest.ts";
+import { MAX_NAME_LENGTH } from "./rest/fields.ts";
+import { RUN_STATUSES } from "./vocabulary.ts";
 import type { Run } from "./objects.ts";
 
 /** Runs one query looks at, newest first, before its config and metric conditions. */

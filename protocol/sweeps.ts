@@ -4,7 +4,9 @@
  * answer's shape, shared by the REST API, the CLI, the MCP tools and the console.
  */
 import { z } from "zod";
-import { jobSubmission, MAX_NAME_LENGTH, metricKey, pageQuery } from "./rest.ts";
+import { MAX_NAME_LENGTH, pageQuery } from "./rest/fields.ts";
+import { jobSubmission } from "./rest/jobs.ts";
+import { metricKey } from "./rest/sdk.ts";
 import { dryRunField } from "./budgets.ts";
 
 /** Trials one sweep may have. */

@@ -54,3 +54,7 @@ export type FailureClass = typeof FAILURE_CLASSES[number];
 
 export const SEVERITIES = ["info", "warning", "critical"] as const;
 export type Severity = typeof SEVERITIES[number];
+
+/** What a token may do: read < write < admin (each includes the one before); agent: a node's. */
+export const SCOPES = ["read", "write", "admin", "agent"] as const;
+export type Scope = typeof SCOPES[number];

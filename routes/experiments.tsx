@@ -10,7 +10,7 @@ import { z } from "zod";
 import { fmtInt, fmtMetric } from "../islands/_format.ts";
 import { MetricKey, RelTime } from "../islands/_ui.tsx";
 import type { ExperimentSummary } from "../protocol/objects.ts";
-import { experimentCreate, metricDefinition, projectCreate } from "../protocol/rest.ts";
+import { experimentCreate, metricDefinition, projectCreate } from "../protocol/rest/projects.ts";
 import { Notice } from "../server/console/actions.tsx";
 import { readForm } from "../server/console/form.ts";
 import type { PageRequest, PageRoute } from "../server/console/page.tsx";

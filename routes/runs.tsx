@@ -7,7 +7,8 @@
 import { Island } from "../components/island.tsx";
 import RunGroups, { type RunListRow } from "../islands/RunGroups.tsx";
 import type { Run } from "../protocol/objects.ts";
-import { RUN_STATUSES, runListQuery } from "../protocol/rest.ts";
+import { runListQuery } from "../protocol/rest/runs.ts";
+import { RUN_STATUSES } from "../protocol/vocabulary.ts";
 import type { PageRoute } from "../server/console/page.tsx";
 import { nowMs, queryFilters, shellPage } from "../server/console/shell.tsx";
 import { listRuns } from "../server/runs/service.ts";

@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import type { EventRecord, Page } from "../../protocol/objects.ts";
-import { SEVERITIES } from "../../protocol/rest.ts";
+import { SEVERITIES } from "../../protocol/vocabulary.ts";
 import { withQuery } from "../client.ts";
 import { type CommandContext, EXIT_OK, UsageError } from "../command.ts";
 import { connect } from "../config.ts";

@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import type { MetricRow, Page, Run, RunComparison, RunDiagnosis } from "../../protocol/objects.ts";
-import { RUN_STATUSES } from "../../protocol/rest.ts";
+import { RUN_STATUSES } from "../../protocol/vocabulary.ts";
 import type { GpuctlClient } from "../client.ts";
 import { EXIT_OK, UsageError } from "../command.ts";
 import type { RunQueryResult } from "../../protocol/run_query.ts";

@@ -3,7 +3,7 @@
  * latest values, rank, and the config keys whose values differ.
  */
 import { z } from "zod";
-import { comparedRunIds } from "../../protocol/rest.ts";
+import { comparedRunIds } from "../../protocol/rest/runs.ts";
 import { compareRunsByIds } from "../../server/semantic/mod.ts";
 import { defineTool } from "../_tool.ts";
 import { semanticShape } from "../_shapes.ts";

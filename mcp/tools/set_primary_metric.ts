@@ -3,7 +3,7 @@
  * run, a project or an experiment; comparisons and recommendations rank by it.
  */
 import { z } from "zod";
-import { primaryMetricSet } from "../../protocol/rest.ts";
+import { primaryMetricSet } from "../../protocol/rest/projects.ts";
 import { setPrimaryMetric } from "../../server/projects/service.ts";
 import { defineTool } from "../_tool.ts";
 

@@ -2,7 +2,7 @@
  * The console's job submission form: its fields as typed, turned into a job submission that
  * crosses the same schema as `POST /api/jobs`, with every problem named by its field.
  */
-import { type JobSubmission, jobSubmission } from "../../protocol/rest.ts";
+import { type JobSubmission, jobSubmission } from "../../protocol/rest/jobs.ts";
 import type { Context } from "../context.ts";
 import { BudgetExceededError, ValidationError } from "../errors.ts";
 import { submitJob } from "../jobs/service.ts";

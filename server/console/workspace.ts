@@ -17,7 +17,7 @@ import {
   workspaceRow,
 } from "../../islands/chart/workspace_state.ts";
 import type { Experiment, Run } from "../../protocol/objects.ts";
-import { MAX_QUERY_SERIES } from "../../protocol/rest.ts";
+import { MAX_QUERY_SERIES } from "../../protocol/rest/metrics.ts";
 import type { Context } from "../context.ts";
 import { invalidField, notFound, NotFoundError } from "../errors.ts";
 import { keyDirection } from "../metrics/primary_metric.ts";

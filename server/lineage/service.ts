@@ -18,7 +18,7 @@ import {
   type NoteRequest,
   type RunCodeAndNotes,
 } from "../../protocol/lineage.ts";
-import { jobSubmission } from "../../protocol/rest.ts";
+import { jobSubmission } from "../../protocol/rest/jobs.ts";
 import type { Provenance } from "../../protocol/provenance.ts";
 import {
   jobs as jobsDb,

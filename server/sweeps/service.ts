@@ -4,7 +4,7 @@
  * Every face (REST, MCP, CLI, console) calls these.
  */
 import type { Page } from "../../protocol/objects.ts";
-import { jobSubmission } from "../../protocol/rest.ts";
+import { jobSubmission } from "../../protocol/rest/jobs.ts";
 import type {
   ParamValue,
   Sweep,
