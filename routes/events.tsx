@@ -14,7 +14,7 @@ const FILTERS = ["run_id", "job_id", "node_id", "type", "severity"] as const;
 /** Events the page lists at first. */
 const EVENTS_SHOWN = 200;
 
-export const eventsRoutes: PageRoute[] = [{
+export const routes: PageRoute[] = [{
   method: "GET",
   path: "/events",
   scope: "read",

@@ -376,7 +376,7 @@ function experimentsPage(p: PageRequest, state: FormState | null = null, status 
   );
 }
 
-export const experimentsRoutes: PageRoute[] = [
+export const routes: PageRoute[] = [
   { method: "GET", path: "/experiments", scope: "read", handler: (p) => experimentsPage(p) },
   {
     method: "POST",

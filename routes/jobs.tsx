@@ -211,7 +211,7 @@ function jobsPage(
   );
 }
 
-export const jobsRoutes: PageRoute[] = [
+export const routes: PageRoute[] = [
   { method: "GET", path: "/jobs", scope: "read", handler: (p) => jobsPage(p) },
   {
     method: "POST",

@@ -35,7 +35,7 @@ const rowOf = (r: Run): RunListRow => ({
   primary_metric: r.primary_metric,
 });
 
-export const runsRoutes: PageRoute[] = [{
+export const routes: PageRoute[] = [{
   method: "GET",
   path: "/runs",
   scope: "read",

@@ -186,7 +186,7 @@ async function runPage(p: PageRequest): Promise<Response> {
   );
 }
 
-export const runRoutes: PageRoute[] = [
+export const routes: PageRoute[] = [
   { method: "GET", path: "/runs/:id", scope: "read", handler: runPage },
   ...lineagePageRoutes,
   {
