@@ -8,7 +8,7 @@ import { Island } from "../components/island.tsx";
 import RunGroups, { type RunListRow } from "../islands/RunGroups.tsx";
 import type { Run } from "../protocol/objects.ts";
 import { runListQuery } from "../protocol/rest/runs.ts";
-import { RUN_STATUSES } from "../protocol/vocabulary.ts";
+import { RUN_SOURCES, RUN_STATUSES } from "../protocol/vocabulary.ts";
 import type { PageRoute } from "../server/console/page.tsx";
 import { nowMs, queryFilters, shellPage } from "../server/console/shell.tsx";
 import { listRuns } from "../server/runs/service.ts";
@@ -104,8 +104,8 @@ export const routes: PageRoute[] = [{
             Source
             <select name="source">
               <option value="">any</option>
-              {["job", "sdk", "import"].map((s) => (
-                <option value={s} selected={s === v("source")}>{s}</option>
+              {RUN_SOURCES.map((s) => (
+                <option key={s} value={s} selected={s === v("source")}>{s}</option>
               ))}
             </select>
           </label>

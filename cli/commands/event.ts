@@ -21,7 +21,7 @@ import { followSse } from "../sse.ts";
 const severity = {
   arg: "S",
   schema: z.enum(SEVERITIES).optional(),
-  help: "only this severity or worse: info, warning, critical",
+  help: `only this severity or worse: ${SEVERITIES.join(", ")}`,
 };
 
 const list = defineCommand({

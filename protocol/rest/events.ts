@@ -1,6 +1,6 @@
 /** The filters of `GET /api/events` and `GET /api/events/stream`. */
 import { z } from "zod";
-import { SEVERITIES } from "../vocabulary.ts";
+import { SEVERITIES, wordList } from "../vocabulary.ts";
 import { MAX_NAME_LENGTH, pageQuery } from "./fields.ts";
 
 /** The filters of both; `severity`: at least this. */
@@ -12,7 +12,7 @@ const eventFilterShape = {
     'Only events of this type, e.g. "LOSS_NAN", "OOM", "RUN_FAILED", "CHECKPOINT_CREATED"',
   ),
   severity: z.enum(SEVERITIES).optional().describe(
-    'Only events at least this severe: "info", "warning" or "critical"',
+    `Only events at least this severe: ${wordList(SEVERITIES, true)}`,
   ),
 };
 

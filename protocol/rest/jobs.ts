@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ANOMALY_EVENT_TYPES } from "../event_types.ts";
 import { dryRunField } from "../budgets.ts";
-import { JOB_RUNNERS, JOB_STATUSES } from "../vocabulary.ts";
+import { JOB_RUNNERS, JOB_STATUSES, NODE_LOST_POLICIES, wordList } from "../vocabulary.ts";
 import {
   command,
   ENV_NAME,
@@ -56,9 +56,7 @@ export const jobSubmission = z.strictObject({
     "A directory (relative to working_dir) watched for checkpoint files",
   ),
   runner: z.enum(JOB_RUNNERS).optional().describe(
-    `How the job runs on its node: ${
-      JOB_RUNNERS.map((k) => `"${k}"`).join(" or ")
-    } (default "process")`,
+    `How the job runs on its node: ${wordList(JOB_RUNNERS, true)} (default "process")`,
   ),
   image: text.min(1).optional().describe("The Docker image (runner docker)"),
   node: name.optional().describe("Run only on this node id"),
@@ -90,7 +88,7 @@ export const jobSubmission = z.strictObject({
    * surely expired) or "wait" (never requeued by itself: the node's return or a manual retry).
    * @default "requeue"
    */
-  on_node_lost: z.enum(["requeue", "wait"]).optional().describe(
+  on_node_lost: z.enum(NODE_LOST_POLICIES).optional().describe(
     'When its node goes silent: "requeue" (default) or "wait"',
   ),
   parent_run: id.optional().describe(

@@ -3,6 +3,7 @@
  * definitions and the primary metric.
  */
 import { z } from "zod";
+import { DEFINITION_SCOPES, METRIC_DIRECTIONS } from "../vocabulary.ts";
 import { MAX_NAME_LENGTH, name, text } from "./fields.ts";
 
 export const projectCreate = z.strictObject({
@@ -28,7 +29,7 @@ export const experimentsQuery = z.object({
 export type ExperimentsQuery = z.infer<typeof experimentsQuery>;
 
 /** Where a metric definition applies: every run, one project's, or one experiment's. */
-const metricScope = z.enum(["global", "project", "experiment"]);
+const metricScope = z.enum(DEFINITION_SCOPES);
 /** The project's name, or "<project>/<experiment>". */
 const metricScopeId = z.string().max(2 * MAX_NAME_LENGTH + 1);
 
@@ -36,7 +37,7 @@ export const metricDefinition = z.strictObject({
   scope: metricScope,
   scope_id: metricScopeId.optional(),
   key: name,
-  direction: z.enum(["min", "max"]),
+  direction: z.enum(METRIC_DIRECTIONS),
   primary: z.boolean().optional(),
 });
 export type MetricDefinitionIn = z.infer<typeof metricDefinition>;
@@ -57,7 +58,7 @@ export const primaryMetricSet = z.strictObject({
     'The project\'s name, or "<project>/<experiment>" (not for global)',
   ),
   key: name.describe('The metric key, e.g. "eval/accuracy"'),
-  direction: z.enum(["min", "max"]).optional().describe(
+  direction: z.enum(METRIC_DIRECTIONS).optional().describe(
     "Which way is better (default: the key's known direction, else its name)",
   ),
 });

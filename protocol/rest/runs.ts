@@ -1,9 +1,7 @@
 /** What the run reads accept: the run lists and groups, a run's logs, and run comparisons. */
 import { z } from "zod";
-import { RUN_STATUSES } from "../vocabulary.ts";
+import { RUN_SOURCES, RUN_STATUSES, wordList } from "../vocabulary.ts";
 import { commaList, id, MAX_NAME_LENGTH, pageQuery } from "./fields.ts";
-
-const RUN_SOURCES = ["job", "sdk", "import"] as const;
 
 /** The filters of `GET /api/runs` and `GET /api/run-groups`; `q` searches run names and ids. */
 const runFilterShape = {
@@ -15,7 +13,7 @@ const runFilterShape = {
   job_id: z.string().max(MAX_NAME_LENGTH).optional().describe(
     "Only the runs (attempts) of this job",
   ),
-  source: z.enum(RUN_SOURCES).optional().describe('"job", "sdk" or "import"'),
+  source: z.enum(RUN_SOURCES).optional().describe(wordList(RUN_SOURCES, true)),
   q: z.string().trim().max(MAX_NAME_LENGTH).optional().describe(
     "Only runs whose name or id contains this (any case)",
   ),

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { metricValue } from "../metric_value.ts";
 import { provenance } from "../provenance.ts";
+import { REPORTED_CHECKPOINT_STATES } from "../vocabulary.ts";
 import { freeObject, id, MAX_NAME_LENGTH, name, text } from "./fields.ts";
 
 /** `POST /api/sdk/runs`: the SDK picks the id, so registering twice is harmless. */
@@ -54,7 +55,7 @@ export const checkpointIn = z.strictObject({
    * file of its format: `problem` says why), or `gone` (the file at `path` no longer exists;
    * `size_bytes` and `mtime` are those last seen).
    */
-  state: z.enum(["valid", "incomplete", "gone"]).optional(),
+  state: z.enum(REPORTED_CHECKPOINT_STATES).optional(),
   problem: z.string().max(1000).optional(),
   /** The content fingerprint the agent read (hex SHA-256 of the size and both ends). */
   fingerprint: z.string().regex(/^[0-9a-f]{16,128}$/).optional(),
