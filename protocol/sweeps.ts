@@ -8,7 +8,12 @@ import { MAX_NAME_LENGTH, pageQuery } from "./rest/fields.ts";
 import { jobSubmission } from "./rest/jobs.ts";
 import { metricKey } from "./rest/sdk.ts";
 import { dryRunField } from "./budgets.ts";
-import { type MetricDirection, SWEEP_STATUSES, type SweepStatus } from "./vocabulary.ts";
+import {
+  type JobStatus,
+  type MetricDirection,
+  SWEEP_STATUSES,
+  type SweepStatus,
+} from "./vocabulary.ts";
 
 /** Trials one sweep may have. */
 export const MAX_TRIALS = 1000;
@@ -121,16 +126,7 @@ export const sweepCancel = z.strictObject({ let_running_finish: z.boolean().opti
 export type ParamValue = number | string | boolean;
 
 /** A trial's state: PENDING until its job is submitted, then its job's status or STOPPED. */
-export type TrialStatus =
-  | "PENDING"
-  | "QUEUED"
-  | "DISPATCHED"
-  | "RUNNING"
-  | "SUCCEEDED"
-  | "FAILED"
-  | "CANCELLED"
-  | "LOST"
-  | "STOPPED";
+export type TrialStatus = "PENDING" | JobStatus | "STOPPED";
 
 export interface SweepTrial {
   index: number;
