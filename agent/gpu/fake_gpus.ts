@@ -2,13 +2,8 @@
  * Simulated GPUs behind the same {@linkcode GpuProbe} interface as NVML, for
  * `--fake-gpus N` and for tests that need busy GPUs or foreign processes.
  */
-import {
-  type GpuInfo,
-  type GpuProbe,
-  type GpuProcess,
-  type GpuSample,
-  unreadSample,
-} from "./types.ts";
+import type { GpuInfo, GpuProbe, GpuProcess, GpuSample } from "./types.ts";
+import { unreadSample } from "./types.ts";
 
 /** Name reported by every fake GPU unless overridden. */
 export const DEFAULT_FAKE_GPU_NAME = "Fake GPU";

@@ -27,13 +27,8 @@ import {
   PROCESS_INFO_V2_LAYOUT,
   type ProcessInfoLayout,
 } from "./nvml_structs.ts";
-import {
-  type GpuInfo,
-  type GpuProbe,
-  type GpuProcess,
-  type GpuSample,
-  unreadSample,
-} from "./types.ts";
+import type { GpuInfo, GpuProbe, GpuProcess, GpuSample } from "./types.ts";
+import { unreadSample } from "./types.ts";
 
 /** The library name the NVIDIA driver installs; found through the dynamic loader's path. */
 export const DEFAULT_NVML_LIBRARY = "libnvidia-ml.so.1";
