@@ -4,7 +4,7 @@
  * checkpoint folders, and reports its start and end as `job_state` frames.
  */
 import type { DispatchSpec, OwnedProcess } from "../protocol/agent.ts";
-import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
+import { MAX_NAME_LENGTH } from "../protocol/rest/fields.ts";
 import { type AttemptRef, clip, metricsFrames, type NewDataFrame } from "./frames.ts";
 import { encodeMetricValue } from "../protocol/metric_value.ts";
 import { endFrame, lostExit, pendingFrame, runningFrame } from "./job_state.ts";

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import { gpuctlHome } from "../lib/config_files.ts";
-import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
+import { MAX_NAME_LENGTH } from "../protocol/rest/fields.ts";
 import { type JobUser, userSwitch } from "./runner/job_user.ts";
 import type { SlurmSettings } from "./runner/slurm/sbatch.ts";
 import { NODE_RUNNERS, type NodeRunner } from "../protocol/vocabulary.ts";

@@ -12,7 +12,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { tmpdir } from "node:os";
 import type { z } from "zod";
-import type { sdkLogBatch } from "../protocol/rest.ts";
+import type { sdkLogBatch } from "../protocol/rest/sdk.ts";
 import { partitionSdkBatch } from "../protocol/sdk_batch.ts";
 import type { AttemptRef, NewDataFrame } from "./frames.ts";
 import type { Logger } from "./log.ts";

@@ -1,5 +1,5 @@
 /** Groups a job's output lines into `logs` frames: every ~250 ms, or at once past 500 lines. */
-import { MAX_TEXT_LENGTH } from "../protocol/rest.ts";
+import { MAX_TEXT_LENGTH } from "../protocol/rest/fields.ts";
 import { clip } from "./frames.ts";
 import type { OutputLine } from "./runner/types.ts";
 

@@ -4,7 +4,7 @@
  * `checkpoint_dir`), followed while it runs.
  */
 import type { DispatchSpec } from "../protocol/agent.ts";
-import { MAX_NAME_LENGTH } from "../protocol/rest.ts";
+import { MAX_NAME_LENGTH } from "../protocol/rest/fields.ts";
 import {
   CheckpointWatcher,
   type CheckpointWatcherState,

@@ -6,7 +6,7 @@
  * the agent is away (or faster than it could send) loses nothing and needs no `gpuctl sync`.
  */
 import type { z } from "zod";
-import type { sdkLogBatch } from "../protocol/rest.ts";
+import type { sdkLogBatch } from "../protocol/rest/sdk.ts";
 import { partitionSdkBatch } from "../protocol/sdk_batch.ts";
 import type { JobFiles } from "./job_files.ts";
 

@@ -8,7 +8,7 @@ import type {
   importRegistration,
   metricPoint,
   sdkLogBatch,
-} from "../protocol/rest.ts";
+} from "../protocol/rest/sdk.ts";
 
 /** How long one request may take before it is abandoned. */
 export const DEFAULT_TIMEOUT_MS = 60_000;

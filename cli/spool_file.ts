@@ -2,7 +2,7 @@
 // format"): a `{"type":"run", …registration}` line, then `{"type":"log", …batch}` lines. A
 // crash may leave a torn last line, which is ignored; anything else malformed is an error.
 
-import { sdkRunRegistration } from "../protocol/rest.ts";
+import { sdkRunRegistration } from "../protocol/rest/sdk.ts";
 import { partitionSdkBatch } from "../protocol/sdk_batch.ts";
 import type { z } from "zod";
 

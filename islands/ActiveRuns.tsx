@@ -3,6 +3,7 @@
  * with its direction, and a sparkline of it, each linking to the run. The list is read again
  * when runs start or end and every few seconds; the sparklines come from one metrics query.
  */
+import type { MetricDirection } from "../protocol/vocabulary.ts";
 import { fmtMetric, fmtProgress, progressFraction, runColor } from "./_format.ts";
 import { type LiveEvent, useJson } from "./_live.ts";
 import { Bar, MetricKey, RunDot, Sparkline } from "./_ui.tsx";
@@ -17,7 +18,7 @@ export interface ActiveRun {
   max_steps: number | null;
   node_id: string | null;
   primary_metric:
-    | { key: string; direction: "min" | "max"; latest: number | null; best: number | null }
+    | { key: string; direction: MetricDirection; latest: number | null; best: number | null }
     | null;
 }
 

@@ -3,6 +3,7 @@
  * each run with status, progress, best and latest of its primary metric and source. Read
  * again when runs start or end and every few seconds while any runs, so progress moves.
  */
+import type { MetricDirection } from "../protocol/vocabulary.ts";
 import { fmtMetric } from "./_format.ts";
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
 import { MetricKey, ProgressCell, RelTime, RunNameCell, StatusBadge } from "./_ui.tsx";
@@ -19,7 +20,7 @@ export interface RunListRow {
   created_at: string;
   started_at: string | null;
   primary_metric:
-    | { key: string; direction: "min" | "max"; latest: number | null; best: number | null }
+    | { key: string; direction: MetricDirection; latest: number | null; best: number | null }
     | null;
 }
 

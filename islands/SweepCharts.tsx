@@ -4,6 +4,7 @@
  * value. Drawn from what the server rendered with; while the sweep runs, the curves are
  * fetched again every 5 s in one batched metrics query.
  */
+import type { MetricDirection } from "../protocol/vocabulary.ts";
 import {
   Chart,
   Legend,
@@ -42,7 +43,7 @@ export interface SweepTrialSeries {
 
 export interface SweepChartsProps {
   metric: string;
-  direction: "min" | "max";
+  direction: MetricDirection;
   series: SweepTrialSeries[];
   /** Parameter → for each trial with a best value: the value and that best. */
   scatter: { parameter: string; log: boolean; points: { x: number; y: number; color: string }[] }[];

@@ -5,6 +5,7 @@
  * runs, smoothing and axis live in the URL (`history.replaceState`, no reload), so a copied
  * link opens the same view. The table's status and progress follow the runs while any runs.
  */
+import type { MetricDirection } from "../protocol/vocabulary.ts";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import ChartPanel from "./ChartPanel.tsx";
 import { directionArrow, fmtMetric, runColor } from "./_format.ts";
@@ -29,8 +30,8 @@ import { SmoothSlider, XSwitch } from "./chart/view_controls.tsx";
 import type { XMode } from "./chart/x_axis.ts";
 
 export interface WorkspaceProps {
-  primary: { key: string; direction: "min" | "max" } | null;
-  keys: { key: string; direction: "min" | "max" | null }[];
+  primary: { key: string; direction: MetricDirection } | null;
+  keys: { key: string; direction: MetricDirection | null }[];
   /** Best first by the primary metric. */
   runs: WorkspaceRow[];
   view: ViewState;

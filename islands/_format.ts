@@ -15,6 +15,7 @@ export {
   fmtRelative,
   secondsBetween,
 } from "../lib/format.ts";
+import type { MetricDirection } from "../protocol/vocabulary.ts";
 import { fmtInt } from "../lib/format.ts";
 
 /** `1,200 / 5,000` or just `1,200` without a known end. */
@@ -60,6 +61,6 @@ export function runColor(id: string): string {
 }
 
 /** ↓ better / ↑ better. */
-export function directionArrow(direction: "min" | "max" | null | undefined): string {
+export function directionArrow(direction: MetricDirection | null | undefined): string {
   return direction === "min" ? "↓" : direction === "max" ? "↑" : "";
 }

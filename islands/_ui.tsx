@@ -3,6 +3,7 @@
  * relative times, run dots. Widths and colours go in SVG attributes, never inline styles (the
  * CSP allows styles from the stylesheet only).
  */
+import type { MetricDirection } from "../protocol/vocabulary.ts";
 import type { ComponentChildren } from "preact";
 import {
   directionArrow,
@@ -179,7 +180,7 @@ export function EventItem(
 
 /** A metric's key with which way is better (in words on hover), or a dash when there is none. */
 export function MetricKey(
-  { metric }: { metric: { key: string; direction: "min" | "max" } | null | undefined },
+  { metric }: { metric: { key: string; direction: MetricDirection } | null | undefined },
 ) {
   if (!metric) return <span class="muted">–</span>;
   return (

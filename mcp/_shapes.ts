@@ -4,7 +4,14 @@
  * `structuredContent` against them, so a new field in an API object must not break a tool).
  */
 import { z } from "zod";
-import { ANOMALY_EVENT_TYPES } from "../protocol/rest.ts";
+import { ANOMALY_EVENT_TYPES } from "../protocol/event_types.ts";
+import {
+  CHECKPOINT_STATES,
+  JOB_STATUSES,
+  METRIC_DIRECTIONS,
+  RUN_STATUSES,
+  wordList,
+} from "../protocol/vocabulary.ts";
 
 const nullableString = z.string().nullable();
 
@@ -18,7 +25,7 @@ export const jobShape = z.looseObject({
   id: z.string().describe("The job id (job_id in other tools)"),
   name: z.string(),
   kind: z.enum(["TRAIN", "EVALUATE"]),
-  status: z.string().describe("QUEUED, DISPATCHED, RUNNING, SUCCEEDED, FAILED, CANCELLED or LOST"),
+  status: z.string().describe(wordList(JOB_STATUSES)),
   attempt: z.number(),
   project: z.string(),
   experiment: nullableString,
@@ -33,11 +40,11 @@ export const runShape = z.looseObject({
   name: z.string(),
   project: z.string(),
   experiment: nullableString,
-  status: z.string().describe("RUNNING, SUCCEEDED, FAILED, CANCELLED, LOST or IMPORTED"),
+  status: z.string().describe(wordList(RUN_STATUSES)),
   step: z.number().nullable(),
   primary_metric: z.looseObject({
     key: z.string(),
-    direction: z.enum(["min", "max"]),
+    direction: z.enum(METRIC_DIRECTIONS),
   }).nullable().describe("The run's primary metric: key, direction, latest, best, best_step"),
 });
 
@@ -56,7 +63,7 @@ export const checkpointShape = z.looseObject({
   run_id: z.string(),
   step: z.number().nullable(),
   path: z.string(),
-  state: z.enum(["valid", "incomplete", "overwritten", "gone"]).describe(
+  state: z.enum(CHECKPOINT_STATES).describe(
     "Only valid checkpoints can be used: overwritten (another run's weights now), gone (deleted) " +
       "and incomplete (cut short; problem says why) ones are never recommended or evaluated",
   ),

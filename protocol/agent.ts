@@ -9,17 +9,10 @@
  * then acks; so replays neither lose nor duplicate anything.
  */
 import { z } from "zod";
-import {
-  checkpointIn,
-  FAILURE_CLASSES,
-  freeJson,
-  logLineIn,
-  MAX_NAME_LENGTH,
-  metricPoint,
-  sdkLogBatch,
-  SEVERITIES,
-} from "./rest.ts";
-import { JOB_RUNNERS } from "./vocabulary.ts";
+import { freeJson, MAX_NAME_LENGTH } from "./rest/fields.ts";
+import { checkpointIn, logLineIn, metricPoint, sdkLogBatch } from "./rest/sdk.ts";
+import { FAILURE_CLASSES, SEVERITIES } from "./vocabulary.ts";
+import { JOB_RUNNERS, NODE_LOST_POLICIES } from "./vocabulary.ts";
 
 /** Streams of data frames. `sys` holds system metrics, the first thing dropped when the spool is full. */
 export const STREAMS = ["data", "sys"] as const;
@@ -225,7 +218,7 @@ export const dispatchSpec = z.object({
   grace_s: z.number().min(0),
   max_steps: z.number().int().nullable(),
   /** "wait": the agent's fence leaves this job running (the server never requeues it by itself). */
-  on_node_lost: z.enum(["requeue", "wait"]).optional(),
+  on_node_lost: z.enum(NODE_LOST_POLICIES).optional(),
   /** The checkpoint the job starts from: its path is the job's GPUCTL_RESUME_FROM. */
   resume_from: z.object({ checkpoint_id: name, path: z.string() }).optional(),
 });

@@ -6,10 +6,10 @@
  * @module
  */
 import { z } from "zod";
-import { ENV_NAME, freeJson, MAX_NAME_LENGTH, MAX_TEXT_LENGTH } from "./rest.ts";
+import { ENV_NAME, freeJson, MAX_NAME_LENGTH, MAX_TEXT_LENGTH } from "./rest/fields.ts";
 import { PARAM_NAME } from "./sweeps.ts";
 import type { ForkOverrides, PrimaryMetric, RunMark } from "./objects.ts";
-import type { RunStatus } from "./rest.ts";
+import { RUN_MARKS, type RunStatus } from "./vocabulary.ts";
 import type { Provenance } from "./provenance.ts";
 
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be a gpuctl id");
@@ -82,7 +82,7 @@ export type ForkRequest = z.infer<typeof forkRequest>;
 
 /** `POST /api/runs/{id}/mark`. */
 export const markRequest = z.strictObject({
-  mark: z.enum(["kept", "discarded"]).describe(
+  mark: z.enum(RUN_MARKS).describe(
     '"kept": a line worth following (fork from it); "discarded": a dead end',
   ),
   reason: oneLine.describe('One line: why, e.g. "eval/loss 0.31 beats parent 0.35"'),

@@ -2,9 +2,21 @@
  * What the API answers with: jobs, runs, events, checkpoints, nodes, tokens and the semantic
  * answers (diagnoses, comparisons, recommendations) that REST, MCP and the console share.
  */
-import type { FailureClass, JobStatus, RunStatus, Scope, Severity } from "./rest.ts";
 import type { CodeComparison } from "./lineage.ts";
-import type { JobRunner } from "./vocabulary.ts";
+import type {
+  CheckpointState,
+  DefinitionScope,
+  FailureClass,
+  JobRunner,
+  JobStatus,
+  Mark,
+  MetricDirection,
+  NodeLostPolicy,
+  RunSource,
+  RunStatus,
+  Scope,
+  Severity,
+} from "./vocabulary.ts";
 import type { TokenBudget } from "./budgets.ts";
 
 /** A job as the API returns it: the submission plus its scheduling state. */
@@ -37,7 +49,7 @@ export interface Job {
   /** The config each of its runs records (a sweep trial's parameters); `{}` for most jobs. */
   config: Record<string, unknown>;
   /** What happens when its node goes silent: requeue once the node's lease expired, or wait. */
-  on_node_lost: "requeue" | "wait";
+  on_node_lost: NodeLostPolicy;
   /** The next attempt starts no earlier than this: the silent node's lease expiry. */
   not_before: string | null;
   status: JobStatus;
@@ -72,7 +84,7 @@ export interface ForkOverrides {
 
 /** A run's verdict in its experiment's tree: kept (a line worth following) or discarded. */
 export interface RunMark {
-  mark: "kept" | "discarded";
+  mark: Mark;
   /** One line: why. */
   reason: string;
   by: string;
@@ -82,7 +94,7 @@ export interface RunMark {
 /** The primary metric of a run: which key, which way is better, and where it stands. */
 export interface PrimaryMetric {
   key: string;
-  direction: "min" | "max";
+  direction: MetricDirection;
   latest: number | null;
   best: number | null;
   best_step: number | null;
@@ -96,7 +108,7 @@ export interface Run {
   project: string;
   experiment: string | null;
   name: string;
-  source: "job" | "sdk" | "import";
+  source: RunSource;
   status: RunStatus;
   step: number | null;
   epoch: number | null;
@@ -180,7 +192,7 @@ export interface Checkpoint {
 }
 
 /** What a checkpoint's file is now: see `Checkpoint.state`. */
-export type CheckpointState = "valid" | "incomplete" | "overwritten" | "gone";
+export type { CheckpointState };
 
 /**
  * The label an agent on a Slurm submit host reports its partition in. It travels with the
@@ -241,10 +253,10 @@ export interface Experiment {
 }
 
 export interface MetricDefinition {
-  scope: "global" | "project" | "experiment";
+  scope: DefinitionScope;
   scope_id: string;
   key: string;
-  direction: "min" | "max";
+  direction: MetricDirection;
   primary: boolean;
 }
 
@@ -337,7 +349,7 @@ export interface MetricRow {
   latest: number | string;
   latest_step: number;
   /** Which way is better: the key's metric definition, else its name; null when unknown. */
-  direction: "min" | "max" | null;
+  direction: MetricDirection | null;
   best: number | null;
   best_step: number | null;
   trend: MetricTrend["verdict"];
@@ -374,7 +386,7 @@ export interface RunDiagnosis {
   primary_metric:
     | {
       key: string;
-      direction: "min" | "max";
+      direction: MetricDirection;
       latest: MetricNumber | null;
       best: number | null;
       best_step: number | null;
@@ -412,7 +424,7 @@ export interface ComparedRun {
 
 /** `GET /api/runs/compare`: runs side by side on one metric, with what differs in their configs. */
 export interface RunComparison {
-  metric: { key: string; direction: "min" | "max" } | null;
+  metric: { key: string; direction: MetricDirection } | null;
   comparable: boolean;
   /** Why the runs cannot be ranked, when they cannot. */
   reason: string | null;
@@ -434,7 +446,7 @@ export interface RunComparison {
 export interface CheckpointScore {
   basis: "evaluation" | "training_metric";
   key: string;
-  direction: "min" | "max";
+  direction: MetricDirection;
   suite: string | null;
   value: MetricNumber;
 }
@@ -462,7 +474,7 @@ export interface CheckpointComparison {
   run_id: string;
   /** What ranks the checkpoints: evaluation results when any exist, else the training metric. */
   basis: "evaluation" | "training_metric" | "none";
-  metric: { key: string; direction: "min" | "max"; suite: string | null } | null;
+  metric: { key: string; direction: MetricDirection; suite: string | null } | null;
   checkpoints: RankedCheckpoint[];
   summary: string;
   next_actions: NextAction[];
@@ -474,7 +486,7 @@ export interface CheckpointRecommendation {
   checkpoint: RankedCheckpoint | null;
   basis: "evaluation" | "training_metric" | null;
   metric: string | null;
-  direction: "min" | "max" | null;
+  direction: MetricDirection | null;
   suite: string | null;
   value: MetricNumber | null;
   reason: string;
@@ -522,7 +534,7 @@ export interface ScopeActivity {
    */
   best_primary: {
     key: string;
-    direction: "min" | "max";
+    direction: MetricDirection;
     value: number | null;
     run_id: string | null;
     step: number | null;

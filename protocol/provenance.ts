@@ -2,7 +2,7 @@
  * A run's provenance: the code it ran, as its agent saw the working dir just before the
  * process started. In a git work tree: the commit, branch, remote (no credentials), the diff
  * of tracked files against HEAD and the names of untracked files. Elsewhere: a content hash of
- * the files the command names. Kept apart from `rest.ts` (which imports it) so the schema has
+ * the files the command names. Kept apart from `rest/sdk.ts` (which imports it) so the schema has
  * no dependency of its own.
  *
  * @module

@@ -6,7 +6,8 @@
  * @module
  */
 import { z } from "zod";
-import { MAX_NAME_LENGTH, RUN_STATUSES } from "./rest.ts";
+import { MAX_NAME_LENGTH } from "./rest/fields.ts";
+import { RUN_MARKS, RUN_STATUSES } from "./vocabulary.ts";
 import type { Run } from "./objects.ts";
 
 /** Runs one query looks at, newest first, before its config and metric conditions. */
@@ -46,7 +47,7 @@ export const runQuery = z.strictObject({
     parent_run: z.string().max(64).nullable().optional().describe(
       "Only children of this run (null: only roots)",
     ),
-    mark: z.enum(["kept", "discarded", "none"]).optional().describe(
+    mark: z.enum([...RUN_MARKS, "none"]).optional().describe(
       'Only kept, discarded or unmarked ("none") runs',
     ),
     created_after: iso.optional().describe("Created at or after this time"),

@@ -5,7 +5,13 @@
  * The server's `POST /api/sdk/runs/{id}/log` and the agent's ingest endpoint both use it.
  */
 import type { z } from "zod";
-import { checkpointIn, logLineIn, SDK_BATCH_LIMITS, sdkLogBatch, sdkMetricPoint } from "./rest.ts";
+import {
+  checkpointIn,
+  logLineIn,
+  SDK_BATCH_LIMITS,
+  sdkLogBatch,
+  sdkMetricPoint,
+} from "./rest/sdk.ts";
 
 /** One refused item: where it was in the batch and why. */
 export interface RefusedItem {

@@ -4,7 +4,7 @@
  * (an event from a newer server or agent) ranks as the most severe: a filter then shows it,
  * and a webhook sends it, rather than losing it in silence.
  */
-import { SEVERITIES, type Severity } from "./rest.ts";
+import { SEVERITIES, type Severity } from "./vocabulary.ts";
 
 const RANK: Readonly<Record<string, number>> = Object.fromEntries(
   SEVERITIES.map((s, i) => [s, i]),

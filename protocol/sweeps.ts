@@ -4,8 +4,16 @@
  * answer's shape, shared by the REST API, the CLI, the MCP tools and the console.
  */
 import { z } from "zod";
-import { jobSubmission, MAX_NAME_LENGTH, metricKey, pageQuery } from "./rest.ts";
+import { MAX_NAME_LENGTH, pageQuery } from "./rest/fields.ts";
+import { jobSubmission } from "./rest/jobs.ts";
+import { metricKey } from "./rest/sdk.ts";
 import { dryRunField } from "./budgets.ts";
+import {
+  type JobStatus,
+  type MetricDirection,
+  SWEEP_STATUSES,
+  type SweepStatus,
+} from "./vocabulary.ts";
 
 /** Trials one sweep may have. */
 export const MAX_TRIALS = 1000;
@@ -107,7 +115,7 @@ export const sweepCreateRequest = sweepCreate.extend({ dry_run: dryRunField });
 
 /** `GET /api/sweeps`: newest first. */
 export const sweepListQuery = pageQuery.extend({
-  status: z.enum(["RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]).optional(),
+  status: z.enum(SWEEP_STATUSES).optional(),
   project: z.string().max(MAX_NAME_LENGTH).optional(),
 });
 
@@ -117,20 +125,8 @@ export const sweepCancel = z.strictObject({ let_running_finish: z.boolean().opti
 /** A parameter value as a trial gets it. */
 export type ParamValue = number | string | boolean;
 
-export const SWEEP_STATUSES = ["RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"] as const;
-export type SweepStatus = typeof SWEEP_STATUSES[number];
-
 /** A trial's state: PENDING until its job is submitted, then its job's status or STOPPED. */
-export type TrialStatus =
-  | "PENDING"
-  | "QUEUED"
-  | "DISPATCHED"
-  | "RUNNING"
-  | "SUCCEEDED"
-  | "FAILED"
-  | "CANCELLED"
-  | "LOST"
-  | "STOPPED";
+export type TrialStatus = "PENDING" | JobStatus | "STOPPED";
 
 export interface SweepTrial {
   index: number;
@@ -166,7 +162,7 @@ export interface Sweep {
   experiment: string | null;
   status: SweepStatus;
   method: "grid" | "random";
-  metric: { key: string; direction: "min" | "max" };
+  metric: { key: string; direction: MetricDirection };
   parameters: Record<string, SweepParameter>;
   max_parallel: number;
   early_stop: EarlyStop | null;

@@ -4,17 +4,21 @@
  */
 import { MetricKey } from "../islands/_ui.tsx";
 import type { MetricDefinition } from "../protocol/objects.ts";
+import {
+  DEFINITION_SCOPES,
+  type DefinitionScope,
+  type MetricDirection,
+} from "../protocol/vocabulary.ts";
 import type { ExperimentsOverview } from "../server/projects/overview.ts";
-import type { DefinitionLevel } from "../server/projects/resolution.ts";
 import { Field, type FormState, href, type View } from "./_experiments_view.tsx";
 
-const LEVEL_ORDER: DefinitionLevel[] = ["global", "project", "experiment"];
+const LEVEL_ORDER = DEFINITION_SCOPES;
 
 /** A scope as the forms post it: `global`, `project:<name>`, `experiment:<project>/<name>`. */
 const scopeValue = (d: Pick<MetricDefinition, "scope" | "scope_id">) =>
   d.scope === "global" ? "global" : `${d.scope}:${d.scope_id}`;
 
-function scopeLabel(level: DefinitionLevel | "name" | "default" | null, scopeId: string): string {
+function scopeLabel(level: DefinitionScope | "name" | "default" | null, scopeId: string): string {
   if (level === "global") return "global";
   if (level === "project") return `project ${scopeId}`;
   if (level === "experiment") return `experiment ${scopeId.replace("/", " / ")}`;
@@ -23,7 +27,7 @@ function scopeLabel(level: DefinitionLevel | "name" | "default" | null, scopeId:
   return "nothing (no definition, the name says nothing)";
 }
 
-const better = (d: "min" | "max" | null) =>
+const better = (d: MetricDirection | null) =>
   d === "min" ? "↓ lower" : d === "max" ? "↑ higher" : "–";
 
 /** A definition's row; write sessions can make its key the primary of its scope. */

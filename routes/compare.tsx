@@ -31,7 +31,7 @@ function problem(p: PageRequest, status: number, what: ComponentChildren) {
   );
 }
 
-export const compareRoutes: PageRoute[] = [{
+export const routes: PageRoute[] = [{
   method: "GET",
   path: "/compare",
   scope: "read",

@@ -4,7 +4,8 @@
  */
 import { Island } from "../components/island.tsx";
 import EventFeed from "../islands/EventFeed.tsx";
-import { eventListQuery, SEVERITIES } from "../protocol/rest.ts";
+import { eventListQuery } from "../protocol/rest/events.ts";
+import { SEVERITIES } from "../protocol/vocabulary.ts";
 import type { PageRoute } from "../server/console/page.tsx";
 import { nowMs, queryFilters, shellPage } from "../server/console/shell.tsx";
 import { lastEventId, listEvents } from "../server/events/service.ts";
@@ -13,7 +14,7 @@ const FILTERS = ["run_id", "job_id", "node_id", "type", "severity"] as const;
 /** Events the page lists at first. */
 const EVENTS_SHOWN = 200;
 
-export const eventsRoutes: PageRoute[] = [{
+export const routes: PageRoute[] = [{
   method: "GET",
   path: "/events",
   scope: "read",

@@ -11,7 +11,7 @@ import { loadWorkspace, MAX_WORKSPACE_RUNS } from "../server/console/workspace.t
 import { experimentLineage } from "../server/lineage/service.ts";
 import { LineageTree } from "./run/lineage.tsx";
 
-export const experimentRoutes: PageRoute[] = [{
+export const routes: PageRoute[] = [{
   method: "GET",
   path: "/experiments/:id",
   scope: "read",

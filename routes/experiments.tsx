@@ -10,12 +10,11 @@ import { z } from "zod";
 import { fmtInt, fmtMetric } from "../islands/_format.ts";
 import { MetricKey, RelTime } from "../islands/_ui.tsx";
 import type { ExperimentSummary } from "../protocol/objects.ts";
-import { experimentCreate, metricDefinition, projectCreate } from "../protocol/rest.ts";
+import { experimentCreate, metricDefinition, projectCreate } from "../protocol/rest/projects.ts";
 import { Notice } from "../server/console/actions.tsx";
-import { readForm } from "../server/console/form.ts";
+import { postedFields, submitForm } from "../server/console/form.ts";
 import type { PageRequest, PageRoute } from "../server/console/page.tsx";
 import { nowMs, queryFilters, shellPage } from "../server/console/shell.tsx";
-import { ValidationError } from "../server/errors.ts";
 import { addExperiment, addProject } from "../server/projects/add.ts";
 import {
   experimentIdOf,
@@ -26,40 +25,26 @@ import { setMetricDefinitions } from "../server/projects/service.ts";
 import { Field, type FormState, href, type View, VIEW_KEYS } from "./_experiments_view.tsx";
 import { DefinitionsDrawer } from "./_metric_definitions.tsx";
 
-const postedFields = z.record(z.string().max(64), z.string().max(65_536));
+/** The form field of a problem: a service names the body's (`definitions.0.scope_id`). */
+const fieldOf = (path: string) => {
+  const last = path.split(".").at(-1) || "form";
+  return last === "scope_id" ? "scope" : last;
+};
 
-/**
- * Reads a posted form, shapes its fields into a service input that crosses `schema` (the REST
- * body's), and acts; every refusal, the schema's or the service's, comes back by field.
- */
-async function submitForm<S extends z.ZodType, T>(
+/** Submits one of the page's forms (submitForm); a refusal re-renders the page with it. */
+async function submitPageForm<S extends z.ZodType, T>(
   p: PageRequest,
   form: FormState["form"],
   schema: S,
   input: (values: Record<string, string>) => unknown,
-  act: (data: z.infer<S>) => T,
-): Promise<{ ok: true; result: T; values: Record<string, string> } | FormState & { ok: false }> {
-  const read = await readForm(p.req, postedFields);
-  if (!read.ok) return { ok: false, form, values: {}, errors: read.errors };
-  const values = read.data;
-  const errors: Record<string, string> = {};
-  // A service names the body's field (`definitions.0.scope_id`); the form has one `scope`.
-  const name = (field: string) => {
-    const last = field.split(".").at(-1) ?? "form";
-    return last === "scope_id" ? "scope" : last;
-  };
-  const parsed = schema.safeParse(input(values));
-  if (!parsed.success) {
-    for (const i of parsed.error.issues) errors[name(i.path.map(String).join("."))] ??= i.message;
-    return { ok: false, form, values, errors };
-  }
-  try {
-    return { ok: true, result: act(parsed.data), values };
-  } catch (err) {
-    if (!(err instanceof ValidationError)) throw err;
-    for (const d of err.details) errors[name(d.field)] ??= d.problem;
-    return { ok: false, form, values, errors };
-  }
+  act: (data: z.output<S>) => T,
+): Promise<
+  { ok: true; result: T; values: Record<string, string> } | { ok: false; page: Response }
+> {
+  const r = await submitForm(p.req, { fields: postedFields, schema, input, act, fieldOf });
+  if (r.ok) return r;
+  const values = r.values as Record<string, string>;
+  return { ok: false, page: experimentsPage(p, { form, values, errors: r.errors }, 400) };
 }
 
 /** Where a form returns to: the page with the view it was posted from and a notice. */
@@ -376,7 +361,7 @@ function experimentsPage(p: PageRequest, state: FormState | null = null, status 
   );
 }
 
-export const experimentsRoutes: PageRoute[] = [
+export const routes: PageRoute[] = [
   { method: "GET", path: "/experiments", scope: "read", handler: (p) => experimentsPage(p) },
   {
     method: "POST",
@@ -384,11 +369,11 @@ export const experimentsRoutes: PageRoute[] = [
     scope: "write",
     action: "creating a project",
     handler: async (p) => {
-      const r = await submitForm(p, "project", projectCreate, (v) => ({
+      const r = await submitPageForm(p, "project", projectCreate, (v) => ({
         name: v.name?.trim() ?? "",
         description: optional(v.description),
       }), (data) => addProject(p.ctx, data));
-      if (!r.ok) return experimentsPage(p, r, 400);
+      if (!r.ok) return r.page;
       return p.redirect(back(r.values, `Project "${r.result.name}" created`));
     },
   },
@@ -398,12 +383,12 @@ export const experimentsRoutes: PageRoute[] = [
     scope: "write",
     action: "creating an experiment",
     handler: async (p) => {
-      const r = await submitForm(p, "experiment", experimentCreate, (v) => ({
+      const r = await submitPageForm(p, "experiment", experimentCreate, (v) => ({
         project: v.project?.trim() ?? "",
         name: v.name?.trim() ?? "",
         description: optional(v.description),
       }), (data) => addExperiment(p.ctx, data));
-      if (!r.ok) return experimentsPage(p, r, 400);
+      if (!r.ok) return r.page;
       return p.redirect(
         back(r.values, `Experiment "${r.result.name}" created in ${r.result.project}`),
       );
@@ -415,7 +400,7 @@ export const experimentsRoutes: PageRoute[] = [
     scope: "write",
     action: "setting a metric definition",
     handler: async (p) => {
-      const r = await submitForm(p, "definition", metricDefinition, (v) => {
+      const r = await submitPageForm(p, "definition", metricDefinition, (v) => {
         const scope = v.scope ?? "";
         const colon = scope.indexOf(":");
         return {
@@ -429,7 +414,7 @@ export const experimentsRoutes: PageRoute[] = [
         setMetricDefinitions(p.ctx, { definitions: [d] });
         return d;
       });
-      if (!r.ok) return experimentsPage(p, r, 400);
+      if (!r.ok) return r.page;
       const d = r.result;
       const where = d.scope === "global" ? "global" : `${d.scope} ${d.scope_id}`;
       // An experiment's definition is shown resolving for that experiment.

@@ -10,7 +10,7 @@ import { loadDashboard } from "../server/console/dashboard.ts";
 import type { PageRoute } from "../server/console/page.tsx";
 import { nowMs, shellPage } from "../server/console/shell.tsx";
 
-export const indexRoutes: PageRoute[] = [{
+export const routes: PageRoute[] = [{
   method: "GET",
   path: "/",
   scope: "read",

@@ -6,7 +6,7 @@ import type { ComponentChildren } from "preact";
 import { FormField } from "../components/form_field.tsx";
 import { Island } from "../components/island.tsx";
 import JobsTable, { type JobRow } from "../islands/JobsTable.tsx";
-import { JOB_STATUSES } from "../protocol/rest.ts";
+import { JOB_STATUSES } from "../protocol/vocabulary.ts";
 import type { Job } from "../protocol/objects.ts";
 import { cancelJob, listJobs, retryJob } from "../server/jobs/service.ts";
 import { confirmedAction, Notice } from "../server/console/actions.tsx";
@@ -211,7 +211,7 @@ function jobsPage(
   );
 }
 
-export const jobsRoutes: PageRoute[] = [
+export const routes: PageRoute[] = [
   { method: "GET", path: "/jobs", scope: "read", handler: (p) => jobsPage(p) },
   {
     method: "POST",

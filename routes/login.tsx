@@ -78,7 +78,7 @@ function signInFailed(ctx: Context, token: string, why: string): void {
   ctx.log.warn("console sign-in failed", { why, token_id: parseToken(token)?.id ?? null });
 }
 
-export const loginRoutes: PageRoute[] = [
+export const routes: PageRoute[] = [
   {
     method: "GET",
     path: "/login",

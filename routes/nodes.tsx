@@ -46,7 +46,7 @@ export function IngestLine({ ingest }: { ingest: IngestStatus | null }) {
   );
 }
 
-export const nodesRoutes: PageRoute[] = [{
+export const routes: PageRoute[] = [{
   method: "GET",
   path: "/nodes",
   scope: "read",

@@ -7,7 +7,8 @@
 import { Island } from "../components/island.tsx";
 import RunGroups, { type RunListRow } from "../islands/RunGroups.tsx";
 import type { Run } from "../protocol/objects.ts";
-import { RUN_STATUSES, runListQuery } from "../protocol/rest.ts";
+import { runListQuery } from "../protocol/rest/runs.ts";
+import { RUN_SOURCES, RUN_STATUSES } from "../protocol/vocabulary.ts";
 import type { PageRoute } from "../server/console/page.tsx";
 import { nowMs, queryFilters, shellPage } from "../server/console/shell.tsx";
 import { listRuns } from "../server/runs/service.ts";
@@ -34,7 +35,7 @@ const rowOf = (r: Run): RunListRow => ({
   primary_metric: r.primary_metric,
 });
 
-export const runsRoutes: PageRoute[] = [{
+export const routes: PageRoute[] = [{
   method: "GET",
   path: "/runs",
   scope: "read",
@@ -103,8 +104,8 @@ export const runsRoutes: PageRoute[] = [{
             Source
             <select name="source">
               <option value="">any</option>
-              {["job", "sdk", "import"].map((s) => (
-                <option value={s} selected={s === v("source")}>{s}</option>
+              {RUN_SOURCES.map((s) => (
+                <option key={s} value={s} selected={s === v("source")}>{s}</option>
               ))}
             </select>
           </label>

@@ -156,7 +156,7 @@ function TrialsTable({ s }: { s: Sweep }) {
   );
 }
 
-export const sweepsRoutes: PageRoute[] = [
+export const routes: PageRoute[] = [
   {
     method: "GET",
     path: "/sweeps",

@@ -18,7 +18,7 @@
 // listed and never chosen.
 
 import { basename } from "node:path";
-import type { CheckpointIn } from "../../protocol/rest.ts";
+import type { CheckpointIn } from "../../protocol/rest/sdk.ts";
 import { checkFile, checkFolder, type Completeness } from "./check_complete.ts";
 import { type FileIdentity, fingerprintOf, identityOf, sameIdentity } from "./identity.ts";
 import { type FoundCheckpoint, scanCheckpoints, type ScanOptions } from "./scan_checkpoints.ts";

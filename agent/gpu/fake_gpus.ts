@@ -3,6 +3,7 @@
  * `--fake-gpus N` and for tests that need busy GPUs or foreign processes.
  */
 import type { GpuInfo, GpuProbe, GpuProcess, GpuSample } from "./types.ts";
+import { unreadSample } from "./types.ts";
 
 /** Name reported by every fake GPU unless overridden. */
 export const DEFAULT_FAKE_GPU_NAME = "Fake GPU";
@@ -102,17 +103,7 @@ export function createFakeGpus(count: number, options: FakeGpuOptions = {}): Fak
       return infos.map((info, index): GpuSample => {
         const state = states[index];
         if (state.error !== null) {
-          return {
-            index,
-            uuid: info.uuid,
-            memory_used_mb: null,
-            memory_total_mb: null,
-            util_pct: null,
-            temp_c: null,
-            power_w: null,
-            processes: [],
-            error: state.error,
-          };
+          return { ...unreadSample({ index, uuid: info.uuid }), error: state.error };
         }
         return {
           index,

@@ -28,6 +28,7 @@ import {
   type ProcessInfoLayout,
 } from "./nvml_structs.ts";
 import type { GpuInfo, GpuProbe, GpuProcess, GpuSample } from "./types.ts";
+import { unreadSample } from "./types.ts";
 
 /** The library name the NVIDIA driver installs; found through the dynamic loader's path. */
 export const DEFAULT_NVML_LIBRARY = "libnvidia-ml.so.1";
@@ -287,16 +288,7 @@ class NvmlProbe implements GpuProbe {
 
   #sampleDevice(info: GpuInfo): GpuSample {
     const { index } = info;
-    const sample: GpuSample = {
-      index,
-      uuid: info.uuid,
-      memory_used_mb: null,
-      memory_total_mb: null,
-      util_pct: null,
-      temp_c: null,
-      power_w: null,
-      processes: [],
-    };
+    const sample = unreadSample(info);
     try {
       this.#readSample(index, sample);
     } catch (err) {

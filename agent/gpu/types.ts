@@ -47,6 +47,20 @@ export interface GpuSample {
   error?: string;
 }
 
+/** A GPU's sample before anything is read (or when nothing could be): every reading null. */
+export function unreadSample(info: Pick<GpuInfo, "index" | "uuid">): GpuSample {
+  return {
+    index: info.index,
+    uuid: info.uuid,
+    memory_used_mb: null,
+    memory_total_mb: null,
+    util_pct: null,
+    temp_c: null,
+    power_w: null,
+    processes: [],
+  };
+}
+
 /** A source of GPU facts and readings: NVML, or simulated GPUs. */
 export interface GpuProbe {
   readonly kind: "nvml" | "fake";

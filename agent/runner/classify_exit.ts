@@ -1,6 +1,6 @@
 // Decides how an attempt ended, from plain facts (DESIGN.md, "Scheduling": cancel, OOM).
 
-import type { FailureClass } from "../../protocol/rest.ts";
+import type { FailureClass } from "../../protocol/vocabulary.ts";
 import type { JobRunner } from "../../protocol/vocabulary.ts";
 
 /** What is known when an attempt has ended. */

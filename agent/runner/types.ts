@@ -3,7 +3,7 @@
  * The process and Docker runners implement this one interface and pass one conformance
  * suite; the Slurm runner hands the job to a cluster scheduler and reports when it starts.
  */
-import type { FailureClass } from "../../protocol/rest.ts";
+import type { FailureClass } from "../../protocol/vocabulary.ts";
 import type { JobRunner, RunnerKind } from "../../protocol/vocabulary.ts";
 
 /** One attempt of a job, as the runner needs it. */

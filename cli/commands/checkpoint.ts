@@ -7,7 +7,7 @@ import type {
   Job,
   Page,
 } from "../../protocol/objects.ts";
-import { evaluationRequest } from "../../protocol/rest.ts";
+import { evaluationRequest } from "../../protocol/rest/checkpoints.ts";
 import { EXIT_OK, UsageError } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";

@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import type { EventRecord, Page } from "../../protocol/objects.ts";
-import { SEVERITIES } from "../../protocol/rest.ts";
+import { SEVERITIES } from "../../protocol/vocabulary.ts";
 import { withQuery } from "../client.ts";
 import { type CommandContext, EXIT_OK, UsageError } from "../command.ts";
 import { connect } from "../config.ts";
@@ -21,7 +21,7 @@ import { followSse } from "../sse.ts";
 const severity = {
   arg: "S",
   schema: z.enum(SEVERITIES).optional(),
-  help: "only this severity or worse: info, warning, critical",
+  help: `only this severity or worse: ${SEVERITIES.join(", ")}`,
 };
 
 const list = defineCommand({

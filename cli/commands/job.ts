@@ -5,12 +5,9 @@ import { printBudget } from "../budget.ts";
 import { basename } from "node:path";
 import { z } from "zod";
 import type { Job, Page } from "../../protocol/objects.ts";
-import {
-  ANOMALY_EVENT_TYPES,
-  JOB_STATUSES,
-  type JobSubmission,
-  jobSubmission,
-} from "../../protocol/rest.ts";
+import { ANOMALY_EVENT_TYPES } from "../../protocol/event_types.ts";
+import { type JobSubmission, jobSubmission } from "../../protocol/rest/jobs.ts";
+import { JOB_STATUSES } from "../../protocol/vocabulary.ts";
 import { type CommandContext, EXIT_OK, UsageError } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand, defineGroup, type FlagSpec, type FlagValues } from "../define_command.ts";

@@ -10,6 +10,7 @@ import type {
   ProjectSummary,
 } from "../../protocol/objects.ts";
 import type { ScopeActivity } from "../../protocol/objects.ts";
+import { METRIC_DIRECTIONS, wordList } from "../../protocol/vocabulary.ts";
 import { EXIT_OK, UsageError } from "../command.ts";
 import { connect } from "../config.ts";
 import { type Column } from "../output.ts";
@@ -166,8 +167,8 @@ const setPrimary = defineCommand({
     global: { schema: z.boolean().optional(), help: "for every run without a narrower one" },
     direction: {
       arg: "DIR",
-      schema: z.enum(["min", "max"]).optional(),
-      help: "min or max: which way is better",
+      schema: z.enum(METRIC_DIRECTIONS).optional(),
+      help: `${wordList(METRIC_DIRECTIONS)}: which way is better`,
     },
     ...DATA_FLAGS,
   },

@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import type { MetricRow, Page, Run, RunComparison, RunDiagnosis } from "../../protocol/objects.ts";
-import { RUN_STATUSES } from "../../protocol/rest.ts";
+import { RUN_SOURCES, RUN_STATUSES, wordList } from "../../protocol/vocabulary.ts";
 import type { GpuctlClient } from "../client.ts";
 import { EXIT_OK, UsageError } from "../command.ts";
 import type { RunQueryResult } from "../../protocol/run_query.ts";
@@ -38,8 +38,8 @@ const list = defineCommand({
     job: { arg: "JOB", schema: optionalText(), help: "only this job's attempts" },
     source: {
       arg: "SRC",
-      schema: z.enum(["job", "sdk", "import"]).optional(),
-      help: "job, sdk or import",
+      schema: z.enum(RUN_SOURCES).optional(),
+      help: wordList(RUN_SOURCES),
     },
     search: {
       short: "q",

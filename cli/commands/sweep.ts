@@ -5,6 +5,7 @@ import { printBudget } from "../budget.ts";
 import { z } from "zod";
 import type { Page } from "../../protocol/objects.ts";
 import { type Sweep, sweepCreate } from "../../protocol/sweeps.ts";
+import { SWEEP_STATUSES } from "../../protocol/vocabulary.ts";
 import { EXIT_OK, UsageError } from "../command.ts";
 import { connect } from "../config.ts";
 import { defineCommand, defineGroup } from "../define_command.ts";
@@ -152,8 +153,8 @@ const list = defineCommand({
   flags: {
     status: {
       arg: "STATUS",
-      schema: z.enum(["RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"]).optional(),
-      help: "RUNNING, SUCCEEDED, FAILED, CANCELLED",
+      schema: z.enum(SWEEP_STATUSES).optional(),
+      help: SWEEP_STATUSES.join(", "),
     },
     project: { arg: "P", schema: optionalText(), help: "only this project's" },
     ...LIST_FLAGS,

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import { directionArrow, fmtInt, fmtMetric } from "../_format.ts";
 import { emphasis, isVisible, legendClick, legendHover, type LegendState } from "./legend.ts";
 import type { PanelRun } from "./panel_types.ts";
@@ -23,7 +24,7 @@ export const X_LABEL: Record<XMode, string> = {
 /** The newest point of the visible runs, and the best of them by `direction`, with their runs. */
 export function headline(
   runs: readonly { label: string; series: PointSeries | undefined }[],
-  direction: "min" | "max" | null,
+  direction: MetricDirection | null,
 ): {
   latest: { step: number; value: number; label: string } | null;
   best: { step: number; value: number; label: string } | null;
@@ -48,7 +49,7 @@ export function headline(
 
 export function PanelHead(p: {
   metric: string;
-  direction: "min" | "max" | null;
+  direction: MetricDirection | null;
   primary: boolean;
   /** The visible runs, for the header's values. */
   runs: { label: string; series: PointSeries | undefined }[];

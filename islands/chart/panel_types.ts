@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { Series } from "../../protocol/objects.ts";
 import type { XMode } from "./x_axis.ts";
 
@@ -26,7 +27,7 @@ export type ApiSeries = Series;
 /** The props of `islands/ChartPanel.tsx` as an island (JSON only). */
 export interface ChartPanelProps {
   metric: string;
-  direction: "min" | "max" | null;
+  direction: MetricDirection | null;
   /** The scope's primary metric: drawn with ★. */
   primary?: boolean;
   runs: PanelRun[];

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { ApiSeries } from "./panel_types.ts";
 import { smooth } from "./smooth.ts";
 import { xAt, type XMode } from "./x_axis.ts";
@@ -230,7 +231,7 @@ export function yExtent(
 /** The newest point of a series with a finite value, and the best by `direction`. */
 export function latestAndBest(
   s: PointSeries,
-  direction: "min" | "max" | null,
+  direction: MetricDirection | null,
 ): {
   latest: { step: number; value: number; wall: number } | null;
   best: { step: number; value: number } | null;

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import { encodeView, type ViewState } from "./view_state.ts";
 
 /** Runs drawn when the URL names none: the best of the ranking. */
@@ -91,7 +92,7 @@ export interface Ranked {
  */
 export function rankRuns<T extends Ranked>(
   runs: readonly T[],
-  direction: "min" | "max" | null,
+  direction: MetricDirection | null,
 ): T[] {
   if (!direction) return runs.slice();
   const sign = direction === "min" ? 1 : -1;
@@ -205,7 +206,7 @@ export interface ComparedRunView {
 
 /** `GET /api/runs/compare`'s answer, the fields the page uses. */
 export interface ComparisonView {
-  metric: { key: string; direction: "min" | "max" } | null;
+  metric: { key: string; direction: MetricDirection } | null;
   reason: string | null;
   common_keys: string[];
   runs: ComparedRunView[];

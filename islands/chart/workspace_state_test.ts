@@ -1,3 +1,4 @@
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import { assertEquals } from "../../tests/assert.ts";
 import { decodeView } from "./view_state.ts";
 import {
@@ -23,7 +24,7 @@ const ids = (rs: { id: string }[]) => rs.map((r) => r.id);
 
 Deno.test("rankRuns() sorts best first in the metric's direction, runs without a value last", () => {
   const runs = [run("a", 0.5), run("b", null), run("c", 0.2), run("d", NaN), run("e", 0.9)];
-  const cases: [string, "min" | "max" | null, string[]][] = [
+  const cases: [string, MetricDirection | null, string[]][] = [
     ["lower is better", "min", ["c", "a", "e", "b", "d"]],
     ["higher is better", "max", ["e", "a", "c", "b", "d"]],
     ["no direction keeps the order", null, ["a", "b", "c", "d", "e"]],

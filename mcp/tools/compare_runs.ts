@@ -3,7 +3,8 @@
  * latest values, rank, and the config keys whose values differ.
  */
 import { z } from "zod";
-import { comparedRunIds } from "../../protocol/rest.ts";
+import { comparedRunIds } from "../../protocol/rest/runs.ts";
+import { METRIC_DIRECTIONS } from "../../protocol/vocabulary.ts";
 import { compareRunsByIds } from "../../server/semantic/mod.ts";
 import { defineTool } from "../_tool.ts";
 import { semanticShape } from "../_shapes.ts";
@@ -24,7 +25,7 @@ export const compareRunsTool = defineTool({
     ),
   }),
   output: semanticShape({
-    metric: z.looseObject({ key: z.string(), direction: z.enum(["min", "max"]) }).nullable(),
+    metric: z.looseObject({ key: z.string(), direction: z.enum(METRIC_DIRECTIONS) }).nullable(),
     ranking: z.array(z.string()).describe("Run ids, best first"),
     runs: z.array(z.looseObject({ run_id: z.string(), rank: z.number().nullable() })),
     config_diff: z.array(z.looseObject({ key: z.string() })),

@@ -3,7 +3,7 @@
  * checkpoint with a suite, and answers the evaluation, its job and how to wait for it.
  */
 import { z } from "zod";
-import { evaluationRequest } from "../../protocol/rest.ts";
+import { evaluationRequest } from "../../protocol/rest/checkpoints.ts";
 import { queueEvaluation } from "../../server/evaluations/mod.ts";
 import { lastEventId } from "../../server/events/service.ts";
 import { defineTool } from "../_tool.ts";

@@ -3,7 +3,7 @@
  * evaluation results first, else the training metric, with the reason and the alternatives.
  */
 import { z } from "zod";
-import { recommendQuery } from "../../protocol/rest.ts";
+import { recommendQuery } from "../../protocol/rest/checkpoints.ts";
 import { validationError } from "../../server/errors.ts";
 import { recommendCheckpoint } from "../../server/semantic/mod.ts";
 import { defineTool } from "../_tool.ts";

@@ -3,7 +3,7 @@
  * page on; `TOOL_LOG_LINES` is how many an answer holds unless asked for more.
  */
 import { z } from "zod";
-import { logsQuery, MAX_LOG_LINES } from "../../protocol/rest.ts";
+import { logsQuery, MAX_LOG_LINES } from "../../protocol/rest/runs.ts";
 import { getLogs } from "../../server/runs/service.ts";
 import { defineTool } from "../_tool.ts";
 import { runIdField } from "./_fields.ts";

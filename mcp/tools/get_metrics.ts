@@ -3,7 +3,7 @@
  * a series unless asked otherwise; without keys, one run's metric keys.
  */
 import { z } from "zod";
-import { metricsQuery, metricsQueryFields } from "../../protocol/rest.ts";
+import { metricsQuery, metricsQueryFields } from "../../protocol/rest/metrics.ts";
 import { validationError } from "../../server/errors.ts";
 import { getRunMetrics, queryMetrics, type Series } from "../../server/metrics/service.ts";
 import { defineTool } from "../_tool.ts";

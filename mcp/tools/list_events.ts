@@ -1,6 +1,6 @@
 /** `list_events`: events newest first, filtered by run, job, node, type or minimum severity. */
 import { ANOMALY_EVENT_TYPES } from "../../protocol/event_types.ts";
-import { eventListQuery } from "../../protocol/rest.ts";
+import { eventListQuery } from "../../protocol/rest/events.ts";
 import { listEvents } from "../../server/events/service.ts";
 import { defineTool, moreHint, pageFields, TOOL_PAGE_SIZE } from "../_tool.ts";
 import { eventShape, pageOf } from "../_shapes.ts";

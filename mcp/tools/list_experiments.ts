@@ -2,7 +2,7 @@
  * `list_experiments`: experiments with their runs by status and the best value of the primary
  * metric any run reached.
  */
-import { experimentsQuery } from "../../protocol/rest.ts";
+import { experimentsQuery } from "../../protocol/rest/projects.ts";
 import { listExperiments } from "../../server/projects/service.ts";
 import { defineTool } from "../_tool.ts";
 import { pageOf } from "../_shapes.ts";

@@ -1,5 +1,5 @@
 /** `list_jobs`: jobs newest first, filtered by status, project, experiment or node; paginated. */
-import { jobListQuery } from "../../protocol/rest.ts";
+import { jobListQuery } from "../../protocol/rest/jobs.ts";
 import { listJobs } from "../../server/jobs/service.ts";
 import { defineTool, moreHint, pageFields, TOOL_PAGE_SIZE } from "../_tool.ts";
 import { jobShape, pageOf } from "../_shapes.ts";

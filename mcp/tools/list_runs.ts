@@ -2,7 +2,7 @@
  * `list_runs`: runs newest first (job attempts, SDK and imported runs) with status, step and
  * primary metric; filtered and paginated.
  */
-import { runListQuery } from "../../protocol/rest.ts";
+import { runListQuery } from "../../protocol/rest/runs.ts";
 import { listRuns } from "../../server/runs/service.ts";
 import { defineTool, moreHint, pageFields, TOOL_PAGE_SIZE } from "../_tool.ts";
 import { pageOf, runShape } from "../_shapes.ts";

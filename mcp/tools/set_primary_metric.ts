@@ -3,7 +3,8 @@
  * run, a project or an experiment; comparisons and recommendations rank by it.
  */
 import { z } from "zod";
-import { primaryMetricSet } from "../../protocol/rest.ts";
+import { primaryMetricSet } from "../../protocol/rest/projects.ts";
+import { METRIC_DIRECTIONS } from "../../protocol/vocabulary.ts";
 import { setPrimaryMetric } from "../../server/projects/service.ts";
 import { defineTool } from "../_tool.ts";
 
@@ -21,7 +22,7 @@ export const setPrimaryMetricTool = defineTool({
     scope: z.string(),
     scope_id: z.string(),
     key: z.string(),
-    direction: z.enum(["min", "max"]),
+    direction: z.enum(METRIC_DIRECTIONS),
     primary: z.boolean(),
   }),
   run(ctx, args) {

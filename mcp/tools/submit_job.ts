@@ -3,7 +3,7 @@
  * exclusive GPUs — and answers the job with how to wait for it.
  */
 import { z } from "zod";
-import { jobSubmitRequest } from "../../protocol/rest.ts";
+import { jobSubmitRequest } from "../../protocol/rest/jobs.ts";
 import { submitJob } from "../../server/jobs/service.ts";
 import { dryRunJob } from "../../server/jobs/dry_run.ts";
 import { lastEventId } from "../../server/events/service.ts";

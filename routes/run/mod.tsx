@@ -21,7 +21,8 @@ import { queueEvaluation } from "../../server/evaluations/mod.ts";
 import { validationError } from "../../server/errors.ts";
 import { setPrimaryMetric } from "../../server/projects/service.ts";
 import { getRun } from "../../server/runs/service.ts";
-import { evaluationRequest, primaryMetricSet } from "../../protocol/rest.ts";
+import { evaluationRequest } from "../../protocol/rest/checkpoints.ts";
+import { primaryMetricSet } from "../../protocol/rest/projects.ts";
 import { CodeTab, lineagePageRoutes, LineagePanel } from "./lineage.tsx";
 
 import { runHref, TAB_LABEL } from "./_parts.tsx";
@@ -185,7 +186,7 @@ async function runPage(p: PageRequest): Promise<Response> {
   );
 }
 
-export const runRoutes: PageRoute[] = [
+export const routes: PageRoute[] = [
   { method: "GET", path: "/runs/:id", scope: "read", handler: runPage },
   ...lineagePageRoutes,
   {

@@ -3,7 +3,7 @@
  * through it, so a read token gets the same `WriteScopeError` wherever it tries to change
  * something.
  */
-import type { Scope } from "../../protocol/rest.ts";
+import type { Scope } from "../../protocol/vocabulary.ts";
 import { ScopeError, UnauthorizedError } from "../errors.ts";
 import type { Principal } from "./service.ts";
 import { scopeAllows } from "./tokens.ts";

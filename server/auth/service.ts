@@ -3,7 +3,8 @@
  * created, listed and deleted, and the tokens of server.yaml installed at start.
  */
 import type { Page, TokenInfo } from "../../protocol/objects.ts";
-import type { Scope, TokenCreate } from "../../protocol/rest.ts";
+import type { TokenCreate } from "../../protocol/rest/tokens.ts";
+import type { Scope } from "../../protocol/vocabulary.ts";
 import { budgets as budgetsDb, tokens as tokensDb } from "../db/mod.ts";
 import type { BudgetStatus } from "../../protocol/budgets.ts";
 import { budgetOf, setBudgetAtCreate } from "../budgets/service.ts";

@@ -3,7 +3,7 @@
  * secret in constant time, and which scope may call what.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { Scope } from "../../protocol/rest.ts";
+import type { Scope } from "../../protocol/vocabulary.ts";
 
 /** Every token starts with this, so it is recognisable in a leaked file or a secret scanner. */
 export const TOKEN_PREFIX = "gpc_";

@@ -7,6 +7,7 @@
 import { topics } from "../bus/bus.ts";
 import { budgets as budgetsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
+import { PassLoop } from "../pass_loop.ts";
 import { cancelJob } from "../jobs/service.ts";
 import { GPU_HOURS_WINDOW_MS, gpuHours, overruns } from "./budget.ts";
 
@@ -54,42 +55,29 @@ export function enforceBudgets(ctx: Context): BudgetPass {
 
 export class BudgetLoop {
   #ctx: Context;
-  #intervalMs: number;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  #pending: ReturnType<typeof setTimeout> | undefined;
-  #unsubscribe = () => {};
+  #loop: PassLoop;
 
   constructor(ctx: Context, options: BudgetLoopOptions = {}) {
     this.#ctx = ctx;
-    this.#intervalMs = options.intervalMs ?? 5000;
+    this.#loop = new PassLoop(ctx.log, {
+      name: "budget",
+      intervalMs: options.intervalMs ?? 5000,
+      pass: () => this.runOnce(),
+      wake: (trigger) => [ctx.bus.subscribe(topics.jobs, () => trigger())],
+    });
   }
 
   start(): void {
-    if (this.#timer !== undefined) return;
-    this.#unsubscribe = this.#ctx.bus.subscribe(topics.jobs, () => this.trigger());
-    this.#timer = setInterval(() => this.trigger(), this.#intervalMs);
+    this.#loop.start();
   }
 
   stop(): void {
-    clearInterval(this.#timer);
-    clearTimeout(this.#pending);
-    this.#timer = undefined;
-    this.#pending = undefined;
-    this.#unsubscribe();
-    this.#unsubscribe = () => {};
+    this.#loop.stop();
   }
 
   /** Asks for a pass soon; triggers meanwhile join it. */
   trigger(): void {
-    if (this.#pending !== undefined || this.#timer === undefined) return;
-    this.#pending = setTimeout(() => {
-      this.#pending = undefined;
-      try {
-        this.runOnce();
-      } catch (err) {
-        this.#ctx.log.error("budget pass failed", { error: String((err as Error)?.stack ?? err) });
-      }
-    }, 0);
+    this.#loop.trigger();
   }
 
   /** One pass; logs only when it cancelled something. */

@@ -1,8 +1,15 @@
 // deno-lint-ignore-file no-console -- `deno task build`'s entry point talks to its user
-/** `deno task build`: bundles the console's islands into static/build/ (skipped when current). */
+/**
+ * `deno task build`: writes the console's page table (routes/_manifest.ts) from routes/, and
+ * bundles the islands into static/build/ (skipped when current).
+ */
 import { buildIslands, currentIslands } from "./assets.ts";
+import { writeRouteManifest } from "./route_manifest.ts";
 
 if (import.meta.main) {
+  console.log(
+    writeRouteManifest() ? "wrote routes/_manifest.ts" : "routes/_manifest.ts up to date",
+  );
   const force = Deno.args.includes("--force");
   const current = currentIslands();
   if (current.manifest && !force) {

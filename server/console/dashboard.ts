@@ -5,7 +5,7 @@
 import type { ActiveRun } from "../../islands/ActiveRuns.tsx";
 import type { FleetNode, Holder } from "../../islands/Fleet.tsx";
 import type { Job, Run } from "../../protocol/objects.ts";
-import { metricsQuery } from "../../protocol/rest.ts";
+import { metricsQuery } from "../../protocol/rest/metrics.ts";
 import type { Context } from "../context.ts";
 import { listJobs } from "../jobs/service.ts";
 import { queryMetrics } from "../metrics/service.ts";

@@ -2,13 +2,12 @@
  * The console's job submission form: its fields as typed, turned into a job submission that
  * crosses the same schema as `POST /api/jobs`, with every problem named by its field.
  */
-import { type JobSubmission, jobSubmission } from "../../protocol/rest.ts";
+import { type JobSubmission, jobSubmission } from "../../protocol/rest/jobs.ts";
 import type { Context } from "../context.ts";
-import { BudgetExceededError, ValidationError } from "../errors.ts";
 import { submitJob } from "../jobs/service.ts";
 import { dryRunJob, type JobDryRun } from "../jobs/dry_run.ts";
 import type { Job } from "../../protocol/objects.ts";
-import { readForm } from "./form.ts";
+import { parseFormInput, submitForm } from "./form.ts";
 import { z } from "zod";
 
 /** The form's fields, as strings (what was typed is shown again after a refusal). */
@@ -36,11 +35,8 @@ const formSchema = z.object({
 
 const WHOLE = /^-?\d+$/;
 
-/** The submission the form describes, or the problems by field. */
-export function submissionOf(
-  v: JobFormValues,
-): { ok: true; submission: JobSubmission } | { ok: false; errors: Record<string, string> } {
-  const errors: Record<string, string> = {};
+/** The submission's fields from the form's: whole numbers read, empty fields left out. */
+function jobInput(v: JobFormValues, errors: Record<string, string>): Record<string, unknown> {
   const text = (f: JobFormField) => {
     const s = v[f]?.trim();
     return s ? s : undefined;
@@ -71,17 +67,15 @@ export function submissionOf(
     checkpoint_dir: text("checkpoint_dir"),
     node: text("node"),
   };
-  const parsed = jobSubmission.safeParse(
-    Object.fromEntries(Object.entries(raw).filter(([, x]) => x !== undefined)),
-  );
-  if (!parsed.success) {
-    for (const i of parsed.error.issues) {
-      const f = String(i.path[0] ?? "form");
-      errors[f] ??= f === "gpus" && raw.gpus === undefined ? errors[f] : i.message;
-    }
-  }
-  if (Object.keys(errors).length || !parsed.success) return { ok: false, errors };
-  return { ok: true, submission: parsed.data };
+  return Object.fromEntries(Object.entries(raw).filter(([, x]) => x !== undefined));
+}
+
+/** The submission the form describes, or the problems by field. */
+export function submissionOf(
+  v: JobFormValues,
+): { ok: true; submission: JobSubmission } | { ok: false; errors: Record<string, string> } {
+  const parsed = parseFormInput(v, jobSubmission, jobInput);
+  return parsed.ok ? { ok: true, submission: parsed.data } : parsed;
 }
 
 /**
@@ -98,21 +92,16 @@ export async function submitJobForm(
   | { ok: "dry_run"; plan: JobDryRun; values: JobFormValues }
   | { ok: false; errors: Record<string, string>; values: JobFormValues }
 > {
-  const form = await readForm(req, formSchema);
-  if (!form.ok) return { ok: false, errors: form.errors, values: {} };
-  const { dry_run: dryRun, ...values } = form.data;
-  const s = submissionOf(values);
-  if (!s.ok) return { ok: false, errors: s.errors, values };
-  try {
-    if (dryRun) return { ok: "dry_run", plan: dryRunJob(ctx, s.submission, by), values };
-    return { ok: true, job: submitJob(ctx, s.submission, "TRAIN", { submitted_by: by }) };
-  } catch (err) {
-    if (err instanceof BudgetExceededError) {
-      return { ok: false, errors: { form: err.message }, values };
-    }
-    if (!(err instanceof ValidationError)) throw err;
-    const errors: Record<string, string> = {};
-    for (const d of err.details) errors[d.field.split(".")[0]] ??= d.problem;
-    return { ok: false, errors, values };
-  }
+  const r = await submitForm(req, {
+    fields: formSchema,
+    schema: jobSubmission,
+    input: jobInput,
+    act: (submission, { dry_run: dryRun }) =>
+      dryRun
+        ? { ok: "dry_run" as const, plan: dryRunJob(ctx, submission, by) }
+        : { ok: true as const, job: submitJob(ctx, submission, "TRAIN", { submitted_by: by }) },
+  });
+  const { dry_run: _, ...values } = r.values;
+  if (!r.ok) return { ok: false, errors: r.errors, values };
+  return r.result.ok === true ? r.result : { ...r.result, values };
 }

@@ -11,37 +11,12 @@ import {
   loadConsoleAssets,
 } from "./assets.ts";
 import type { PageRoute } from "./page.tsx";
-import { indexRoutes } from "../../routes/index.tsx";
-import { loginRoutes } from "../../routes/login.tsx";
-import { logoutRoutes } from "../../routes/logout.tsx";
-import { jobsRoutes } from "../../routes/jobs.tsx";
-import { runsRoutes } from "../../routes/runs.tsx";
-import { runRoutes } from "../../routes/run/mod.tsx";
-import { nodesRoutes } from "../../routes/nodes.tsx";
-import { eventsRoutes } from "../../routes/events.tsx";
-import { experimentsRoutes } from "../../routes/experiments.tsx";
-import { sweepsRoutes } from "../../routes/sweeps.tsx";
-import { experimentRoutes } from "../../routes/experiment.tsx";
-import { compareRoutes } from "../../routes/compare.tsx";
 
 export { buildIslands, prepareIslands } from "./assets.ts";
 export type { IslandManifest, PageRoute };
 
-/** The console's pages. */
-export const pageRoutes: PageRoute[] = [
-  ...indexRoutes,
-  ...loginRoutes,
-  ...logoutRoutes,
-  ...jobsRoutes,
-  ...runsRoutes,
-  ...runRoutes,
-  ...nodesRoutes,
-  ...eventsRoutes,
-  ...experimentsRoutes,
-  ...sweepsRoutes,
-  ...experimentRoutes,
-  ...compareRoutes,
-];
+/** The console's pages: routes/_manifest.ts, generated from routes/ by `deno task build`. */
+export { pageRoutes } from "../../routes/_manifest.ts";
 
 /** Everything the console is told at start; every field optional. */
 export interface ConsoleOptions {

@@ -3,6 +3,7 @@
  * of the tab (a live overview, a diagnosis, the failure explanation, series, checkpoints with
  * the recommendation, evaluations, events).
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { Note } from "../../protocol/lineage.ts";
 import type { Provenance } from "../../protocol/provenance.ts";
 import { getRunCode, runNotes } from "../lineage/service.ts";
@@ -48,7 +49,7 @@ export interface ChartSeries {
   key: string;
   /** The series as `metrics:query` answers it, for the chart panel's first paint. */
   series: Series;
-  direction: "min" | "max" | null;
+  direction: MetricDirection | null;
 }
 
 export interface RunDetail {
@@ -57,7 +58,7 @@ export interface RunDetail {
   tab: RunTab;
   live: boolean;
   failed: boolean;
-  keys: (MetricKey & { direction: "min" | "max" | null })[];
+  keys: (MetricKey & { direction: MetricDirection | null })[];
   checkpoints: CheckpointWithEvaluations[];
   diagnosis?: RunDiagnosis;
   failure?: FailureExplanation;

@@ -6,6 +6,7 @@ import type { ComponentChildren } from "preact";
 import { Layout } from "../../components/layout.tsx";
 import type { FleetSummary } from "../../islands/TopBar.tsx";
 import { ServiceError } from "../errors.ts";
+import { STATUS_OF_KIND } from "../http/errors.ts";
 import type { Context } from "../context.ts";
 import { getStatus, type StatusOverview } from "../status/service.ts";
 import type { PageRequest } from "./page.tsx";
@@ -51,16 +52,6 @@ export function shellPage(p: PageRequest, o: ShellOptions, body: ComponentChildr
   );
 }
 
-const STATUS: Record<ServiceError["kind"], number> = {
-  validation: 400,
-  unauthorized: 401,
-  scope: 403,
-  not_found: 404,
-  conflict: 409,
-  too_many: 429,
-  storage_full: 507,
-};
-
 const HEADING: Record<ServiceError["kind"], string> = {
   validation: "That request is not valid",
   unauthorized: "Sign in again",
@@ -74,7 +65,7 @@ const HEADING: Record<ServiceError["kind"], string> = {
 /** A domain error as a page inside the shell; null for anything else (a 500 upstream). */
 export function errorPage(p: PageRequest, err: unknown): Response | null {
   if (!(err instanceof ServiceError)) return null;
-  const status = STATUS[err.kind];
+  const status = STATUS_OF_KIND[err.kind];
   return shellPage(
     p,
     { title: HEADING[err.kind], path: p.url.pathname, status },

@@ -4,6 +4,7 @@
  * URL asks for (panels, runs, smoothing, x axis), and the series of the drawn runs and panels
  * in one batched metrics query per panel width, so the first paint needs no request.
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { ApiSeries } from "../../islands/chart/panel_types.ts";
 import { decodeView, type ViewState } from "../../islands/chart/view_state.ts";
 import {
@@ -17,7 +18,7 @@ import {
   workspaceRow,
 } from "../../islands/chart/workspace_state.ts";
 import type { Experiment, Run } from "../../protocol/objects.ts";
-import { MAX_QUERY_SERIES } from "../../protocol/rest.ts";
+import { MAX_QUERY_SERIES } from "../../protocol/rest/metrics.ts";
 import type { Context } from "../context.ts";
 import { invalidField, notFound, NotFoundError } from "../errors.ts";
 import { keyDirection } from "../metrics/primary_metric.ts";
@@ -38,7 +39,7 @@ export const MAX_COMPARED_RUNS = 50;
 /** A metric key of the experiment and which way is better. */
 export interface KeyView {
   key: string;
-  direction: "min" | "max" | null;
+  direction: MetricDirection | null;
 }
 
 /** A row of the workspace's runs table. */
@@ -46,7 +47,7 @@ export type WorkspaceRun = WorkspaceRow;
 
 export interface WorkspaceData {
   experiment: Pick<Experiment, "id" | "project" | "name" | "description">;
-  primary: { key: string; direction: "min" | "max" } | null;
+  primary: { key: string; direction: MetricDirection } | null;
   keys: KeyView[];
   /** Best first by the primary metric. */
   runs: WorkspaceRun[];

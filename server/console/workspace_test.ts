@@ -1,5 +1,5 @@
 import { assertEquals } from "../../tests/assert.ts";
-import { MAX_QUERY_SERIES } from "../../protocol/rest.ts";
+import { MAX_QUERY_SERIES } from "../../protocol/rest/metrics.ts";
 import { keysForOneQuery } from "./workspace.ts";
 
 Deno.test("keysForOneQuery() keeps the panels one metrics query can carry, in panel order", () => {

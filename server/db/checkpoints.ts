@@ -2,7 +2,8 @@
  * Checkpoint records: registered once per run and path, marked overwritten by another run's
  * file, gone or incomplete, and read back with their state.
  */
-import type { Checkpoint, CheckpointState } from "../../protocol/objects.ts";
+import type { Checkpoint } from "../../protocol/objects.ts";
+import type { CheckpointState } from "../../protocol/vocabulary.ts";
 import type { Database } from "./database.ts";
 import { json } from "./_rows.ts";
 

@@ -3,7 +3,7 @@
  * looked up by type, and counted by severity.
  */
 import type { EventRecord } from "../../protocol/objects.ts";
-import type { Severity } from "../../protocol/rest.ts";
+import type { Severity } from "../../protocol/vocabulary.ts";
 import { severitiesAtLeast } from "../../protocol/severity.ts";
 import type { Database } from "./database.ts";
 import { json } from "./_rows.ts";

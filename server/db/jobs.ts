@@ -3,7 +3,7 @@
  * state, and `publicJob`, the job as the API shows it with its secrets masked.
  */
 import type { ForkOverrides, Job } from "../../protocol/objects.ts";
-import type { JobStatus } from "../../protocol/rest.ts";
+import type { JobStatus } from "../../protocol/vocabulary.ts";
 import {
   maskSecretArgv,
   maskSecretCommandLine,

@@ -2,6 +2,7 @@
  * Projects, experiments and metric definitions, and what the overview pages count over a
  * scope's runs: runs by status, metric keys, the best value of a key.
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { Experiment, MetricDefinition, Project } from "../../protocol/objects.ts";
 import type { Database } from "./database.ts";
 
@@ -78,7 +79,7 @@ interface DefinitionRow {
   scope: MetricDefinition["scope"];
   scope_id: string;
   key: string;
-  direction: "min" | "max";
+  direction: MetricDirection;
   is_primary: number;
 }
 
@@ -149,7 +150,7 @@ export function bestScopeValue(
   db: Database,
   s: RunScopeFilter,
   key: string,
-  direction: "min" | "max",
+  direction: MetricDirection,
 ): { value: number; run_id: string; step: number | null } | null {
   const w = scopeWhere(s);
   const [col, stepCol, order] = direction === "min"

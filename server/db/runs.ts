@@ -3,7 +3,7 @@
  * and selected for `query_runs`; progress only rises.
  */
 import type { Run, RunMark } from "../../protocol/objects.ts";
-import type { RunStatus } from "../../protocol/rest.ts";
+import type { RunStatus } from "../../protocol/vocabulary.ts";
 import type { Database } from "./database.ts";
 import { json, pageOf, where } from "./_rows.ts";
 

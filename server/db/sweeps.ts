@@ -1,5 +1,6 @@
 /** Sweep and trial records: stored, listed, a trial found by its job, updated, a sweep ended. */
-import type { SweepCreate, SweepStatus } from "../../protocol/sweeps.ts";
+import type { SweepCreate } from "../../protocol/sweeps.ts";
+import type { MetricDirection, SweepStatus } from "../../protocol/vocabulary.ts";
 import type { ParamValue } from "../../protocol/sweeps.ts";
 import type { Database } from "./database.ts";
 import { json, pageOf } from "./_rows.ts";
@@ -12,7 +13,7 @@ export interface SweepRecord {
   experiment: string | null;
   spec: SweepCreate;
   metric_key: string;
-  direction: "min" | "max";
+  direction: MetricDirection;
   status: SweepStatus;
   created_at: string;
   finished_at: string | null;

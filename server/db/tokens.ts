@@ -2,7 +2,7 @@
  * Token rows (the secret's hash, never the secret): stored, listed, deleted for good, and
  * whether a node has an agent token of its own.
  */
-import type { Scope } from "../../protocol/rest.ts";
+import type { Scope } from "../../protocol/vocabulary.ts";
 import type { TokenInfo } from "../../protocol/objects.ts";
 import type { Database } from "./database.ts";
 

@@ -3,11 +3,9 @@
  * overrides, pinned to the checkpoint's node, with the checkpoint and output variables set.
  */
 import type { Checkpoint, Job } from "../../protocol/objects.ts";
-import {
-  type EvaluationRequest,
-  type JobSubmission,
-  MAX_NAME_LENGTH,
-} from "../../protocol/rest.ts";
+import type { EvaluationRequest } from "../../protocol/rest/checkpoints.ts";
+import { MAX_NAME_LENGTH } from "../../protocol/rest/fields.ts";
+import type { JobSubmission } from "../../protocol/rest/jobs.ts";
 import { invalidField, type ValidationError } from "../errors.ts";
 
 /** What an evaluation job is built from: the checkpoint, its run, the run's job and project. */

@@ -1,5 +1,6 @@
 /** Which metric of an evaluation's results speaks for it: pure choices over plain data. */
 
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import { decodeMetricValue } from "../../protocol/metric_value.ts";
 
 /** A reported metric value as a number: numbers as they are, "NaN"/"±Infinity" parsed, else null. */
@@ -16,8 +17,8 @@ const basename = (key: string) => key.slice(key.lastIndexOf("/") + 1);
 export function chooseEvaluationKey(
   results: readonly Record<string, unknown>[],
   preferred: string | null,
-  directions: Readonly<Record<string, "min" | "max">>,
-): { key: string; direction: "min" | "max" } | null {
+  directions: Readonly<Record<string, MetricDirection>>,
+): { key: string; direction: MetricDirection } | null {
   const coverage = new Map<string, number>();
   for (const metrics of results) {
     for (const [key, value] of Object.entries(metrics)) {
@@ -49,7 +50,7 @@ export function chooseEvaluationKey(
 export function headlineMetric(
   metrics: Record<string, unknown>,
   preferred: string | null,
-  directions: Readonly<Record<string, "min" | "max">>,
+  directions: Readonly<Record<string, MetricDirection>>,
 ): { key: string; value: number } | null {
   const chosen = chooseEvaluationKey([metrics], preferred, directions);
   if (chosen) return { key: chosen.key, value: metricNumber(metrics[chosen.key])! };

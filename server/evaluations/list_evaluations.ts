@@ -3,7 +3,7 @@
  * checkpoint, by id, and with each of a run's checkpoints.
  */
 import type { CheckpointWithEvaluations, Evaluation, Page } from "../../protocol/objects.ts";
-import type { JobStatus } from "../../protocol/rest.ts";
+import type { JobStatus } from "../../protocol/vocabulary.ts";
 import {
   checkpoints as checkpointsDb,
   evaluations as evaluationsDb,

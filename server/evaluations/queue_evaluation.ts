@@ -1,6 +1,6 @@
 /** Queues a checkpoint's evaluation: its EVALUATE job and its QUEUED record, in one transaction. */
 import type { Evaluation, Job } from "../../protocol/objects.ts";
-import type { EvaluationRequest } from "../../protocol/rest.ts";
+import type { EvaluationRequest } from "../../protocol/rest/checkpoints.ts";
 import {
   checkpoints as checkpointsDb,
   evaluations as evaluationsDb,

@@ -3,7 +3,7 @@
  * severity, the same for a stored page and for live events off the bus.
  */
 import type { EventRecord, Page } from "../../protocol/objects.ts";
-import type { EventFilterQuery, EventListQuery } from "../../protocol/rest.ts";
+import type { EventFilterQuery, EventListQuery } from "../../protocol/rest/events.ts";
 import { EVENT_TYPES } from "../../protocol/event_types.ts";
 import { atLeast } from "../../protocol/severity.ts";
 import { events as eventsDb } from "../db/mod.ts";

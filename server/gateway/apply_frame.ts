@@ -4,7 +4,7 @@
  * (attempt numbers fence stale copies of a job).
  */
 import type { DataFrame, StreamName } from "../../protocol/agent.ts";
-import type { SdkLogBatch } from "../../protocol/rest.ts";
+import type { SdkLogBatch } from "../../protocol/rest/sdk.ts";
 import { cursors, jobs as jobsDb, runs as runsDb } from "../db/mod.ts";
 import { topics } from "../bus/bus.ts";
 import type { JobState } from "../db/jobs.ts";

@@ -3,7 +3,7 @@
  * reads off its request: the principal, the `:id`.
  */
 import type { Context as HonoContext } from "hono";
-import type { Scope } from "../../protocol/rest.ts";
+import type { Scope } from "../../protocol/vocabulary.ts";
 import type { Principal } from "../auth/service.ts";
 import type { Context } from "../context.ts";
 

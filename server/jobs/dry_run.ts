@@ -5,7 +5,7 @@
  */
 import type { JobPlacement } from "../../protocol/budgets.ts";
 import type { Job } from "../../protocol/objects.ts";
-import type { JobSubmission } from "../../protocol/rest.ts";
+import type { JobSubmission } from "../../protocol/rest/jobs.ts";
 import { jobs as jobsDb, nodes as nodesDb, runs as runsDb } from "../db/mod.ts";
 import type { JobState } from "../db/jobs.ts";
 import type { Context } from "../context.ts";

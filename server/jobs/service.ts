@@ -3,7 +3,7 @@
  * checkpoint resolved), jobs listed and read, cancelled, and retried as a next attempt.
  */
 import type { ForkOverrides, Job, Page } from "../../protocol/objects.ts";
-import type { JobListQuery, JobSubmission } from "../../protocol/rest.ts";
+import type { JobListQuery, JobSubmission } from "../../protocol/rest/jobs.ts";
 import {
   budgets as budgetsDb,
   checkpoints as checkpointsDb,

@@ -3,7 +3,7 @@
  * ended (and maybe requeued), lost with its node, reattached. Each runs inside the caller's
  * transaction and tells the scheduler that capacity or the queue changed.
  */
-import type { FailureClass } from "../../protocol/rest.ts";
+import type { FailureClass } from "../../protocol/vocabulary.ts";
 import { jobs as jobsDb, lineage as lineageDb, runs as runsDb } from "../db/mod.ts";
 import type { JobState } from "../db/jobs.ts";
 import { topics } from "../bus/bus.ts";

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { Job, Run } from "../../protocol/objects.ts";
 import {
   type CodeComparison,
@@ -18,7 +19,7 @@ import {
   type NoteRequest,
   type RunCodeAndNotes,
 } from "../../protocol/lineage.ts";
-import { jobSubmission } from "../../protocol/rest.ts";
+import { jobSubmission } from "../../protocol/rest/jobs.ts";
 import type { Provenance } from "../../protocol/provenance.ts";
 import {
   jobs as jobsDb,
@@ -211,7 +212,7 @@ export function getLineage(ctx: Context, q: LineageQuery): Lineage {
     frontier = next;
   }
   const counts = { runs: 0, kept: 0, discarded: 0 };
-  let best: { id: string; value: number; direction: "min" | "max" } | null = null;
+  let best: { id: string; value: number; direction: MetricDirection } | null = null;
   const build = (id: string): LineageNode | null => {
     const stored = runsDb.getRun(ctx.db, id);
     if (!stored) return null;

@@ -2,6 +2,7 @@
  * The primary metric of a run: its key and direction resolved experiment → project → global,
  * else a known loss key; which way is better for any key; and the run's primary metric block.
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { MetricDefinition, PrimaryMetric } from "../../protocol/objects.ts";
 import type { KeySummary } from "../db/metrics.ts";
 import { LOSS_FAMILIES } from "../rules/mod.ts";
@@ -10,7 +11,7 @@ const LOWER_IS_BETTER = /loss|error|perplexity|wer|cer/i;
 const HIGHER_IS_BETTER = /acc|f1|bleu|auc|score|precision|recall|map/i;
 
 /** Which way is better for a key with no definition, by its name; null when the name says nothing. */
-export function defaultDirection(key: string): "min" | "max" | null {
+export function defaultDirection(key: string): MetricDirection | null {
   if (LOWER_IS_BETTER.test(key)) return "min";
   if (HIGHER_IS_BETTER.test(key)) return "max";
   return null;
@@ -36,7 +37,7 @@ export function resolvePrimaryKey(
   scope: RunScope,
   definitions: readonly MetricDefinition[],
   runKeys: string[],
-): { key: string; direction: "min" | "max" } | null {
+): { key: string; direction: MetricDirection } | null {
   const p = resolvePrimarySource(scope, definitions, runKeys);
   return p && { key: p.key, direction: p.direction };
 }
@@ -50,7 +51,7 @@ export function resolvePrimarySource(
   definitions: readonly MetricDefinition[],
   runKeys: string[],
 ):
-  | { key: string; direction: "min" | "max"; from: MetricDefinition["scope"] | "default" }
+  | { key: string; direction: MetricDirection; from: MetricDefinition["scope"] | "default" }
   | null {
   const directionOf = (key: string) => keyDirection(scope, definitions, key) ?? "min";
   for (const [s, id] of scopeChain(scope)) {
@@ -77,7 +78,7 @@ export function keyDirection(
   scope: Pick<RunScope, "project" | "experiment">,
   definitions: readonly MetricDefinition[],
   key: string,
-): "min" | "max" | null {
+): MetricDirection | null {
   return keyDirectionSource(scope, definitions, key)?.direction ?? null;
 }
 
@@ -86,7 +87,7 @@ export function keyDirectionSource(
   scope: Pick<RunScope, "project" | "experiment">,
   definitions: readonly MetricDefinition[],
   key: string,
-): { direction: "min" | "max"; from: MetricDefinition["scope"] | "name" } | null {
+): { direction: MetricDirection; from: MetricDefinition["scope"] | "name" } | null {
   for (const [s, id] of scopeChain(scope)) {
     const d = definitions.find((x) => x.scope === s && x.scope_id === id && x.key === key);
     if (d) return { direction: d.direction, from: s };
@@ -107,7 +108,7 @@ export function scopeChain(
 
 /** The primary metric block of a run object from its key's summary. */
 export function primaryMetricOf(
-  resolved: { key: string; direction: "min" | "max" } | null,
+  resolved: { key: string; direction: MetricDirection } | null,
   summary: KeySummary | null,
 ): PrimaryMetric | null {
   if (!resolved) return null;

@@ -1,8 +1,9 @@
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import { assertEquals } from "../../tests/assert.ts";
 import { defaultDirection, primaryMetricOf, resolvePrimaryKey } from "./primary_metric.ts";
 
 Deno.test("defaultDirection() reads the direction from the key's name", () => {
-  const table: [string, "min" | "max" | null][] = [
+  const table: [string, MetricDirection | null][] = [
     ["train/loss", "min"],
     ["eval/wer", "min"],
     ["val/perplexity", "min"],

@@ -2,7 +2,7 @@
  * `POST /api/runs/metrics:query`: a query planned with cheap look-ups (what is missing is
  * listed), then its series read in chunks, one at a time, downsampled when long.
  */
-import { DEFAULT_MAX_POINTS, type MetricsQuery } from "../../protocol/rest.ts";
+import { DEFAULT_MAX_POINTS, type MetricsQuery } from "../../protocol/rest/metrics.ts";
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import type { Series } from "../../protocol/objects.ts";
 

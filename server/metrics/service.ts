@@ -2,8 +2,12 @@
  * Metric reads as the API answers them: many runs' series in one query (LTTB-downsampled),
  * one run's keys and series, and whole series page by page for exports.
  */
-import type { MetricsQuery, PointsPageQuery, RunMetricsQuery } from "../../protocol/rest.ts";
-import { metricsQuery } from "../../protocol/rest.ts";
+import type {
+  MetricsQuery,
+  PointsPageQuery,
+  RunMetricsQuery,
+} from "../../protocol/rest/metrics.ts";
+import { metricsQuery } from "../../protocol/rest/metrics.ts";
 import type { Context } from "../context.ts";
 import { validationError } from "../errors.ts";
 import { listMetricKeys, requireRun } from "../runs/service.ts";

@@ -4,7 +4,7 @@
  * is there.
  */
 import type { Experiment, Project } from "../../protocol/objects.ts";
-import type { ExperimentCreate, ProjectCreate } from "../../protocol/rest.ts";
+import type { ExperimentCreate, ProjectCreate } from "../../protocol/rest/projects.ts";
 import type { Context } from "../context.ts";
 import { projects as projectsDb } from "../db/mod.ts";
 import { invalidField, quoted } from "../errors.ts";

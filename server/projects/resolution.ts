@@ -5,6 +5,7 @@
  * overrides; and the primary metric with the level that named it. The rules themselves are
  * server/metrics/primary_metric.ts; this only reports where each answer came from.
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { MetricDefinition } from "../../protocol/objects.ts";
 import type { Context } from "../context.ts";
 import { projects as projectsDb } from "../db/mod.ts";
@@ -22,11 +23,11 @@ export type DefinitionLevel = MetricDefinition["scope"];
 export interface ResolvedKey {
   key: string;
   /** The direction in force; null when no definition and not the name tells. */
-  direction: "min" | "max" | null;
+  direction: MetricDirection | null;
   /** Where the direction came from: a level's definition, or the key's name. */
   from: DefinitionLevel | "name" | null;
   /** Definitions of the key at less specific levels, which the one in force overrides. */
-  overridden: { level: DefinitionLevel; direction: "min" | "max" }[];
+  overridden: { level: DefinitionLevel; direction: MetricDirection }[];
   /** Whether the key is the experiment's primary metric. */
   primary: boolean;
 }
@@ -36,7 +37,7 @@ export interface MetricResolution {
   chain: { level: DefinitionLevel; scope_id: string }[];
   /** The primary metric and where it was named (`default`: a known key of the runs). */
   primary:
-    | { key: string; direction: "min" | "max"; from: DefinitionLevel | "default" }
+    | { key: string; direction: MetricDirection; from: DefinitionLevel | "default" }
     | null;
   /** The primary first, then by key. */
   keys: ResolvedKey[];

@@ -1,3 +1,4 @@
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import { assert, assertEquals, assertThrows } from "../../tests/assert.ts";
 import type { MetricDefinition } from "../../protocol/objects.ts";
 import { NotFoundError } from "../errors.ts";
@@ -9,7 +10,7 @@ const def = (
   scope: MetricDefinition["scope"],
   scope_id: string,
   key: string,
-  direction: "min" | "max",
+  direction: MetricDirection,
   primary = false,
 ): MetricDefinition => ({ scope, scope_id, key, direction, primary });
 

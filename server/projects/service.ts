@@ -1,7 +1,7 @@
 /**
  * Projects, experiments and metric definitions as every face (REST, console, MCP, CLI) reads
  * and changes them. Each function takes the context and the zod-parsed input of its schema in
- * protocol/rest.ts, and returns exactly the REST body.
+ * protocol/rest/projects.ts, and returns exactly the REST body.
  */
 import type {
   Experiment,
@@ -18,8 +18,8 @@ import type {
   MetricDefinitionIn,
   PrimaryMetricSet,
   ProjectCreate,
-  RunStatus,
-} from "../../protocol/rest.ts";
+} from "../../protocol/rest/projects.ts";
+import type { RunStatus } from "../../protocol/vocabulary.ts";
 import { projects as projectsDb } from "../db/mod.ts";
 import type { Database } from "../db/mod.ts";
 import type { Context } from "../context.ts";

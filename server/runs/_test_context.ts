@@ -1,7 +1,7 @@
 /** A context over an in-memory store with a fixed clock, and runs made the way the SDK makes them. */
 import { type Context, createContext } from "../context.ts";
 import { openDatabase } from "../db/mod.ts";
-import type { SdkLogBatch, SdkRunRegistration } from "../../protocol/rest.ts";
+import type { SdkLogBatch, SdkRunRegistration } from "../../protocol/rest/sdk.ts";
 import { ingestBatch, registerSdkRun } from "./service.ts";
 
 /** A fresh store; the clock starts at 2026-01-01T00:00:00Z and moves a second per call. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { KeySummary } from "../db/metrics.ts";
 import { metrics as metricsDb, projects as projectsDb, runs as runsDb } from "../db/mod.ts";
 import type { StoredRun } from "../db/runs.ts";
@@ -59,7 +60,7 @@ interface Candidate {
 function metricValues(
   run: StoredRun,
   keys: KeySummary[],
-  direction: (run: StoredRun, key: string) => "min" | "max" | null,
+  direction: (run: StoredRun, key: string) => MetricDirection | null,
 ): Candidate["metrics"] {
   const out: Candidate["metrics"] = new Map();
   for (const k of keys) {

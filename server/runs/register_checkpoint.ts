@@ -4,7 +4,7 @@
  * same host registered by a later run means the earlier run's file is gone.
  */
 import type { Checkpoint } from "../../protocol/objects.ts";
-import type { CheckpointIn } from "../../protocol/rest.ts";
+import type { CheckpointIn } from "../../protocol/rest/sdk.ts";
 import { checkpoints as checkpointsDb, nodes as nodesDb } from "../db/mod.ts";
 import type { StoredCheckpoint } from "../db/checkpoints.ts";
 import type { StoredRun } from "../db/runs.ts";

@@ -9,15 +9,13 @@ import type {
   Page,
   Run,
 } from "../../protocol/objects.ts";
+import type { LogsQuery, RunGroupsQuery, RunListQuery } from "../../protocol/rest/runs.ts";
 import type {
   ImportRegistration,
-  LogsQuery,
-  RunGroupsQuery,
-  RunListQuery,
-  RunStatus,
   SdkLogBatch,
   SdkRunRegistration,
-} from "../../protocol/rest.ts";
+} from "../../protocol/rest/sdk.ts";
+import type { RunStatus } from "../../protocol/vocabulary.ts";
 import {
   jobs as jobsDb,
   lineage as lineageDb,

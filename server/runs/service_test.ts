@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertThrows } from "../../tests/assert.ts";
-import { runListQuery } from "../../protocol/rest.ts";
+import { runListQuery } from "../../protocol/rest/runs.ts";
 import { NotFoundError, ValidationError } from "../errors.ts";
 import { sdkRun, testContext } from "./_test_context.ts";
 import {

@@ -12,7 +12,8 @@ import {
   type WaitResult,
   type WakeReason,
 } from "../../protocol/waits.ts";
-import { ANOMALY_EVENT_TYPES, type JobStatus } from "../../protocol/rest.ts";
+import { ANOMALY_EVENT_TYPES } from "../../protocol/event_types.ts";
+import type { JobStatus } from "../../protocol/vocabulary.ts";
 import { EVENT_TYPES } from "../../protocol/event_types.ts";
 import type { Context } from "../context.ts";
 import { invalidField } from "../errors.ts";

@@ -5,15 +5,7 @@
  * @module
  */
 
-/** A job's status, as in the data model. */
-export type JobStatus =
-  | "QUEUED"
-  | "DISPATCHED"
-  | "RUNNING"
-  | "SUCCEEDED"
-  | "FAILED"
-  | "CANCELLED"
-  | "LOST";
+import type { JobStatus } from "../../protocol/vocabulary.ts";
 
 /** A queued job and the jobs it runs after. */
 export interface JobDependencies {

@@ -1,10 +1,10 @@
 import { deepStrictEqual } from "node:assert/strict";
 import {
   type JobDependencies,
-  type JobStatus,
   type ResolvedDependencies,
   resolveDependencies,
 } from "./dependencies.ts";
+import type { JobStatus } from "../../protocol/vocabulary.ts";
 
 interface Case {
   name: string;

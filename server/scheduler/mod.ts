@@ -25,12 +25,7 @@ export type {
 /** Splits queued jobs into ready, blocked and failed by the jobs they run after. */
 export { resolveDependencies } from "./dependencies.ts";
 /** Dependency resolution inputs and outputs. */
-export type {
-  DependencyFailure,
-  JobDependencies,
-  JobStatus,
-  ResolvedDependencies,
-} from "./dependencies.ts";
+export type { DependencyFailure, JobDependencies, ResolvedDependencies } from "./dependencies.ts";
 
 /** Decides whether a failed attempt is requeued. */
 export { retryDecision } from "./retry_policy.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { FailureClass } from "../../protocol/rest.ts";
+import type { FailureClass } from "../../protocol/vocabulary.ts";
 import { automaticRetry } from "../failure/retry.ts";
 import type { Diagnosis } from "../failure/failure_types.ts";
 

@@ -1,4 +1,5 @@
 /** Number, time and wording helpers for the semantic layer's summaries. Private to this folder. */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { MetricNumber, NextAction, SemanticTool } from "../../protocol/objects.ts";
 import { encodeMetricValue } from "../../protocol/objects.ts";
 import { fmtNumber } from "../../lib/format.ts";
@@ -16,12 +17,12 @@ export function fmt(v: number | null | undefined): string {
 }
 
 /** "lower is better" or "higher is better". */
-export const better = (direction: "min" | "max") =>
+export const better = (direction: MetricDirection) =>
   direction === "min" ? "lower is better" : "higher is better";
 
 /** A number for JSON: finite numbers as they are, the others as strings. */
 export const jsonMetric = (v: number): MetricNumber => encodeMetricValue(v);
 
 /** Whether `a` is better than `b` in `direction`. */
-export const isBetter = (a: number, b: number, direction: "min" | "max") =>
+export const isBetter = (a: number, b: number, direction: MetricDirection) =>
   direction === "min" ? a < b : a > b;

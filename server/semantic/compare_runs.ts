@@ -2,6 +2,7 @@
  * `compareRuns`: runs side by side on one metric — best, latest, rank, steps, duration — and
  * the config keys that differ; says so when their primary metrics disagree.
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { ComparedRun, NextAction, Run, RunComparison } from "../../protocol/objects.ts";
 import type { KeySummary } from "../db/metrics.ts";
 import { act, better, fmt, jsonMetric, secondsBetween } from "./_format.ts";
@@ -17,7 +18,7 @@ export interface CompareRunsInput {
    * Directions of the keys that have one in the first run's scope (metric definitions, then
    * the name); a key missing here is assumed "min", and the summary says so.
    */
-  directions: Readonly<Record<string, "min" | "max">>;
+  directions: Readonly<Record<string, MetricDirection>>;
   now: Date;
 }
 
@@ -66,7 +67,7 @@ function commonKeys(keySets: KeySummary[][]): string[] {
 }
 
 function chooseMetric(input: CompareRunsInput, common: string[]): {
-  metric: { key: string; direction: "min" | "max" } | null;
+  metric: { key: string; direction: MetricDirection } | null;
   reason: string | null;
   assumed: boolean;
 } {
@@ -100,7 +101,7 @@ function chooseMetric(input: CompareRunsInput, common: string[]): {
 
 function comparedRun(
   r: { run: Run; keys: KeySummary[] },
-  metric: { key: string; direction: "min" | "max" } | null,
+  metric: { key: string; direction: MetricDirection } | null,
   now: Date,
 ): ComparedRun {
   const s = metric ? r.keys.find((k) => k.key === metric.key) ?? null : null;
@@ -127,7 +128,7 @@ function comparedRun(
 }
 
 /** Ranks runs with a best value in place (1 = best); returns their ids, best first. */
-function rank(runs: ComparedRun[], direction: "min" | "max"): string[] {
+function rank(runs: ComparedRun[], direction: MetricDirection): string[] {
   const ranked = runs.filter((r) => r.best !== null)
     .sort((a, b) => direction === "min" ? a.best! - b.best! : b.best! - a.best!);
   ranked.forEach((r, i) => r.rank = i + 1);
@@ -137,7 +138,7 @@ function rank(runs: ComparedRun[], direction: "min" | "max"): string[] {
 function summaryOf(
   runs: ComparedRun[],
   ranking: string[],
-  metric: { key: string; direction: "min" | "max" } | null,
+  metric: { key: string; direction: MetricDirection } | null,
   reason: string | null,
   missing: string[],
   diff: { key: string }[],

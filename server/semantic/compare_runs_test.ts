@@ -1,3 +1,4 @@
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import { assertEquals, assertStringIncludes } from "../../tests/assert.ts";
 import type { Run } from "../../protocol/objects.ts";
 import { aRun, aSummary } from "./_fixtures.ts";
@@ -5,7 +6,7 @@ import { compareRuns, type CompareRunsInput } from "./compare_runs.ts";
 
 const NOW = new Date("2026-01-01T01:00:00.000Z");
 
-function run(id: string, key: string, direction: "min" | "max", over: Partial<Run> = {}) {
+function run(id: string, key: string, direction: MetricDirection, over: Partial<Run> = {}) {
   return aRun({
     id,
     name: id,

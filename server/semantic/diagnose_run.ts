@@ -9,7 +9,7 @@ import type {
   RunAnomaly,
   RunDiagnosis,
 } from "../../protocol/objects.ts";
-import { ANOMALY_EVENT_TYPES as ANOMALY_TYPES } from "../../protocol/rest.ts";
+import { ANOMALY_EVENT_TYPES as ANOMALY_TYPES } from "../../protocol/event_types.ts";
 import type { Diagnosis } from "../failure/mod.ts";
 import { isLossKey, STALLED_AFTER_S } from "../rules/mod.ts";
 import { act, fmt, fmtDuration, jsonMetric } from "./_format.ts";

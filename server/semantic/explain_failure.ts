@@ -3,7 +3,7 @@
  * checkpoint (saved before the loss went NaN, its own, present and complete).
  */
 import type { Checkpoint, FailureExplanation, NextAction } from "../../protocol/objects.ts";
-import type { RunStatus } from "../../protocol/rest.ts";
+import type { RunStatus } from "../../protocol/vocabulary.ts";
 import { diagnoseFailure, type FailureInput } from "../failure/mod.ts";
 import { act } from "./_format.ts";
 import { DEFAULT_SUITE } from "./compare_checkpoints.ts";

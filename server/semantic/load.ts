@@ -2,6 +2,7 @@
  * Loads the plain facts the semantic decisions need from the store. Thin on purpose: no
  * judgement here, only reads and reshaping; the decisions live in the pure modules beside it.
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { Checkpoint, Run } from "../../protocol/objects.ts";
 import {
   checkpoints as checkpointsDb,
@@ -225,7 +226,7 @@ function rankingInput(
   ctx: Context,
   scope: { project: string; experiment: string | null },
   runs: StoredRun[],
-  primary: { key: string; direction: "min" | "max" } | null,
+  primary: { key: string; direction: MetricDirection } | null,
 ): RankingInput {
   const candidates = candidatesOf(ctx, runs, primary?.key ?? null);
   const evalKeys = candidates.flatMap((c) => c.evaluations.flatMap((e) => Object.keys(e.metrics)));

@@ -1,4 +1,5 @@
 /** Which way is better for metric keys in a run's scope, for the semantic layer. */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { MetricDefinition } from "../../protocol/objects.ts";
 import { keyDirection, type RunScope } from "../metrics/primary_metric.ts";
 
@@ -11,8 +12,8 @@ export function keyDirections(
   scope: Pick<RunScope, "project" | "experiment">,
   definitions: readonly MetricDefinition[],
   keys: Iterable<string>,
-): Record<string, "min" | "max"> {
-  const out: Record<string, "min" | "max"> = {};
+): Record<string, MetricDirection> {
+  const out: Record<string, MetricDirection> = {};
   for (const key of keys) {
     const d = keyDirection(scope, definitions, key);
     if (d) out[key] = d;

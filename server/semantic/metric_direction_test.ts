@@ -1,3 +1,4 @@
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import { assertEquals } from "../../tests/assert.ts";
 import type { MetricDefinition } from "../../protocol/objects.ts";
 import { keyDirection, keyDirections } from "./metric_direction.ts";
@@ -6,7 +7,7 @@ const def = (
   scope: MetricDefinition["scope"],
   scope_id: string,
   key: string,
-  direction: "min" | "max",
+  direction: MetricDirection,
 ): MetricDefinition => ({ scope, scope_id, key, direction, primary: false });
 
 Deno.test("keyDirection() resolves experiment → project → global, then the name", () => {

@@ -2,6 +2,7 @@
  * `rankCheckpoints`: held-out evaluations first, then the training metric at each step, then
  * the unranked; and `exclusionOf`, why a checkpoint must never be handed back.
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type {
   Checkpoint,
   CheckpointScore,
@@ -23,9 +24,9 @@ export interface CheckpointCandidate {
 export interface RankingInput {
   candidates: CheckpointCandidate[];
   /** The primary metric of the run (or experiment) the checkpoints belong to. */
-  primary: { key: string; direction: "min" | "max" } | null;
+  primary: { key: string; direction: MetricDirection } | null;
   /** Directions of evaluation result keys that have one (definitions, then the name). */
-  eval_directions: Readonly<Record<string, "min" | "max">>;
+  eval_directions: Readonly<Record<string, MetricDirection>>;
   /** Per run, the step of its first LOSS_NAN event: checkpoints from then on are excluded. */
   loss_nan_steps?: Readonly<Record<string, number>>;
 }
@@ -34,7 +35,7 @@ export interface RankingInput {
 export interface Ranking {
   basis: "evaluation" | "training_metric" | "none";
   /** The suite and key held-out results are ranked by, when any. */
-  evaluation_metric: { suite: string; key: string; direction: "min" | "max" } | null;
+  evaluation_metric: { suite: string; key: string; direction: MetricDirection } | null;
   /** Best first: evaluated, then by training metric, then unranked (newest step first). */
   ranked: RankedCheckpoint[];
   /** The checkpoint the training metric alone would pick. */

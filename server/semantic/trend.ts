@@ -2,6 +2,7 @@
  * A metric's trend (improving, flat or worsening, also when well off its best) over its newest
  * points, and a key's step rate from its wall times.
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { MetricTrend } from "../../protocol/objects.ts";
 import { better, fmt, fmtPct } from "./_format.ts";
 
@@ -42,7 +43,7 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
  */
 export function metricTrend(
   w: SeriesWindow,
-  direction: "min" | "max",
+  direction: MetricDirection,
   best: { value: number; step: number | null } | null = null,
 ): MetricTrend {
   const points: { step: number; value: number }[] = [];
@@ -106,7 +107,7 @@ export function metricTrend(
  */
 function offBest(
   values: number[],
-  direction: "min" | "max",
+  direction: MetricDirection,
   best: { value: number; step: number | null } | null,
 ) {
   if (!best || !Number.isFinite(best.value) || Math.abs(best.value) <= 1e-12) return null;

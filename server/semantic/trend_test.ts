@@ -1,3 +1,4 @@
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import { assertEquals } from "../../tests/assert.ts";
 import { aWindow } from "./_fixtures.ts";
 import { metricTrend, stepRate } from "./trend.ts";
@@ -7,7 +8,7 @@ const rising = Array.from({ length: 40 }, (_, i) => 0.5 + i * 0.01);
 const flat = Array.from({ length: 40 }, (_, i) => 1 + (i % 2 ? 0.001 : -0.001));
 
 Deno.test("metricTrend() judges the recent window by the metric's direction", () => {
-  const table: [string, number[], "min" | "max", string][] = [
+  const table: [string, number[], MetricDirection, string][] = [
     ["a falling loss is improving", falling, "min", "improving"],
     ["a falling accuracy is worsening", falling, "max", "worsening"],
     ["a rising loss is worsening", rising, "min", "worsening"],

@@ -1,5 +1,5 @@
 import { assertEquals } from "../../tests/assert.ts";
-import type { JobSubmission } from "../../protocol/rest.ts";
+import type { JobSubmission } from "../../protocol/rest/jobs.ts";
 import { jobs as jobsDb, nodes as nodesDb } from "../db/mod.ts";
 import { emitEvent } from "../events/emit.ts";
 import { cancelJob, listJobs, submitJob } from "../jobs/service.ts";

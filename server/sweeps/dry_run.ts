@@ -3,6 +3,7 @@
  * trial's submission valid, the budgets), where its first trials would start, and the budget
  * after, with nothing stored.
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { BudgetStatus, JobPlacement } from "../../protocol/budgets.ts";
 import type { ParamValue, SweepCreate } from "../../protocol/sweeps.ts";
 import type { Context } from "../context.ts";
@@ -20,7 +21,7 @@ export interface SweepDryRun {
     project: string;
     experiment: string | null;
     method: "grid" | "random";
-    metric: { key: string; direction: "min" | "max" };
+    metric: { key: string; direction: MetricDirection };
     max_parallel: number;
     trials: { index: number; params: Record<string, ParamValue> }[];
   };

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { EarlyStop } from "../../protocol/sweeps.ts";
 import { fmtNumber } from "../../lib/format.ts";
 
@@ -38,7 +39,7 @@ const fmt = fmtNumber;
 export function decideRung(
   rung: number,
   values: RungValue[],
-  direction: "min" | "max",
+  direction: MetricDirection,
   keepFraction: number,
   key: string,
 ): Stop[] {

@@ -4,6 +4,7 @@
  */
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
+import { PassLoop } from "../pass_loop.ts";
 import { advanceSweeps, type SweepPass } from "./service.ts";
 
 export interface SweepLoopOptions {
@@ -15,47 +16,33 @@ export interface SweepLoopOptions {
 
 export class SweepLoop {
   #ctx: Context;
-  #intervalMs: number;
-  #debounceMs: number;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  #pending: ReturnType<typeof setTimeout> | undefined;
-  #unsubscribe: (() => void)[] = [];
+  #loop: PassLoop;
 
   constructor(ctx: Context, options: SweepLoopOptions = {}) {
     this.#ctx = ctx;
-    this.#intervalMs = options.intervalMs ?? 5000;
-    this.#debounceMs = options.metricsDebounceMs ?? 500;
+    const debounceMs = options.metricsDebounceMs ?? 500;
+    this.#loop = new PassLoop(ctx.log, {
+      name: "sweep",
+      intervalMs: options.intervalMs ?? 5000,
+      pass: () => this.runOnce(),
+      wake: (trigger) => [
+        ctx.bus.subscribe(topics.jobs, () => trigger(0)),
+        ctx.bus.subscribe(topics.allMetrics, () => trigger(debounceMs)),
+      ],
+    });
   }
 
   start(): void {
-    if (this.#timer !== undefined) return;
-    this.#unsubscribe = [
-      this.#ctx.bus.subscribe(topics.jobs, () => this.trigger(0)),
-      this.#ctx.bus.subscribe(topics.allMetrics, () => this.trigger(this.#debounceMs)),
-    ];
-    this.#timer = setInterval(() => this.trigger(0), this.#intervalMs);
+    this.#loop.start();
   }
 
   stop(): void {
-    clearInterval(this.#timer);
-    clearTimeout(this.#pending);
-    this.#timer = undefined;
-    this.#pending = undefined;
-    for (const u of this.#unsubscribe) u();
-    this.#unsubscribe = [];
+    this.#loop.stop();
   }
 
   /** Asks for a pass after `delayMs`; triggers meanwhile join it. */
   trigger(delayMs: number): void {
-    if (this.#pending !== undefined || this.#timer === undefined) return;
-    this.#pending = setTimeout(() => {
-      this.#pending = undefined;
-      try {
-        this.runOnce();
-      } catch (err) {
-        this.#ctx.log.error("sweep pass failed", { error: String((err as Error)?.stack ?? err) });
-      }
-    }, delayMs);
+    this.#loop.trigger(delayMs);
   }
 
   /** One pass over the running sweeps; logs only when something happened. */

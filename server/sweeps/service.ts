@@ -4,15 +4,15 @@
  * Every face (REST, MCP, CLI, console) calls these.
  */
 import type { Page } from "../../protocol/objects.ts";
-import { jobSubmission } from "../../protocol/rest.ts";
+import { jobSubmission } from "../../protocol/rest/jobs.ts";
 import type {
   ParamValue,
   Sweep,
   SweepCreate,
-  SweepStatus,
   SweepTrial,
   TrialStatus,
 } from "../../protocol/sweeps.ts";
+import type { MetricDirection, SweepStatus } from "../../protocol/vocabulary.ts";
 import {
   budgets as budgetsDb,
   jobs as jobsDb,
@@ -45,7 +45,7 @@ function sweepMetric(
   ctx: Context,
   req: SweepCreate,
   scope: { project: string; experiment: string | null },
-): { key: string; direction: "min" | "max" } {
+): { key: string; direction: MetricDirection } {
   const definitions = projectsDb.listMetricDefinitions(ctx.db);
   const project = projectsDb.getProject(ctx.db, scope.project);
   const experiment = scope.experiment

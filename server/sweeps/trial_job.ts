@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { JobSubmission } from "../../protocol/rest.ts";
+import type { JobSubmission } from "../../protocol/rest/jobs.ts";
 import type { ParamValue } from "../../protocol/sweeps.ts";
 
 /** `lr` → `GPUCTL_PARAM_LR`, `model.depth` → `GPUCTL_PARAM_MODEL_DEPTH`. */

@@ -1,5 +1,5 @@
 import { assertEquals } from "../../tests/assert.ts";
-import type { JobSubmission } from "../../protocol/rest.ts";
+import type { JobSubmission } from "../../protocol/rest/jobs.ts";
 import { paramEnvName, trialSubmission } from "./trial_job.ts";
 
 const base: JobSubmission = {

@@ -3,7 +3,7 @@
  * Bark, Slack, Discord, signed JSON) and cut to the receiver's limits.
  */
 import type { EventRecord } from "../../protocol/objects.ts";
-import type { Severity } from "../../protocol/rest.ts";
+import type { Severity } from "../../protocol/vocabulary.ts";
 import { asciiHeader, runLink, subjectOf, truncate, truncateUtf8 } from "./_text.ts";
 import { SIGNATURE_HEADER, signBody, TIMESTAMP_HEADER } from "./signature.ts";
 import type { ResolvedWebhook } from "./webhook_config.ts";

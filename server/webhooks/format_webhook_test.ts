@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../tests/assert.ts";
 import type { EventRecord } from "../../protocol/objects.ts";
-import type { Severity } from "../../protocol/rest.ts";
+import type { Severity } from "../../protocol/vocabulary.ts";
 import { DISCORD_COLOR, formatWebhook } from "./format_webhook.ts";
 import { verifySignature } from "./signature.ts";
 import { event as fixtureEvent } from "./_fixtures.ts";

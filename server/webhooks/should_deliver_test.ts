@@ -1,5 +1,5 @@
 import { assertEquals } from "../../tests/assert.ts";
-import type { Severity } from "../../protocol/rest.ts";
+import type { Severity } from "../../protocol/vocabulary.ts";
 import { shouldDeliver } from "./should_deliver.ts";
 
 Deno.test("shouldDeliver() sends events at or above the hook's minimum severity", () => {

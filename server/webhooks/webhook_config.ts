@@ -1,6 +1,6 @@
 /** server.yaml's `webhooks:` list: each hook's kind, URL and filters, validated and defaulted. */
 import { z } from "zod";
-import { SEVERITIES, type Severity } from "../../protocol/rest.ts";
+import { SEVERITIES, type Severity } from "../../protocol/vocabulary.ts";
 
 /** The receivers gpuctl knows how to format for. */
 export const WEBHOOK_KINDS = ["ntfy", "bark", "slack", "discord", "json"] as const;

@@ -1,5 +1,5 @@
 /** `GET /api/events` (newest first, paginated) and `GET /api/events/stream` (SSE with resume). */
-import { eventListQuery, eventStreamQuery } from "../../../protocol/rest.ts";
+import { eventListQuery, eventStreamQuery } from "../../../protocol/rest/events.ts";
 import { eventsFeed, listEvents } from "../../events/service.ts";
 import { readQuery } from "../body.ts";
 import type { RouteDef } from "../route.ts";

@@ -1,5 +1,5 @@
 /** The job routes: submit, list, read, cancel and retry (`/api/jobs…`). */
-import { jobListQuery, jobSubmitRequest } from "../../../protocol/rest.ts";
+import { jobListQuery, jobSubmitRequest } from "../../../protocol/rest/jobs.ts";
 import { dryRunJob } from "../../jobs/dry_run.ts";
 import { cancelJob, getJob, listJobs, retryJob, submitJob } from "../../jobs/service.ts";
 import { readJson, readQuery } from "../body.ts";

@@ -5,7 +5,7 @@ import {
   metricDefinitionsPut,
   primaryMetricSet,
   projectCreate,
-} from "../../../protocol/rest.ts";
+} from "../../../protocol/rest/projects.ts";
 import {
   createExperiment,
   createProject,

@@ -3,14 +3,12 @@
  * streams), its logs (and their stream) and its checkpoints.
  */
 import {
-  logsQuery,
   metricsQuery,
   pointsPageQuery,
-  runGroupsQuery,
-  runListQuery,
   runMetricsQuery,
   runsMetricsStreamQuery,
-} from "../../../protocol/rest.ts";
+} from "../../../protocol/rest/metrics.ts";
+import { logsQuery, runGroupsQuery, runListQuery } from "../../../protocol/rest/runs.ts";
 import {
   getLogs,
   listCheckpoints,

@@ -3,7 +3,7 @@
  * answers its run), a batch of the run's metrics, logs and checkpoints, and an imported folder.
  */
 import { z } from "zod";
-import { importRegistration, sdkRunRegistration } from "../../../protocol/rest.ts";
+import { importRegistration, sdkRunRegistration } from "../../../protocol/rest/sdk.ts";
 import { ingestSdkBatch, registerImport, registerSdkRun } from "../../runs/service.ts";
 import { readJson } from "../body.ts";
 import { idParam, type RouteDef } from "../route.ts";

@@ -3,7 +3,8 @@
  * and checkpoint evaluations. Listed before the run routes: `/api/runs/compare` must win over
  * `/api/runs/:id`.
  */
-import { compareRunsQuery, evaluationRequest, recommendQuery } from "../../../protocol/rest.ts";
+import { evaluationRequest, recommendQuery } from "../../../protocol/rest/checkpoints.ts";
+import { compareRunsQuery } from "../../../protocol/rest/runs.ts";
 import { getEvaluation, listEvaluations, queueEvaluation } from "../../evaluations/mod.ts";
 import {
   compareCheckpointsOfRun,

@@ -1,5 +1,5 @@
 /** `/api/tokens`: create, list and delete tokens, for an admin token. */
-import { tokenCreate } from "../../../protocol/rest.ts";
+import { tokenCreate } from "../../../protocol/rest/tokens.ts";
 import { tokenBudget } from "../../../protocol/budgets.ts";
 import { createToken, deleteToken, listTokens } from "../../auth/service.ts";
 import { changeBudget } from "../../budgets/service.ts";
