@@ -200,7 +200,13 @@ const NO_DEVICE = [
   /cudaErrorNoDevice|CUDA_ERROR_NO_DEVICE/,
   /NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver/,
   /CUDA error: invalid device ordinal/i,
+  // JAX's CUDA backend after the driver refused to initialise (`failed call to cuInit:
+  // CUDA_ERROR_UNKNOWN` in a virtual machine, `CUDA_ERROR_SYSTEM_NOT_READY` on a node whose
+  // NVSwitch fabric manager is not running).
+  /FAILED_PRECONDITION: No visible GPU devices/,
 ];
+// The driver's own reason, printed before the error above.
+const CU_INIT = /failed call to cuInit: (?:.*?: )?(CUDA_ERROR_\w+)/;
 
 /** The process saw no GPU (none requested, none visible, or a CPU-only build). */
 export const NO_CUDA_DEVICE_CAUSE: CauseEntry = {
@@ -220,13 +226,24 @@ export const NO_CUDA_DEVICE_CAUSE: CauseEntry = {
     const hit = findLine(facts, NO_DEVICE);
     if (!hit) return null;
     const ordinal = /invalid device ordinal/i.test(hit.line.text);
+    const cuInit = findLine(facts, [CU_INIT]);
+    const driver = cuInit ? ` (the driver failed to initialise: ${cuInit.match[1]})` : "";
     return {
       confidence: 0.9,
       likely_cause: ordinal
         ? `The code asked for a GPU index the job cannot see: "${excerpt(hit.line.raw, 160)}"`
-        : `The process found no usable CUDA device: "${excerpt(hit.line.raw, 160)}"`,
-      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
-      fixes: ordinal
+        : `The process found no usable CUDA device${driver}: "${excerpt(hit.line.raw, 160)}"`,
+      evidence: present(
+        logEvidence(hit.line),
+        cuInit && cuInit.line !== hit.line ? logEvidence(cuInit.line) : null,
+        exitCodeEvidence(facts),
+      ),
+      fixes: cuInit?.match[1] === "CUDA_ERROR_SYSTEM_NOT_READY"
+        ? [
+          "On a node with NVSwitch (HGX, DGX), start the fabric manager " +
+          "(`systemctl start nvidia-fabricmanager`) and check `nvidia-smi -q` before running",
+        ]
+        : ordinal
         ? [
           "gpuctl sets `CUDA_VISIBLE_DEVICES` to the job's GPUs, which the process sees " +
           "renumbered from 0: use `cuda:0` … `cuda:{gpus-1}` (or `LOCAL_RANK`), never a host index",

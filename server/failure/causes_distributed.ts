@@ -152,6 +152,10 @@ export const PORT_IN_USE_CAUSE: CauseEntry = {
     "Find and stop the leftover process holding the port: `ss -ltnp | grep <port>` on the node",
   ],
   match(facts) {
+    // A bind the system refused (`errno: 13 - Permission denied`: a port below 1024) is no port
+    // held by another process, nor is the `failed to listen` summary that follows it; the
+    // permission entry reads it.
+    if (findLine(facts, [/failed to bind to .*\(errno: 13\b/])) return null;
     const hit = findLine(facts, PORT_IN_USE);
     if (!hit) return null;
     const port = /port[:= ]\s*(\d{2,5})/i.exec(hit.line.text) ??

@@ -80,12 +80,20 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
 // `pytorch_lightning.utilities.exceptions.MisconfigurationException: …`.
 const BARE_EXCEPTION = /^\W*((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): \S/;
 
-/** A Python exception line with no traceback, when it is the log's last error. */
+// How far before JAX's `The error occurred while tracing the function f at train.py:10 for
+// jit. …` its tracer error may be: JAX prints the exception, a hint or two (`If using jit, try
+// using static_argnums …`), then where it was tracing.
+const EXPLANATION_LINES = 4;
+
+/**
+ * A Python exception line with no traceback, when it is the log's last error, or when only
+ * lines explaining it (no other exception) follow it.
+ */
 function bareException(facts: FailureFacts): CauseMatch | null {
-  const line = facts.lastError;
+  const last = facts.lastError;
+  if (!last) return null;
+  const line = BARE_EXCEPTION.test(last.text) ? last : explainedException(facts, last);
   if (!line) return null;
-  const m = BARE_EXCEPTION.exec(line.text);
-  if (!m) return null;
   const network = NETWORK_WORDS.test(line.text) ? NETWORK_ADVICE : {};
   return {
     ...network,
@@ -94,6 +102,18 @@ function bareException(facts: FailureFacts): CauseMatch | null {
       `(the log holds no traceback for it)`,
     evidence: present(logEvidence(line, "last error"), exitCodeEvidence(facts)),
   };
+}
+
+// The exception line before `last` when `last` is one of the lines that explain it, such as
+// JAX's `The error occurred while tracing the function …`.
+function explainedException(facts: FailureFacts, last: LogLine): LogLine | null {
+  if (!/^The error occurred while tracing\b/.test(last.text)) return null;
+  const said = facts.lines.filter((l) => l.text.trim() !== "");
+  const at = said.indexOf(last);
+  for (let k = at - 1; k >= 0 && k >= at - EXPLANATION_LINES; k--) {
+    if (BARE_EXCEPTION.test(said[k].text)) return said[k];
+  }
+  return null;
 }
 
 /** The process exited non-zero with no recognisable message: quote the last lines. */

@@ -661,3 +661,92 @@ Deno.test("diagnoseFailure() reads a bare exception line, JAX's library checks, 
     { cause: "command_not_found", retry: "fails_again", likely: /"deepspeed"/ },
   );
 });
+
+Deno.test("diagnoseFailure() reads TensorFlow and old PyTorch checkpoints, JAX without a GPU, a privileged port and JAX's tracer errors", () => {
+  expectDiagnosis(
+    "TensorFlow key",
+    failed(`
+2024-03-01 10:00:00.1: W tensorflow/core/framework/op_kernel.cc:1651] OP_REQUIRES failed at save_restore_v2_ops.cc:184 : Not found: Key head/dense/kernel not found in checkpoint
+tensorflow.python.framework.errors_impl.NotFoundError: Key head/dense/kernel not found in checkpoint
+`),
+    {
+      cause: "state_dict_mismatch",
+      retry: "fails_again",
+      likely: /"head\/dense\/kernel"/,
+      fix: /expect_partial/,
+    },
+  );
+  expectDiagnosis(
+    "TensorFlow restore",
+    failed(
+      "NotFoundError: Restoring from checkpoint failed. This is most likely due to a Variable name or other graph key that is missing from the checkpoint.",
+    ),
+    { cause: "state_dict_mismatch", retry: "fails_again" },
+  );
+  expectDiagnosis(
+    "PyTorch 0.3 key",
+    failed(`
+Traceback (most recent call last):
+  File "test.py", line 12, in <module>
+    net.load_state_dict(torch.load("best.pth"))
+KeyError: 'unexpected key "module.fc.weight" in state_dict'
+`),
+    { cause: "state_dict_mismatch", retry: "fails_again", line: 1003, fix: /strip the `module\.`/ },
+  );
+  // A program's own note that something is not in a checkpoint names no key of a graph.
+  expectDiagnosis(
+    "own words",
+    failed(`
+UserWarning: best loss not found in checkpoint, starting from infinity
+ValueError: learning rate must be positive
+`),
+    { cause: "python_exception", retry: "fails_again" },
+  );
+
+  expectDiagnosis(
+    "JAX without a GPU",
+    failed(`
+2024-03-01 10:00:00.2: E external/xla/xla/stream_executor/cuda/cuda_driver.cc:152] failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized
+jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.
+`),
+    {
+      cause: "no_cuda_device",
+      retry: "fails_again",
+      likely: /CUDA_ERROR_SYSTEM_NOT_READY/,
+      fix: /fabricmanager/,
+    },
+  );
+
+  const bind = (errno: string) => `
+[W socket.cpp:426] [c10d] The server socket has failed to bind to 0.0.0.0:443 (${errno}).
+[E socket.cpp:462] [c10d] The server socket has failed to listen on any local network address.
+RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed to bind to [::]:443 (${errno}).
+`;
+  expectDiagnosis("privileged port", failed(bind("errno: 13 - Permission denied")), {
+    cause: "permission_denied",
+    retry: "fails_again",
+    likely: /port 443/,
+    fix: /1024/,
+  });
+  expectDiagnosis("taken port", failed(bind("errno: 98 - Address already in use")), {
+    cause: "port_in_use",
+    retry: "may_help",
+  });
+
+  expectDiagnosis(
+    "JAX tracer error",
+    failed(`
+TracerBoolConversionError: Attempted boolean conversion of traced array with shape bool[].
+The error occurred while tracing the function loss_fn at model.py:42 for jit. This value became a tracer due to JAX operations on these lines:
+  operation a:bool[] = gt b c
+`),
+    { cause: "python_exception", retry: "fails_again", likely: /TracerBoolConversionError/ },
+  );
+  // The explanation alone, its exception cut from the log, leaves the card on the exit code.
+  assert.equal(
+    diagnoseFailure(
+      failed("The error occurred while tracing the function loss_fn at model.py:42 for jit."),
+    ).cause_id,
+    "nonzero_exit",
+  );
+});

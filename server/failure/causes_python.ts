@@ -205,6 +205,9 @@ export const FILE_NOT_FOUND_CAUSE: CauseEntry = {
 
 const PERMISSION_ERROR = /PermissionError: \[Errno 13\] Permission denied: '([^']+)'/;
 const PERMISSION_DENIED = /Permission denied(?::\s*'([^']+)')?/i;
+// The distributed rendezvous binding a privileged port (below 1024) as an ordinary user:
+// `The server socket has failed to bind to 0.0.0.0:97 (errno: 13 - Permission denied)`.
+const BIND_DENIED = /failed to bind to \S*:(\d+) \(errno: 13 - Permission denied\)/;
 
 /** The job's user may not read or write a path. */
 export const PERMISSION_DENIED_CAUSE: CauseEntry = {
@@ -231,6 +234,19 @@ export const PERMISSION_DENIED_CAUSE: CauseEntry = {
         likely_cause: "The command could not be executed (exit code 126: not executable or " +
           "permission denied)",
         evidence: present(exitCodeEvidence(facts)),
+      };
+    }
+    const bind = BIND_DENIED.exec(hit.line.text);
+    if (bind) {
+      return {
+        confidence: 0.85,
+        likely_cause: `The distributed rendezvous may not bind port ${bind[1]}: ports below ` +
+          `1024 are reserved to root: "${excerpt(hit.line.raw, 160)}"`,
+        evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+        fixes: [
+          "Set the rendezvous port to 1024 or above (`MASTER_PORT`, `--master_port`, " +
+          "accelerate's `--main_process_port`; 29500 is the usual default)",
+        ],
       };
     }
     const path = hit.match[1];

@@ -1,6 +1,7 @@
 /** Tensor causes: tensors on different devices, shapes that do not match, a state dict that does not fit the model. */
 import {
   type CauseEntry,
+  type CauseMatch,
   excerpt,
   exitCodeEvidence,
   findLine,
@@ -142,6 +143,14 @@ const SIZE_MISMATCH =
   /size mismatch for ([\w.]+): copying a param (?:with shape|of) (?:torch\.Size\()?(\[[^\]]*\])\)? from checkpoint, (?:the shape in current model is|where the shape is) (?:torch\.Size\()?(\[[^\]]*\])/;
 const MISSING = /Missing key\(s\) in state_dict: (.*)/;
 const UNEXPECTED = /Unexpected key\(s\) in state_dict: (.*)/;
+// PyTorch before 0.4 raised a KeyError on the first key that did not fit:
+// `KeyError: 'unexpected key "module.conv1.weight" in state_dict'`, `'missing keys in state_dict: …'`.
+const OLD_KEY = /\b(?:unexpected key "([^"]+)"|missing keys) in state_dict\b/;
+// TensorFlow's Saver: a variable of the graph that the checkpoint lacks (`NotFoundError: Key
+// conv1/biases not found in checkpoint`), or its summary of that (`Restoring from checkpoint
+// failed. This is most likely due to a Variable name or other graph key that is missing …`).
+const TF_KEY = /\bKey (\S+) not found in checkpoint\b/;
+const TF_RESTORE = /Restoring from checkpoint failed/;
 
 // The lines after `line` that name tensors of the mismatch, however the message was printed.
 function stateDictLines(facts: FailureFacts, line: LogLine): LogLine[] {
@@ -175,8 +184,8 @@ export const STATE_DICT_MISMATCH_CAUSE: CauseEntry = {
     "returns",
   ],
   match(facts) {
-    const hit = findLine(facts, [STATE_DICT, SIZE_MISMATCH, MISSING, UNEXPECTED]);
-    if (!hit) return null;
+    const hit = findLine(facts, [STATE_DICT, SIZE_MISMATCH, MISSING, UNEXPECTED, OLD_KEY]);
+    if (!hit) return tensorflowCheckpoint(facts);
     const lines = STATE_DICT.test(hit.line.text) ? stateDictLines(facts, hit.line) : [];
     const all = [hit.line, ...lines];
     const sizes = all.flatMap((l) => {
@@ -185,6 +194,8 @@ export const STATE_DICT_MISMATCH_CAUSE: CauseEntry = {
     });
     const missing = all.flatMap((l) => keyList(MISSING.exec(l.text)?.[1] ?? ""));
     const unexpected = all.flatMap((l) => keyList(UNEXPECTED.exec(l.text)?.[1] ?? ""));
+    const oldKey = OLD_KEY.exec(hit.line.text)?.[1];
+    if (oldKey) unexpected.push(oldKey);
     const model = STATE_DICT.exec(hit.line.text)?.[1];
     const parts = [
       sizes.length
@@ -194,9 +205,10 @@ export const STATE_DICT_MISMATCH_CAUSE: CauseEntry = {
       missing.length ? `${missing.length} key${missing.length > 1 ? "s" : ""} missing` : "",
       unexpected.length ? `${unexpected.length} unexpected` : "",
     ].filter((p) => p !== "");
+    // The old KeyError names one key only: a `module.` prefix on it is the sign.
     const prefixed = unexpected.length > 0 &&
       unexpected.every((k) => k.startsWith("module.")) &&
-      missing.some((k) => unexpected.includes(`module.${k}`));
+      (missing.some((k) => unexpected.includes(`module.${k}`)) || oldKey !== undefined);
     const unprefixed = missing.length > 0 && missing.every((k) => k.startsWith("module.")) &&
       unexpected.some((k) => missing.includes(`module.${k}`));
     const fixes: string[] = [];
@@ -232,3 +244,24 @@ export const STATE_DICT_MISMATCH_CAUSE: CauseEntry = {
     };
   },
 };
+
+// A TensorFlow checkpoint whose variables do not match the graph being restored.
+function tensorflowCheckpoint(facts: FailureFacts): CauseMatch | null {
+  const hit = findLine(facts, [TF_KEY, TF_RESTORE]);
+  if (!hit) return null;
+  const key = TF_KEY.exec(hit.line.text)?.[1];
+  return {
+    confidence: 0.9,
+    likely_cause: "The checkpoint does not fit the graph being restored" +
+      (key ? `: it has no variable "${key}"` : "") +
+      "; it was saved from another model or configuration",
+    evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+    fixes: [
+      "Restore a checkpoint saved from this graph, or build the graph the checkpoint was saved " +
+      "from (the same layers, names and scopes)",
+      "To load only part of a checkpoint on purpose (a pretrained backbone), restore just the " +
+      "variables it holds: a `tf.train.Saver(var_list=…)` of them, or " +
+      "`tf.train.Checkpoint(…).restore(path).expect_partial()`",
+    ],
+  };
+}
