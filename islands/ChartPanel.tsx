@@ -30,6 +30,7 @@ import { buildDatasets, drawnCount, type DrawnRun, type PanelDataset } from "./c
 import { emphasis, EMPTY_LEGEND, isVisible, type LegendState } from "./chart/legend.ts";
 import { livePoints } from "./chart/live_points.ts";
 import type { ApiSeries, ComposedPanelProps } from "./chart/panel_types.ts";
+import { type PackedSeries, unpackSeries } from "./chart/packed.ts";
 import { PanelHead, PanelLegend, PanelTip, X_LABEL } from "./chart/panel_parts.tsx";
 import { type Readout, readout, type ReadoutInput } from "./chart/readout.ts";
 import {
@@ -72,9 +73,9 @@ interface Zoom {
   series: SeriesMap | null;
 }
 
-function toMap(series: readonly ApiSeries[]): SeriesMap {
+function toMap(series: readonly (ApiSeries | PackedSeries)[]): SeriesMap {
   const m: Record<string, PointSeries> = {};
-  for (const s of series) m[s.run_id] = fromApi(s);
+  for (const s of series) m[s.run_id] = "step_deltas" in s ? unpackSeries(s) : fromApi(s);
   return m;
 }
 

@@ -303,6 +303,7 @@ Deno.test("a workspace's panels below the first screen draw once scrolled to, ba
     // Scrolled to, it reads its series once and draws every run with its band.
     await panel(last).scrollIntoViewIfNeeded();
     await panel(last).and(page.locator("[data-drawn-points]")).waitFor();
+    await until(() => asked.some((k) => k.includes(last)), 10_000, `the read of ${last} seen`);
     assertEquals(asked.filter((k) => k.includes(last)), [[last]]);
     const drawn = await until(
       () =>

@@ -195,7 +195,8 @@ function columnsOf(xs: readonly number[], columns: number | undefined): Int32Arr
 
 /**
  * The line through `ys` with each column reduced to its lowest and highest point, in x order,
- * and a gap where the column held a point that cannot be drawn.
+ * and a gap where the column held a point that cannot be drawn; it still starts at the first
+ * point and ends at the last.
  */
 function envelopeLine(
   xs: readonly number[],
@@ -220,7 +221,8 @@ function envelopeLine(
       if (lo < 0 || y < ys[lo]!) lo = j;
       if (hi < 0 || y > ys[hi]!) hi = j;
     }
-    const keep = [lo, hi, gap].filter((k, at, all) => k >= 0 && all.indexOf(k) === at);
+    const ends = [i === 0 ? 0 : -1, j === n ? n - 1 : -1];
+    const keep = [lo, hi, gap, ...ends].filter((k, at, all) => k >= 0 && all.indexOf(k) === at);
     keep.sort((a, b) => a - b);
     for (const k of keep) out.push({ x: xs[k], y: ys[k] });
     i = j;

@@ -88,12 +88,14 @@ Deno.test("shapeSeries() reduces the faded raw line to each column's extremes, s
   assertEquals(cut.line, full.line);
   assertEquals([cut.xs, cut.smoothed], [full.xs, full.smoothed]);
   assertEquals(full.raw!.length, 100);
-  assert(cut.raw!.length <= 3 * 10, `${cut.raw!.length} points`);
+  assert(cut.raw!.length <= 3 * 10 + 2, `${cut.raw!.length} points`);
   const ys = cut.raw!.map((p) => p.y);
   assertEquals(Math.max(...ys.filter((y) => y !== null) as number[]), 50, "the spike stays");
   assertEquals(cut.raw!.find((p) => p.y === 50)!.x, 37);
   assert(cut.raw!.some((p) => p.x === 62 && p.y === null), "the NaN stays a gap");
   assertEquals(cut.raw![0], { x: 0, y: 10 });
+  assertEquals(cut.raw!.at(-1), { x: 99, y: 10 - 99 / 10 }, "it ends where the line ends");
+  assert(cut.raw!.length <= 4 * 10);
   const xs = cut.raw!.map((p) => p.x);
   assertEquals(xs, [...xs].sort((a, b) => a - b), "in x order");
 });

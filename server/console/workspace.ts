@@ -6,6 +6,7 @@
  * needs no request (the panels below read theirs when scrolled near).
  */
 import type { ApiSeries } from "../../islands/chart/panel_types.ts";
+import { type PackedSeries, packSeries } from "../../islands/chart/packed.ts";
 import { decodeView, type ViewState } from "../../islands/chart/view_state.ts";
 import {
   type ComparisonView,
@@ -55,8 +56,8 @@ export interface WorkspaceData {
   truncated: boolean;
   /** The view as drawn: the URL's, with defaults where it names nothing that exists. */
   view: ViewState;
-  /** The drawn runs' series of the shown panels (of those `seriesKeys` names). */
-  series: ApiSeries[];
+  /** The drawn runs' series of the shown panels (of those `seriesKeys` names), packed. */
+  series: PackedSeries[];
   /** Panels whose series came with the page (the first screen's); the others fetch their own. */
   seriesKeys: string[];
   /** What the grid's panels were read with. */
@@ -142,7 +143,7 @@ export async function loadWorkspace(
     runs: ranked,
     truncated: page.next_cursor !== null,
     view,
-    series,
+    series: series.map(packSeries),
     seriesKeys,
     maxPoints: HALF_POINTS,
     topMaxPoints: FULL_POINTS,
