@@ -57,6 +57,8 @@ Chart.register(LineController, LineElement, PointElement, LinearScale, Logarithm
 const POLL_MS = 5000;
 /** The most points per series a query may ask for (the server's own limit). */
 const MAX_SERIES_POINTS = 100_000;
+/** `max_points` for a panel `px` wide: about two points a pixel. */
+const wantFor = (px: number) => Math.min(MAX_SERIES_POINTS, Math.max(200, Math.round(2 * px)));
 /** A drag shorter than this (pixels) is a click, not a zoom. */
 const DRAG_MIN_PX = 5;
 /** Pixels of the panel's width a column of the faded raw line and of the band spans. */
@@ -158,7 +160,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
   const [seen, setSeen] = useState(false);
   const t0 = useRef<Record<string, number>>({});
 
-  const want = Math.min(MAX_SERIES_POINTS, Math.max(200, Math.round(2 * width)));
+  const want = wantFor(width);
   const ids = p.runs.map((r) => r.id);
   const idKey = ids.join(",");
   const liveKey = p.runs.filter((r) => r.live).map((r) => r.id).join(",");
@@ -226,8 +228,11 @@ export default function ChartPanel(p: ComposedPanelProps) {
     const near = (r: DOMRect) =>
       r.width > 0 && r.bottom >= -AHEAD_PX && r.top <= innerHeight + AHEAD_PX;
     let sight: IntersectionObserver | null = null;
-    if (near(root.current!.getBoundingClientRect())) setSeen(true);
-    else {
+    if (near(root.current!.getBoundingClientRect())) {
+      setSeen(true);
+      // What the page did not give is asked for now, before the panels around draw theirs.
+      read(box.current!.clientWidth);
+    } else {
       sight = new IntersectionObserver((entries) => {
         if (!entries.some((e) => e.isIntersecting)) return;
         setSeen(true);
@@ -294,8 +299,8 @@ export default function ChartPanel(p: ComposedPanelProps) {
   }, [shaped, legend, zoom, log, scheme, idKey, seen, width > 0]);
 
   // Series the page did not give, or more detail than it gave when the panel is wider.
-  useEffect(() => {
-    if (!width || !seen) return;
+  const read = (px: number) => {
+    const want = wantFor(px);
     const missing = ids.filter((id) => !tried.current.has(id));
     const coarse = want > asked.current && Object.values(base).some((s) => s.downsampled);
     const runs = coarse ? ids : missing;
@@ -314,6 +319,9 @@ export default function ChartPanel(p: ComposedPanelProps) {
     }).catch(() => {
       for (const id of runs) tried.current.delete(id);
     });
+  };
+  useEffect(() => {
+    if (width && seen) read(width);
   }, [width > 0 && want, idKey, p.metric, seen]);
 
   // A page that reads its series again hands them over.
