@@ -177,8 +177,10 @@ export default function ChartPanel(p: ComposedPanelProps) {
   const columns = width ? Math.max(50, Math.round(width / COLUMN_PX)) : 0;
   const smoothOn = smoothing > 0;
   // What a smoothing change leaves as it was (x, raw line, band, marks), kept across it.
+  // Shaped only once the panel is on the screen and its width known: nothing is drawn before.
   const frames = useMemo(() => {
     const out: Record<string, SeriesFrame> = {};
+    if (!seen || !columns) return out;
     for (const r of p.runs) {
       const s = seriesOf(r.id);
       if (!s) continue;
@@ -186,7 +188,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
       out[r.id] = shapeFrame(s, { x, smooth: smoothOn ? 1 : 0, t0: t0r, log, columns });
     }
     return out;
-  }, [base, zoom, x, smoothOn, log, columns, idKey]);
+  }, [base, zoom, x, smoothOn, log, columns, idKey, seen]);
   const shaped = useMemo(() => {
     const out: Record<string, ShapedSeries> = {};
     for (const r of p.runs) {
@@ -198,7 +200,8 @@ export default function ChartPanel(p: ComposedPanelProps) {
     }
     return out;
   }, [frames, smoothing]);
-  const visible = p.runs.filter((r) => isVisible(legend, r.id) && shaped[r.id]);
+  const visible = p.runs.filter((r) => isVisible(legend, r.id) && seriesOf(r.id));
+  const shown = visible.filter((r) => shaped[r.id]);
 
   // The chart, drawn once; the pointer is the panel's, not chart.js's. Made in a layout effect
   // so it exists when the data's layout effect below first runs.
@@ -256,7 +259,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
   useLayoutEffect(() => {
     const ch = chart.current;
     if (!ch || !seen || !width) return;
-    const drawn: DrawnRun[] = visible.map((r) => ({
+    const drawn: DrawnRun[] = shown.map((r) => ({
       id: r.id,
       color: r.color,
       shaped: shaped[r.id],
@@ -417,7 +420,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
     if (!ch || !inArea(px)) return setHover(null);
     const at = ch.scales.x.getValueForPixel(px);
     if (at === undefined) return setHover(null);
-    const inputs: ReadoutInput[] = visible.map((r) => {
+    const inputs: ReadoutInput[] = shown.map((r) => {
       const s = seriesOf(r.id)!;
       return {
         id: r.id,
