@@ -2,9 +2,10 @@
 /**
  * The chart budgets, in a real Chromium against a real server: 20 runs × 2,000 points drawn,
  * a smoothing change re-drawn, and the Experiment workspace with 8 panels of 10 runs
- * interactive. Each measure is taken in the page (`performance.now()`), next to a baseline
- * from the same page: the same points stroked on a bare canvas, and the moment the page's
- * HTML had arrived.
+ * interactive (every panel on the first screen drawn; those below draw when scrolled near,
+ * measured as a row of their own). Each measure is taken in the page (`performance.now()`),
+ * next to a baseline from the same page: the same points stroked on a bare canvas, and the
+ * moment the page's HTML had arrived.
  */
 import type { Page } from "playwright-core";
 import { startConsoleRig } from "../tests/_browser.ts";
@@ -46,14 +47,29 @@ async function seedRun(
   return run.json.id;
 }
 
-/** Waits until every chart of the page holds data for `runs` runs each; ms since navigation. */
-async function drawnAt(page: Page, charts: number, runs: number): Promise<number> {
+/**
+ * Waits until every chart of the page (with `onScreen`, every chart on the screen, if any)
+ * holds data for `runs` runs each; ms since navigation.
+ */
+async function drawnAt(
+  page: Page,
+  charts: number,
+  runs: number,
+  onScreen = false,
+): Promise<number> {
   const handle = await page.waitForFunction(
-    ({ charts, runs }) => {
+    ({ charts, runs, onScreen }) => {
       // deno-lint-ignore no-explicit-any -- the page's chart.js, exposed by the panel
       const C = (globalThis as any).Chart;
-      const canvases = [...document.querySelectorAll(".chart-panel canvas")];
-      if (!C || canvases.length < charts) return false;
+      const all = [...document.querySelectorAll(".chart-panel canvas")];
+      if (!C || all.length < charts) return false;
+      const canvases = onScreen
+        ? all.filter((c) => {
+          const r = c.getBoundingClientRect();
+          return r.bottom > 0 && r.top < innerHeight;
+        })
+        : all;
+      if (!canvases.length) return onScreen ? performance.now() : false;
       const ready = canvases.every((c) => {
         const ch = C.getChart(c);
         if (!ch) return false;
@@ -63,7 +79,7 @@ async function drawnAt(page: Page, charts: number, runs: number): Promise<number
       });
       return ready ? performance.now() : false;
     },
-    { charts, runs },
+    { charts, runs, onScreen },
     { timeout: 120_000, polling: "raf" },
   );
   return await handle.jsonValue() as number;
@@ -179,32 +195,72 @@ export async function benchCharts(report: Report): Promise<void> {
         target: { op: "<=", value: 50 },
       });
 
-      // The workspace: 8 panels × 10 runs, from navigation to every panel drawn.
+      // The workspace: 8 panels × 10 runs, from navigation to every panel on the screen drawn;
+      // then each panel below, from scrolled to drawn.
       const exp = (await rig.call("GET", "/api/experiments?project=bench")).json.items
         .find((e: { name: string }) => e.name === "workspace");
       const view = new URLSearchParams({ metrics: keys.join(","), runs: ten.join(",") });
       const times: number[] = [];
       const html: number[] = [];
+      const below: number[] = [];
+      let onFirst = 0;
       for (let i = 0; i < 3; i++) {
         await page.goto(`${rig.url}/experiments/${exp.id}?${view}`);
-        times.push(await drawnAt(page, 8, 10));
+        times.push(await drawnAt(page, 8, 10, true));
         html.push(
           await page.evaluate(() =>
             (performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming)
               .responseEnd
           ),
         );
+        onFirst = await page.evaluate(() =>
+          [...document.querySelectorAll(".chart-panel")].filter((el) =>
+            el.getBoundingClientRect().top < innerHeight
+          ).length
+        );
+        // Scrolled down a screen at a time: from the scroll to the panels it brought drawn.
+        for (;;) {
+          const t = await page.evaluate(() => {
+            const y = scrollY;
+            scrollBy(0, innerHeight);
+            return scrollY === y ? null : performance.now();
+          });
+          if (t === null) break;
+          const drawn = await drawnAt(page, 8, 10, true);
+          below.push(drawn - t);
+        }
+        await drawnAt(page, 8, 10);
       }
-      const mid = (xs: number[]) => xs.sort((a, b) => a - b)[1];
+      const mid = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1];
       report({
         name: "chart: Experiment workspace, 8 panels × 10 runs, interactive (Chromium)",
-        value: { value: mid(times), unit: "ms", text: `${mid(times).toFixed(0)} ms median of 3` },
+        value: {
+          value: mid(times),
+          unit: "ms",
+          text: `${
+            mid(times).toFixed(0)
+          } ms median of 3 (the ${onFirst} panels on a 1280 × 900 screen drawn)`,
+        },
         baseline: {
           value: mid(html),
           unit: "ms",
           text: `its HTML had arrived at ${mid(html).toFixed(0)} ms`,
         },
-        target: { op: "<=", value: 1500 },
+        target: { op: "<=", value: 1000 },
+      });
+      report({
+        name: "chart: Experiment workspace, the panels below drawn once scrolled to (Chromium)",
+        value: {
+          value: mid(below),
+          unit: "ms",
+          text: `${mid(below).toFixed(0)} ms median of ${below.length} screens scrolled`,
+        },
+        baseline: {
+          value: mid(times) - mid(html),
+          unit: "ms",
+          text: `the first screen drawn ${(mid(times) - mid(html)).toFixed(0)} ms after its HTML`,
+        },
+        target: { op: "<=", value: 1000 },
       });
     } finally {
       await context.close();

@@ -26,10 +26,11 @@ import {
 } from "chart.js";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { fmtInt, fmtMetric } from "./_format.ts";
-import { buildDatasets, type DrawnRun, type PanelDataset } from "./chart/datasets.ts";
+import { buildDatasets, drawnCount, type DrawnRun, type PanelDataset } from "./chart/datasets.ts";
 import { emphasis, EMPTY_LEGEND, isVisible, type LegendState } from "./chart/legend.ts";
 import { livePoints } from "./chart/live_points.ts";
 import type { ApiSeries, ComposedPanelProps } from "./chart/panel_types.ts";
+import { type PackedSeries, unpackSeries } from "./chart/packed.ts";
 import { PanelHead, PanelLegend, PanelTip, X_LABEL } from "./chart/panel_parts.tsx";
 import { type Readout, readout, type ReadoutInput } from "./chart/readout.ts";
 import {
@@ -38,7 +39,9 @@ import {
   mergePoints,
   type PointSeries,
   replaceKeepingTail,
+  type SeriesFrame,
   type ShapedSeries,
+  shapeFrame,
   shapeSeries,
   type XY,
   yExtent,
@@ -54,8 +57,14 @@ Chart.register(LineController, LineElement, PointElement, LinearScale, Logarithm
 const POLL_MS = 5000;
 /** The most points per series a query may ask for (the server's own limit). */
 const MAX_SERIES_POINTS = 100_000;
+/** `max_points` for a panel `px` wide: about two points a pixel. */
+const wantFor = (px: number) => Math.min(MAX_SERIES_POINTS, Math.max(200, Math.round(2 * px)));
 /** A drag shorter than this (pixels) is a click, not a zoom. */
 const DRAG_MIN_PX = 5;
+/** Pixels of the panel's width a column of the faded raw line and of the band spans. */
+const COLUMN_PX = 4;
+/** How far below the screen a panel starts reading and drawing, so it is ready when seen. */
+const AHEAD_PX = 100;
 
 type SeriesMap = Readonly<Record<string, PointSeries>>;
 
@@ -66,9 +75,9 @@ interface Zoom {
   series: SeriesMap | null;
 }
 
-function toMap(series: readonly ApiSeries[]): SeriesMap {
+function toMap(series: readonly (ApiSeries | PackedSeries)[]): SeriesMap {
   const m: Record<string, PointSeries> = {};
-  for (const s of series) m[s.run_id] = fromApi(s);
+  for (const s of series) m[s.run_id] = "step_deltas" in s ? unpackSeries(s) : fromApi(s);
   return m;
 }
 
@@ -147,9 +156,11 @@ export default function ChartPanel(p: ComposedPanelProps) {
   const [drag, setDrag] = useState<{ from: number; to: number } | null>(null);
   const [scheme, setScheme] = useState(0);
   const [width, setWidth] = useState(0);
+  /** The panel has been on the screen (or near it): only then does it read and draw. */
+  const [seen, setSeen] = useState(false);
   const t0 = useRef<Record<string, number>>({});
 
-  const want = Math.min(MAX_SERIES_POINTS, Math.max(200, Math.round(2 * width)));
+  const want = wantFor(width);
   const ids = p.runs.map((r) => r.id);
   const idKey = ids.join(",");
   const liveKey = p.runs.filter((r) => r.live).map((r) => r.id).join(",");
@@ -161,16 +172,36 @@ export default function ChartPanel(p: ComposedPanelProps) {
   // Zoomed: the range read at full detail; until it arrives (or for a run it had nothing of),
   // the points already there.
   const seriesOf = (id: string): PointSeries | undefined => zoom?.series?.[id] ?? base[id];
+  // The faded raw line and the band need no more detail than the panel's pixels show; the
+  // line and the readout keep every point.
+  const columns = width ? Math.max(50, Math.round(width / COLUMN_PX)) : 0;
+  const smoothOn = smoothing > 0;
+  // What a smoothing change leaves as it was (x, raw line, band, marks), kept across it.
+  // Shaped only once the panel is on the screen and its width known: nothing is drawn before.
+  const frames = useMemo(() => {
+    const out: Record<string, SeriesFrame> = {};
+    if (!seen || !columns) return out;
+    for (const r of p.runs) {
+      const s = seriesOf(r.id);
+      if (!s) continue;
+      const t0r = t0.current[r.id] ?? 0;
+      out[r.id] = shapeFrame(s, { x, smooth: smoothOn ? 1 : 0, t0: t0r, log, columns });
+    }
+    return out;
+  }, [base, zoom, x, smoothOn, log, columns, idKey, seen]);
   const shaped = useMemo(() => {
     const out: Record<string, ShapedSeries> = {};
     for (const r of p.runs) {
       const s = seriesOf(r.id);
-      if (!s) continue;
-      out[r.id] = shapeSeries(s, { x, smooth: smoothing, t0: t0.current[r.id] ?? 0, log });
+      const frame = frames[r.id];
+      if (!s || !frame) continue;
+      const o = { x, smooth: smoothing, t0: t0.current[r.id] ?? 0, log, columns };
+      out[r.id] = shapeSeries(s, o, frame);
     }
     return out;
-  }, [base, zoom, x, smoothing, log, idKey]);
-  const visible = p.runs.filter((r) => isVisible(legend, r.id) && shaped[r.id]);
+  }, [frames, smoothing]);
+  const visible = p.runs.filter((r) => isVisible(legend, r.id) && seriesOf(r.id));
+  const shown = visible.filter((r) => shaped[r.id]);
 
   // The chart, drawn once; the pointer is the panel's, not chart.js's. Made in a layout effect
   // so it exists when the data's layout effect below first runs.
@@ -192,11 +223,30 @@ export default function ChartPanel(p: ComposedPanelProps) {
     const dark = matchMedia("(prefers-color-scheme: dark)");
     const recolor = () => setScheme((n) => n + 1);
     dark.addEventListener("change", recolor);
+    // The width now, so the first drawing already fits it (the observer reports it later).
+    setWidth(box.current!.clientWidth);
     const resize = new ResizeObserver(() => setWidth(box.current?.clientWidth ?? 0));
     resize.observe(box.current!);
+    // A panel on the first screen draws at once; one below it when scrolled near.
+    const near = (r: DOMRect) =>
+      r.width > 0 && r.bottom >= -AHEAD_PX && r.top <= innerHeight + AHEAD_PX;
+    let sight: IntersectionObserver | null = null;
+    if (near(root.current!.getBoundingClientRect())) {
+      setSeen(true);
+      // What the page did not give is asked for now, before the panels around draw theirs.
+      read(box.current!.clientWidth);
+    } else {
+      sight = new IntersectionObserver((entries) => {
+        if (!entries.some((e) => e.isIntersecting)) return;
+        setSeen(true);
+        sight?.disconnect();
+      }, { rootMargin: `${AHEAD_PX}px 0px` });
+      sight.observe(root.current!);
+    }
     return () => {
       dark.removeEventListener("change", recolor);
       resize.disconnect();
+      sight?.disconnect();
       ch.destroy();
       chart.current = null;
       alive.current = false;
@@ -208,8 +258,8 @@ export default function ChartPanel(p: ComposedPanelProps) {
   // a frame later (a passive effect waits for the next animation frame).
   useLayoutEffect(() => {
     const ch = chart.current;
-    if (!ch) return;
-    const drawn: DrawnRun[] = visible.map((r) => ({
+    if (!ch || !seen || !width) return;
+    const drawn: DrawnRun[] = shown.map((r) => ({
       id: r.id,
       color: r.color,
       shaped: shaped[r.id],
@@ -247,13 +297,13 @@ export default function ChartPanel(p: ComposedPanelProps) {
     const el = root.current!;
     el.dataset.xRange = `${ch.scales.x.min},${ch.scales.x.max}`;
     el.dataset.drawnPoints = String(
-      drawn.reduce((n, d) => n + d.shaped.line.filter((q) => q.y !== null).length, 0),
+      drawn.reduce((n, d) => n + drawnCount(d.shaped.line), 0),
     );
-  }, [shaped, legend, zoom, log, scheme, idKey]);
+  }, [shaped, legend, zoom, log, scheme, idKey, seen, width > 0]);
 
   // Series the page did not give, or more detail than it gave when the panel is wider.
-  useEffect(() => {
-    if (!width) return;
+  const read = (px: number) => {
+    const want = wantFor(px);
     const missing = ids.filter((id) => !tried.current.has(id));
     const coarse = want > asked.current && Object.values(base).some((s) => s.downsampled);
     const runs = coarse ? ids : missing;
@@ -272,7 +322,10 @@ export default function ChartPanel(p: ComposedPanelProps) {
     }).catch(() => {
       for (const id of runs) tried.current.delete(id);
     });
-  }, [width > 0 && want, idKey, p.metric]);
+  };
+  useEffect(() => {
+    if (width && seen) read(width);
+  }, [width > 0 && want, idKey, p.metric, seen]);
 
   // A page that reads its series again hands them over.
   const given = useRef(p.series);
@@ -367,7 +420,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
     if (!ch || !inArea(px)) return setHover(null);
     const at = ch.scales.x.getValueForPixel(px);
     if (at === undefined) return setHover(null);
-    const inputs: ReadoutInput[] = visible.map((r) => {
+    const inputs: ReadoutInput[] = shown.map((r) => {
       const s = seriesOf(r.id)!;
       return {
         id: r.id,

@@ -11,7 +11,8 @@ import ChartPanel from "./ChartPanel.tsx";
 import { directionArrow, fmtMetric, runColor } from "./_format.ts";
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
 import { ProgressCell, RelTime, RunNameCell, StatusBadge } from "./_ui.tsx";
-import type { ApiSeries, PanelRun } from "./chart/panel_types.ts";
+import type { PackedSeries } from "./chart/packed.ts";
+import type { PanelRun } from "./chart/panel_types.ts";
 import type { ViewState } from "./chart/view_state.ts";
 import {
   addablePanels,
@@ -35,7 +36,8 @@ export interface WorkspaceProps {
   /** Best first by the primary metric. */
   runs: WorkspaceRow[];
   view: ViewState;
-  series: ApiSeries[];
+  /** Packed: a page's HTML carries them at about half the size of their JSON. */
+  series: PackedSeries[];
   /** Panels `series` holds; the others fetch their own. */
   seriesKeys: string[];
   /** What the grid's panels' `series` were read with. */
@@ -98,7 +100,7 @@ export default function Workspace(p: WorkspaceProps) {
   const drawnKey = JSON.stringify(drawnList);
   const drawn = useMemo(() => drawnList, [drawnKey]);
   const seriesOf = useMemo(() => {
-    const m = new Map<string, ApiSeries[]>();
+    const m = new Map<string, PackedSeries[]>();
     for (const k of p.seriesKeys) m.set(k, p.series.filter((s) => s.key === k));
     return m;
   }, []);

@@ -18,7 +18,7 @@ import { h, type VNode } from "preact";
 import { Island } from "../components/island.tsx";
 import ChartPanel from "../islands/ChartPanel.tsx";
 import type { ChartPanelProps } from "../islands/chart/panel_types.ts";
-import { runColor } from "../islands/_format.ts";
+import { fmtMetric, runColor } from "../islands/_format.ts";
 import { renderPage } from "../server/console/page.tsx";
 import { currentIslands, loadConsoleAssets } from "../server/console/assets.ts";
 
@@ -316,7 +316,8 @@ Deno.test("the chart panel in Chromium", async (t) => {
     });
 
     await t.step("the smoothing slider changes the drawn values; the raw line stays", async () => {
-      const raw = lineOf(await drawn(page), alpha).map((p) => p.y);
+      const before = lineOf(await drawn(page), alpha);
+      const raw = before.map((p) => p.y);
       await page.locator(".chart-smooth input").fill("0.9");
       const smoothed = await waitDrawn(
         page,
@@ -325,7 +326,22 @@ Deno.test("the chart panel in Chromium", async (t) => {
       );
       const line = lineOf(smoothed, alpha).map((p) => p.y);
       const under = smoothed.datasets.find((s) => s.runId === alpha && s.role === "raw")!;
-      assertEquals(under.data.map((p) => p.y), raw, "the raw line is the unsmoothed one");
+      // The raw line is the unsmoothed one, kept to each few pixels' lowest and highest point:
+      // every point it draws is a raw point, over the same steps, extremes and gaps included.
+      const rawAt = new Map(before.map((p) => [p.x, p.y]));
+      const xs = before.map((p) => p.x);
+      for (const p of under.data) assertEquals(p.y, rawAt.get(p.x), `raw point at step ${p.x}`);
+      assertEquals([under.data[0].x, under.data.at(-1)!.x], [xs[0], xs.at(-1)]);
+      const finite = (ys: (number | null)[]) => ys.filter((y): y is number => y !== null);
+      const ys = finite(under.data.map((p) => p.y));
+      assertEquals([Math.min(...ys), Math.max(...ys)], [
+        Math.min(...finite(raw)),
+        Math.max(...finite(raw)),
+      ]);
+      assert(under.data.some((p) => p.y === null), "the NaN is still a gap");
+      const width = await page.locator(".chart-box").evaluate((e) => e.clientWidth);
+      assert(under.data.length <= width, `${under.data.length} raw points for ${width} px`);
+      assert(under.data.length < raw.length, "fewer points than the line");
       const changed = line.filter((y, i) => y !== null && raw[i] !== null && y !== raw[i]);
       assert(changed.length > line.length / 2, `${changed.length} of ${line.length} changed`);
     });
@@ -340,6 +356,13 @@ Deno.test("the chart panel in Chromium", async (t) => {
       const rows = await page.locator(".chart-tip-value").allTextContents();
       assertEquals(rows.length, 3);
       for (const r of rows) assert(/^\S+ \(\S+\)$/.test(r), r);
+      // The raw value in brackets is the stored point's, exactly (the faded line is reduced,
+      // the readout is not).
+      const step = Number(/^step ([\d,]+)/.exec(title!)![1].replaceAll(",", ""));
+      const want = loss(step, N, 0, Math.floor(N * 0.37), Math.floor(N * 0.6));
+      const mine = await page.locator(`.chart-tip-row[data-run="${alpha}"] .chart-tip-value`)
+        .textContent();
+      assertEquals(/\((\S+)\)$/.exec(mine!)![1], fmtMetric(Number(want)));
       await screenshot(page, "chart-panel");
       await page.emulateMedia({ colorScheme: "dark" });
       await waitDrawn(page, (x) => x.grid !== d.grid, "the dark scheme's grid colour");

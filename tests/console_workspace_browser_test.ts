@@ -9,6 +9,7 @@ import { assert, assertEquals } from "./assert.ts";
 import { screenshot, startConsoleRig } from "./_browser.ts";
 import { until } from "./_processes.ts";
 import type { Page } from "playwright-core";
+import { fmtMetric } from "../islands/_format.ts";
 import { LRS, points, seedSweep, startOf, STEPS } from "./console_workspace_seed.ts";
 
 async function hydrated(page: Page, url: string): Promise<void> {
@@ -221,6 +222,8 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
     await page.emulateMedia({ colorScheme: "light" });
     await page.setViewportSize({ width: 390, height: 800 });
     await hydrated(page, href);
+    // One column: the third panel is below the first screen and draws once scrolled to.
+    await page.locator('[data-panel="sys/gpu0/util"]').scrollIntoViewIfNeeded();
     await page.waitForSelector('[data-panel="sys/gpu0/util"] .chart-panel[data-x-range]');
     assertEquals(
       await page.evaluate("document.documentElement.scrollWidth"),
@@ -228,6 +231,120 @@ Deno.test("a learning-rate sweep is compared, smoothed and shared by URL in the 
       "nothing wider than the phone's screen",
     );
     await screenshot(page, "workspace-phone");
+    assertEquals(errors, []);
+  } finally {
+    await rig.close();
+  }
+});
+
+Deno.test("a workspace's panels below the first screen draw once scrolled to, band and readout exact", async () => {
+  const rig = await startConsoleRig();
+  try {
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await rig.call(method, path, body);
+      assert(res.status < 300, `${method} ${path}: ${res.status} ${res.text}`);
+      return res.json;
+    };
+    // 3 runs × 8 metrics × 3,000 points: more than a grid panel reads, so each is downsampled
+    // and drawn with its band. Run 0's last metric has a spike between kept points' values.
+    const N = 3000;
+    const keys = Array.from({ length: 8 }, (_, k) => `eval/k${k}`);
+    const SPIKE = { step: 1501, value: 9 };
+    const value = (k: number, i: number, step: number) =>
+      k === 7 && i === 0 && step === SPIKE.step
+        ? SPIKE.value
+        : Math.round(((1 + k) * Math.exp(-step / (400 + 150 * i)) + 0.01 * (step % 7)) * 1e5) /
+          1e5;
+    const runs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const run = await call("POST", "/api/sdk/runs", {
+        project: "wide",
+        experiment: "panels",
+        name: `run-${i}`,
+      });
+      const points = keys.flatMap((key, k) =>
+        Array.from({ length: N }, (_, step) => ({
+          key,
+          step,
+          value: value(k, i, step),
+          wall_time: 1_780_000_000 + step,
+        }))
+      );
+      for (let from = 0; from < points.length; from += 10_000) {
+        await call("POST", `/api/sdk/runs/${run.id}/log`, {
+          points: points.slice(from, from + 10_000),
+        });
+      }
+      await call("POST", `/api/sdk/runs/${run.id}/log`, { status: "SUCCEEDED" });
+      runs.push(run.id);
+    }
+    const exp = (await call("GET", "/api/experiments?project=wide")).items
+      .find((e: { name: string }) => e.name === "panels");
+    const { page, errors } = await rig.context(rig.adminToken);
+    await page.setViewportSize({ width: 1280, height: 700 });
+    const asked: string[][] = [];
+    page.on("request", (r) => {
+      if (r.url().endsWith("/api/runs/metrics:query")) asked.push(r.postDataJSON().keys);
+    });
+    const view = new URLSearchParams({ metrics: keys.join(","), runs: runs.join(",") });
+    await hydrated(page, `${rig.url}/experiments/${exp.id}?${view}`);
+    const panel = (key: string) => page.locator(`.chart-panel[data-metric="${key}"]`);
+    await panel(keys[0]).and(page.locator("[data-drawn-points]")).waitFor();
+
+    // The last panel is well below the first screen: nothing read or drawn for it yet.
+    const last = keys[7];
+    const below = await panel(last).evaluate((el) =>
+      el.getBoundingClientRect().top - el.ownerDocument.documentElement.clientHeight
+    );
+    assert(below > 200, `the last panel starts ${below} px below the screen`);
+    assertEquals(await panel(last).getAttribute("data-drawn-points"), null);
+    assert(!asked.some((k) => k.includes(last)), `no read of ${last} yet: ${asked}`);
+
+    // Scrolled to, it reads its series once and draws every run with its band.
+    await panel(last).scrollIntoViewIfNeeded();
+    await panel(last).and(page.locator("[data-drawn-points]")).waitFor();
+    await until(() => asked.some((k) => k.includes(last)), 10_000, `the read of ${last} seen`);
+    assertEquals(asked.filter((k) => k.includes(last)), [[last]]);
+    const drawn = await until(
+      () =>
+        panel(last).evaluate((el) => {
+          // deno-lint-ignore no-explicit-any -- chart.js as the page loaded it
+          const ch = (globalThis as any).Chart.getChart(el.querySelector("canvas"));
+          // deno-lint-ignore no-explicit-any -- the panel's datasets carry runId and role
+          const sets = ch.data.datasets.map((d: any) => ({
+            runId: d.runId,
+            role: d.role,
+            fill: d.fill,
+            ys: d.data.map((p: { y: number | null }) => p.y),
+          }));
+          return sets.filter((d: { role: string }) => d.role === "line").length === 3 ? sets : null;
+        }),
+      60_000,
+      "the scrolled-to panel drawn",
+    ) as { runId: string; role: string; fill: unknown; ys: (number | null)[] }[];
+    for (const id of runs) {
+      const hi = drawn.find((d) => d.runId === id && d.role === "band-hi");
+      assert(hi && hi.fill === "-1", `a filled band for ${id}`);
+      assert(drawn.some((d) => d.runId === id && d.role === "band-lo"), `its lower edge`);
+    }
+    const hi0 = drawn.find((d) => d.runId === runs[0] && d.role === "band-hi")!;
+    assertEquals(Math.max(...hi0.ys.filter((y) => y !== null) as number[]), SPIKE.value);
+
+    // Hovering it reads each run's stored value at the step under the pointer, exactly.
+    const box = (await panel(last).locator(".chart-box").boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
+    const tip = panel(last).locator(".chart-tip");
+    await tip.waitFor();
+    const title = (await tip.locator(".chart-tip-title").textContent())!;
+    const step = Number(/^step ([\d,]+)/.exec(title)![1].replaceAll(",", ""));
+    for (const [i, id] of runs.entries()) {
+      assertEquals(
+        await tip.locator(`.chart-tip-row[data-run="${id}"] .chart-tip-value`).textContent(),
+        fmtMetric(value(7, i, step)),
+        `run ${i} at step ${step}`,
+      );
+    }
+    await screenshot(page, "workspace-scrolled");
     assertEquals(errors, []);
   } finally {
     await rig.close();

@@ -70,7 +70,7 @@ Deno.test("the workspace draws the primary metric on top and lists the runs best
     const props = islandProps(html, "Workspace");
     assertEquals(props.seriesKeys, ["train/loss", "eval/accuracy"]);
     assertEquals(props.series.length, 10);
-    assert(props.series.every((x: { steps: number[] }) => x.steps.length > 0));
+    assert(props.series.every((x: { step_deltas: number[] }) => x.step_deltas.length > 0));
     assertEquals([props.topMaxPoints, props.maxPoints], [2500, 1200]);
     assertEquals(
       props.runs.filter((r: { live: boolean }) => r.live).map((r: { id: string }) => r.id),

@@ -77,6 +77,13 @@ const line = (
   ...o,
 });
 
+/** The points of `line` that are drawn (not gaps), counting up to `upTo`. */
+export function drawnCount(line: readonly XY[], upTo = Infinity): number {
+  let n = 0;
+  for (let i = 0; i < line.length && n < upTo; i++) if (line[i].y !== null) n++;
+  return n;
+}
+
 /** The datasets of `runs`, in an order that keeps each band's two edges side by side. */
 export function buildDatasets(runs: readonly DrawnRun[], failedColor: string): PanelDataset[] {
   const out: PanelDataset[] = [];
@@ -101,7 +108,7 @@ export function buildDatasets(runs: readonly DrawnRun[], failedColor: string): P
       );
     }
     // A line of one point draws nothing: such a series shows its point.
-    const lone = r.shaped.line.filter((p) => p.y !== null).length < 2;
+    const lone = drawnCount(r.shaped.line, 2) < 2;
     out.push(line(r.id, "line", r.shaped.line, strong, {
       borderWidth: front ? 2.5 : 1.5,
       pointRadius: lone ? 3 : 0,

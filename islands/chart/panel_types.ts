@@ -9,6 +9,7 @@
 import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { Series } from "../../protocol/objects.ts";
 import type { XMode } from "./x_axis.ts";
+import type { PackedSeries } from "./packed.ts";
 
 /** A run a panel draws. */
 export interface PanelRun {
@@ -33,9 +34,10 @@ export interface ChartPanelProps {
   runs: PanelRun[];
   /**
    * The series the page was rendered with (one per run that has the key, asked with
-   * `maxPoints`), so the first paint needs no request; fetched on mount when absent.
+   * `maxPoints`), so the first paint needs no request; read when the panel is first on the
+   * screen when absent. As the API writes them, or packed (`chart/packed.ts`).
    */
-  series?: ApiSeries[];
+  series?: ApiSeries[] | PackedSeries[];
   /** What `series` was asked with. */
   maxPoints?: number;
   /** Smoothing weight, 0 (raw) to 0.999. @default 0 */

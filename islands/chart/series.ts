@@ -138,6 +138,12 @@ export interface ShapeOptions {
   t0: number;
   /** A log y scale: values ≤ 0 cannot be drawn and become gaps. */
   log: boolean;
+  /**
+   * Columns the faded raw line and the band are reduced to (about the panel's width in
+   * pixels / 4): each column keeps its lowest and highest point, so no spike is lost. 0 or
+   * absent keeps every point. The line itself and the readout always keep every point.
+   */
+  columns?: number;
 }
 
 /** What the chart draws for one series. */
@@ -158,36 +164,157 @@ export interface ShapedSeries {
   hidden: number;
 }
 
-/** The chart's points for `s`. */
-export function shapeSeries(s: PointSeries, o: ShapeOptions): ShapedSeries {
+/**
+ * What does not change with the smoothing weight, kept while only the weight changes; its
+ * `line` holds a point per x, whose ys each weight writes in place (the chart then keeps its
+ * elements for them).
+ */
+export type SeriesFrame = Omit<ShapedSeries, "smoothed">;
+
+const drawableFor = (log: boolean) => (v: number | undefined): number | null => {
+  if (v === undefined || !Number.isFinite(v)) return null;
+  return log && v <= 0 ? null : v;
+};
+
+/**
+ * The column (0 … `columns` - 1) of each x, for `columns` equal slices of the x range; null
+ * when there are not more points than two a column (nothing to reduce).
+ */
+function columnsOf(xs: readonly number[], columns: number | undefined): Int32Array | null {
+  const n = xs.length;
+  if (!columns || columns < 1 || n <= 2 * columns) return null;
+  const lo = xs[0];
+  const span = xs[n - 1] - lo;
+  if (!(span > 0)) return null;
+  const out = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const c = Math.floor(((xs[i] - lo) / span) * columns);
+    out[i] = c < 0 ? 0 : c >= columns ? columns - 1 : c;
+  }
+  return out;
+}
+
+/**
+ * The line through `ys` with each column reduced to its lowest and highest point, in x order,
+ * and a gap where the column held a point that cannot be drawn; it still starts at the first
+ * point and ends at the last.
+ */
+function envelopeLine(
+  xs: readonly number[],
+  ys: readonly (number | null)[],
+  col: Int32Array,
+): XY[] {
+  const out: XY[] = [];
+  const n = xs.length;
+  let i = 0;
+  while (i < n) {
+    const c = col[i];
+    let lo = -1;
+    let hi = -1;
+    let gap = -1;
+    let j = i;
+    for (; j < n && col[j] === c; j++) {
+      const y = ys[j];
+      if (y === null) {
+        if (gap < 0) gap = j;
+        continue;
+      }
+      if (lo < 0 || y < ys[lo]!) lo = j;
+      if (hi < 0 || y > ys[hi]!) hi = j;
+    }
+    const ends = [i === 0 ? 0 : -1, j === n ? n - 1 : -1];
+    const keep = [lo, hi, gap, ...ends].filter((k, at, all) => k >= 0 && all.indexOf(k) === at);
+    keep.sort((a, b) => a - b);
+    for (const k of keep) out.push({ x: xs[k], y: ys[k] });
+    i = j;
+  }
+  return out;
+}
+
+/**
+ * A band edge with each column reduced to its extreme (`pick` the lower or the higher),
+ * held from the column's first x to its last, so the band still spans every point.
+ */
+function envelopeEdge(
+  xs: readonly number[],
+  ys: readonly (number | null)[],
+  col: Int32Array,
+  pick: (a: number, b: number) => number,
+): XY[] {
+  const out: XY[] = [];
+  const n = xs.length;
+  let i = 0;
+  while (i < n) {
+    const c = col[i];
+    let y: number | null = null;
+    let gap = false;
+    let j = i;
+    for (; j < n && col[j] === c; j++) {
+      const v = ys[j];
+      if (v === null) gap = true;
+      else y = y === null ? v : pick(y, v);
+    }
+    out.push({ x: xs[i], y });
+    if (j - 1 > i) out.push({ x: xs[j - 1], y });
+    if (gap && y !== null) out.push({ x: xs[j - 1], y: null });
+    i = j;
+  }
+  return out;
+}
+
+/** The parts of `s`'s drawing that the smoothing weight does not change. */
+export function shapeFrame(s: PointSeries, o: ShapeOptions): SeriesFrame {
   const n = s.steps.length;
   const xs = new Array<number>(n);
   for (let i = 0; i < n; i++) xs[i] = xAt(s.steps[i], s.walls[i], o.x, o.t0);
-  const smoothed = o.smooth > 0 ? smooth(s.values, o.smooth) : s.values.slice();
+  const drawable = drawableFor(o.log);
   let hidden = 0;
-  const drawable = (v: number | undefined): number | null => {
-    if (v === undefined || !Number.isFinite(v)) return null;
-    return o.log && v <= 0 ? null : v;
-  };
-  const line: XY[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const v = s.values[i];
     if (o.log && Number.isFinite(v) && v <= 0) hidden++;
-    line[i] = { x: xs[i], y: drawable(smoothed[i]) };
   }
-  const raw = o.smooth > 0 ? s.values.map((v, i) => ({ x: xs[i], y: drawable(v) })) : null;
-  const band = s.min && s.max
-    ? {
-      lo: s.min.map((v, i) => ({ x: xs[i], y: drawable(v) })),
-      hi: s.max.map((v, i) => ({ x: xs[i], y: drawable(v) })),
-    }
-    : null;
+  const col = columnsOf(xs, o.columns);
+  let raw: XY[] | null = null;
+  if (o.smooth > 0) {
+    const ys = s.values.map(drawable);
+    raw = col ? envelopeLine(xs, ys, col) : ys.map((y, i) => ({ x: xs[i], y }));
+  }
+  let band: SeriesFrame["band"] = null;
+  if (s.min && s.max) {
+    const lo = s.min.map(drawable);
+    const hi = s.max.map(drawable);
+    band = col
+      ? { lo: envelopeEdge(xs, lo, col, Math.min), hi: envelopeEdge(xs, hi, col, Math.max) }
+      : {
+        lo: lo.map((y, i) => ({ x: xs[i], y })),
+        hi: hi.map((y, i) => ({ x: xs[i], y })),
+      };
+  }
   const marks: XY[] = [];
   for (let i = 0; i < n; i++) {
     if (Number.isFinite(s.values[i])) continue;
     marks.push({ x: xs[i], y: nearestFinite(s.values, i, o.log) });
   }
-  return { xs, smoothed, line, raw, band, marks, hidden };
+  const line: XY[] = new Array(n);
+  for (let i = 0; i < n; i++) line[i] = { x: xs[i], y: null };
+  return { xs, line, raw, band, marks, hidden };
+}
+
+/**
+ * The chart's points for `s`. Pass the `frame` of the same series, x mode, scale and columns
+ * (with smoothing on or off as now) to redraw only what the weight changes: its line's ys are
+ * written in place, so a shape made earlier from the same frame shows the new weight too.
+ */
+export function shapeSeries(
+  s: PointSeries,
+  o: ShapeOptions,
+  frame: SeriesFrame = shapeFrame(s, o),
+): ShapedSeries {
+  const smoothed = o.smooth > 0 ? smooth(s.values, o.smooth) : s.values.slice();
+  const drawable = drawableFor(o.log);
+  const line = frame.line;
+  for (let i = 0; i < line.length; i++) line[i].y = drawable(smoothed[i]);
+  return { ...frame, smoothed };
 }
 
 /** The nearest drawable value before `i` (else after it): where a NaN's marker sits. */

@@ -1,4 +1,4 @@
-import { assertEquals } from "../../tests/assert.ts";
+import { assert, assertEquals } from "../../tests/assert.ts";
 import {
   decodeValue,
   fromApi,
@@ -6,6 +6,7 @@ import {
   mergePoints,
   type PointSeries,
   replaceKeepingTail,
+  shapeFrame,
   shapeSeries,
   yExtent,
 } from "./series.ts";
@@ -65,6 +66,64 @@ Deno.test("shapeSeries() draws a downsampled series' bucket extremes as a band",
   );
   assertEquals(s.band!.lo.map((p) => p.y), [3, null, 1.5, 0.5]);
   assertEquals(s.band!.hi.map((p) => p.y), [5, null, 2.5, 1]);
+});
+
+/** 100 points, step i: a slow fall with a spike at step 37 and a NaN at step 62. */
+const long = fromApi({
+  run_id: "r2",
+  key: "loss",
+  steps: Array.from({ length: 100 }, (_, i) => i),
+  values: Array.from({ length: 100 }, (_, i) => i === 37 ? 50 : i === 62 ? "NaN" : 10 - i / 10),
+  wall_times: Array.from({ length: 100 }, (_, i) => 1000 + i),
+  min: Array.from({ length: 100 }, (_, i) => i === 62 ? "NaN" : 9 - i / 10),
+  max: Array.from({ length: 100 }, (_, i) => i === 81 ? 70 : i === 62 ? "NaN" : 11 - i / 10),
+  total_points: 10_000,
+  downsampled: true,
+});
+
+Deno.test("shapeSeries() reduces the faded raw line to each column's extremes, spikes and gaps kept", () => {
+  const full = shapeSeries(long, { ...opts, smooth: 0.6 });
+  const cut = shapeSeries(long, { ...opts, smooth: 0.6, columns: 10 });
+  // The line and the readout's columns keep every point; only the faded raw line is cut.
+  assertEquals(cut.line, full.line);
+  assertEquals([cut.xs, cut.smoothed], [full.xs, full.smoothed]);
+  assertEquals(full.raw!.length, 100);
+  assert(cut.raw!.length <= 3 * 10 + 2, `${cut.raw!.length} points`);
+  const ys = cut.raw!.map((p) => p.y);
+  assertEquals(Math.max(...ys.filter((y) => y !== null) as number[]), 50, "the spike stays");
+  assertEquals(cut.raw!.find((p) => p.y === 50)!.x, 37);
+  assert(cut.raw!.some((p) => p.x === 62 && p.y === null), "the NaN stays a gap");
+  assertEquals(cut.raw![0], { x: 0, y: 10 });
+  assertEquals(cut.raw!.at(-1), { x: 99, y: 10 - 99 / 10 }, "it ends where the line ends");
+  assert(cut.raw!.length <= 4 * 10);
+  const xs = cut.raw!.map((p) => p.x);
+  assertEquals(xs, [...xs].sort((a, b) => a - b), "in x order");
+});
+
+Deno.test("shapeSeries() reduces the band to each column's extremes over the same x span", () => {
+  const cut = shapeSeries(long, { ...opts, columns: 10 });
+  const { lo, hi } = cut.band!;
+  assert(lo.length <= 30 && hi.length <= 30, `${lo.length}, ${hi.length} points`);
+  const finite = (pts: { y: number | null }[]) => pts.flatMap((p) => p.y === null ? [] : [p.y]);
+  assertEquals(Math.max(...finite(hi)), 70, "the highest bucket extreme stays");
+  assertEquals(Math.min(...finite(lo)), 9 - 99 / 10);
+  assertEquals([lo[0].x, lo.at(-1)!.x, hi[0].x, hi.at(-1)!.x], [0, 99, 0, 99]);
+  // The column holding the NaN still shows its other points' extremes, then a gap.
+  assert(hi.some((p) => p.y === null), "a gap where a bucket had no number");
+  // Fewer points than two a column: nothing to reduce.
+  assertEquals(shapeSeries(base, { ...opts, columns: 10 }).line.length, 4);
+});
+
+Deno.test("shapeSeries() with a frame redraws only what the smoothing weight changes", () => {
+  const o = { ...opts, smooth: 0.6, columns: 10 };
+  const frame = shapeFrame(long, o);
+  const a = shapeSeries(long, o, frame);
+  const ys = a.line.map((p) => p.y);
+  const b = shapeSeries(long, { ...o, smooth: 0.9 }, frame);
+  assert(a.raw === b.raw && a.band === b.band && a.xs === b.xs, "the frame's arrays are kept");
+  assert(a.line === b.line, "the line's points are written in place");
+  assertEquals(b, shapeSeries(long, { ...o, smooth: 0.9 }));
+  assert(b.line.some((p, i) => p.y !== ys[i]), "with the new weight's values");
 });
 
 Deno.test("shapeSeries() on a log scale leaves values ≤ 0 out and counts them", () => {

@@ -16,11 +16,18 @@ export function smooth(values: readonly number[], weight: number): number[] {
     return values.slice();
   }
   let last = 0;
-  let n = 0;
-  return values.map((v) => {
-    if (!Number.isFinite(v)) return v;
+  /** weight^n for the n finite values so far, kept as a running product. */
+  let wn = 1;
+  const out = new Array<number>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (!Number.isFinite(v)) {
+      out[i] = v;
+      continue;
+    }
     last = last * w + (1 - w) * v;
-    n++;
-    return last / (1 - Math.pow(w, n));
-  });
+    wn *= w;
+    out[i] = last / (1 - wn);
+  }
+  return out;
 }

@@ -1,11 +1,13 @@
 /**
  * What the Experiment workspace (`/experiments/{id}`) and Compare (`/compare?runs=`) pages
  * show, each in one read: the runs, their keys and ranking by the primary metric, the view the
- * URL asks for (panels, runs, smoothing, x axis), and the series of the drawn runs and panels
- * in one batched metrics query per panel width, so the first paint needs no request.
+ * URL asks for (panels, runs, smoothing, x axis), and the series of the drawn runs in the
+ * panels of the first screen in one batched metrics query per panel width, so the first paint
+ * needs no request (the panels below read theirs when scrolled near).
  */
 import type { MetricDirection } from "../../protocol/vocabulary.ts";
 import type { ApiSeries } from "../../islands/chart/panel_types.ts";
+import { type PackedSeries, packSeries } from "../../islands/chart/packed.ts";
 import { decodeView, type ViewState } from "../../islands/chart/view_state.ts";
 import {
   type ComparisonView,
@@ -55,14 +57,25 @@ export interface WorkspaceData {
   truncated: boolean;
   /** The view as drawn: the URL's, with defaults where it names nothing that exists. */
   view: ViewState;
-  /** The drawn runs' series of the shown panels (of those `seriesKeys` names). */
-  series: ApiSeries[];
-  /** Panels whose series came with the page; the others fetch their own. */
+  /** The drawn runs' series of the shown panels (of those `seriesKeys` names), packed. */
+  series: PackedSeries[];
+  /** Panels whose series came with the page (the first screen's); the others fetch their own. */
   seriesKeys: string[];
   /** What the grid's panels were read with. */
   maxPoints: number;
   /** What the full-width panel on top was read with. */
   topMaxPoints: number;
+}
+
+/**
+ * The panels a first screen shows (at 1280 × 900: the full-width one on top and the grid's
+ * first row; without one on top, the grid's first two rows), in panel order. Only these come
+ * with the page; the panels below read their own series when scrolled near. Pure.
+ */
+export function firstScreenPanels(panels: readonly string[], primary: string | null): string[] {
+  const { top, grid } = panelLayout(panels, primary);
+  const shown = new Set([...(top ? [top] : []), ...grid.slice(0, top ? 2 : 4)]);
+  return panels.filter((k) => shown.has(k));
 }
 
 /**
@@ -108,7 +121,10 @@ export async function loadWorkspace(
     metrics: shownPanels(asked.metrics, keys, primary?.key ?? null),
     runs: drawnRuns(asked.runs, ranked),
   };
-  const seriesKeys = keysForOneQuery(view.metrics, view.runs.length);
+  const seriesKeys = keysForOneQuery(
+    firstScreenPanels(view.metrics, primary?.key ?? null),
+    view.runs.length,
+  );
   // One read per panel width: the full-width panel on top gets twice the grid's points, so
   // neither reads again on mount for the detail its width calls for.
   const { top } = panelLayout(seriesKeys, primary?.key ?? null);
@@ -128,7 +144,7 @@ export async function loadWorkspace(
     runs: ranked,
     truncated: page.next_cursor !== null,
     view,
-    series,
+    series: series.map(packSeries),
     seriesKeys,
     maxPoints: HALF_POINTS,
     topMaxPoints: FULL_POINTS,
