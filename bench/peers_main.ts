@@ -45,6 +45,22 @@ const SEARCH: SearchShape = QUICK
   : { seeds: [1, 2, 3, 4, 5], trials: 16, steps: 120, sleep: 0.01 };
 
 const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+/** The 1-minute load average every 5 s, by section: the machine is shared, so each row's
+ *  conditions are part of its number. */
+const loadBySection: Record<string, { min: number; max: number }> = {};
+let section = "setup";
+const sampleLoad = () => {
+  const one = Number(loadavg().split(" ")[0]);
+  const s = loadBySection[section] ??= { min: one, max: one };
+  s.min = Math.min(s.min, one);
+  s.max = Math.max(s.max, one);
+};
+sampleLoad();
+const sampler = setInterval(sampleLoad, 5000);
+const enter = (name: string) => {
+  section = name;
+  sampleLoad();
+};
 const started = new Date();
 const loadAtStart = loadavg();
 const env = Deno.env.toObject();
@@ -61,6 +77,7 @@ const notInstalled = (names: string[]) =>
   }`;
 
 if (SECTIONS.has("loader")) {
+  enter("loader");
   await benchLoader(
     bench.add,
     tbReady ? py.python : null,
@@ -70,6 +87,7 @@ if (SECTIONS.has("loader")) {
   );
 }
 if (SECTIONS.has("logging")) {
+  enter("logging");
   if (tbReady) await benchLogging(bench.add, py.python, LOGGING);
   else {
     bench.add({
@@ -82,12 +100,15 @@ if (SECTIONS.has("logging")) {
   }
 }
 if (SECTIONS.has("search")) {
+  enter("search");
   await benchSearch(bench.add, py.python, {
     optuna: py.versions.optuna === null ? py.missing.optuna ?? "optuna" : undefined,
     ray: py.versions.ray === null ? py.missing.ray ?? "ray[tune]" : undefined,
   }, SEARCH);
 }
 
+sampleLoad();
+clearInterval(sampler);
 const finished = new Date();
 const json = {
   ...(bench.json(finished) as Record<string, unknown>),
@@ -96,6 +117,7 @@ const json = {
     seconds: Math.round((finished.getTime() - started.getTime()) / 1000),
     load_average_at_start: loadAtStart,
     load_average_at_end: loadavg(),
+    load_average_1min_by_section: loadBySection,
     quick: QUICK,
     python: py.python,
     versions: py.versions,
@@ -111,4 +133,7 @@ await Deno.writeTextFile(OUT, JSON.stringify(json, null, 2) + "\n");
 console.log(
   `\n${bench.table()}\n\nload average ${loadAtStart} at the start, ${loadavg()} at the end`,
 );
+for (const [name, l] of Object.entries(loadBySection)) {
+  console.log(`load average (1 min) during ${name}: ${l.min}–${l.max}`);
+}
 console.log(`written: ${OUT}`);
