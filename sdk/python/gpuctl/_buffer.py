@@ -2,8 +2,9 @@
 
 Everything a run records waits in one deque, in the order it was recorded: a ``log`` call
 is one entry ``(step, wall_time, {key: value})`` appended without a lock (a deque append is
-atomic), and the rare items (checkpoints, evaluations, config, env, the final status) are
-entries ``(None, kind, payload)`` between them. So a batch never carries a checkpoint
+atomic; a step of None is numbered when the entry is taken), and the rare items
+(checkpoints, evaluations, config, env, the final status) are entries
+``(_CONTROL, kind, payload)`` between them. So a batch never carries a checkpoint
 ahead of the points logged before it, and the status always comes last. Nothing is
 dropped here: when more than the run's ``queue_size`` points wait, the sender moves them
 to the run's journal on disk (see ``_sender``), so memory stays bounded without losing a
@@ -20,11 +21,14 @@ import json
 import threading
 
 from ._debug import debug
+from ._values import encode_float
 
 #: The most checkpoints, evaluations and other rare items kept waiting.
 MAX_CONTROLS = 10000
 #: The most checkpoints the server accepts in one batch.
 MAX_CHECKPOINTS_PER_BATCH = 1000
+#: The first item of a rare item's entry in the queue.
+_CONTROL = object()
 #: The most metric keys whose JSON spelling is remembered.
 MAX_KEY_MEMOS = 100000
 
@@ -44,11 +48,13 @@ class EncodedPoints(object):
 class Buffer(object):
     """Points and rare items waiting to be sent; every method is thread-safe.
 
-    ``logged`` (points ever queued) is written by the logging side only, under the run's
-    step lock; ``taken`` (points ever taken into a batch) by the taking side only, under
-    ``_take_lock``. Their difference is how many points wait. ``wake_at`` is the ``logged``
-    count at which ``log`` wakes the sender (a full batch waits; while the sender writes to
-    its journal instead, ``queue_size`` points), so ``log`` compares one number.
+    The logging side only appends to ``queue`` (atomic, no lock): a call's step may be None,
+    "the next one", and the taking side gives it its number in queue order, which is the
+    order of the calls (so a step counter needs no lock either). The taking side (one taker
+    at a time, ``_take_lock``) counts what it took; how many points wait is estimated from
+    the queue's length and the points per entry seen so far. ``wake_len`` is the queue
+    length at which ``log`` wakes the sender (a full batch waits; while the sender writes
+    to its journal instead, ``queue_size`` points), so ``log`` compares one number.
     """
 
     def __init__(self, batch_size=1000):
@@ -56,10 +62,12 @@ class Buffer(object):
         self._take_lock = threading.Lock()  # one taker at a time
         self.queue = collections.deque()
         self.batch_size = max(1, int(batch_size))
-        self.logged = 0
-        self.taken = 0
+        self.taken = 0  # points ever taken into a batch
+        self.entries_taken = 0  # entries (calls and rare items) ever taken whole
+        self._per_entry = 1.0  # points per log call, as last seen
+        self._next_step = 0
         self.wake_every = self.batch_size
-        self.wake_at = self.batch_size
+        self.wake_len = self.batch_size
         self._controls = 0  # rare items waiting
         self._dropped = 0  # points dropped and not yet reported
         self._epoch = None
@@ -70,23 +78,23 @@ class Buffer(object):
         self.dropped_total = 0
 
     def add_points(self, step, wall_time, metrics):
-        """Queue one call's points (``metrics``: key -> float or "NaN"/"Infinity"/"-Infinity",
-        owned by the buffer from now on); returns how many points now wait.
+        """Queue one call's points at ``step`` (None: the next step) (``metrics``: key ->
+        float or "NaN"/"Infinity"/"-Infinity", owned by the buffer from now on; empty takes a
+        step and nothing else); returns about how many points now wait.
 
-        ``Run.log`` does the same inline, under its step lock (the one writer of ``logged``);
-        this method is for callers that log from one thread only.
+        ``Run.log`` appends the same entries to ``queue`` itself.
         """
         self.queue.append((step, wall_time, metrics))
-        self.logged += len(metrics)
-        return self.logged - self.taken
+        return self.pending_points()
 
     def pending_points(self):
-        return self.logged - self.taken
+        """About how many points wait (log calls waiting × points per call seen)."""
+        return int(len(self.queue) * self._per_entry)
 
     def wake_after(self, points):
-        """Have ``log`` wake the sender once ``points`` more wait than now are taken."""
+        """Have ``log`` wake the sender once about ``points`` points wait."""
         self.wake_every = max(1, int(points))
-        self.wake_at = self.taken + self.wake_every
+        self.wake_len = max(1, int(self.wake_every / self._per_entry))
 
     def add_control(self, kind, payload):
         """Queue a rare item: "checkpoint", "evaluation", "config", "env" or "status"."""
@@ -95,7 +103,7 @@ class Buffer(object):
                 debug("too many %s items waiting; dropped one" % (kind,))
                 return False
             self._controls += 1
-            self.queue.append((None, kind, payload))
+            self.queue.append((_CONTROL, kind, payload))
             return True
 
     def set_epoch(self, epoch):
@@ -116,7 +124,7 @@ class Buffer(object):
     def control_first(self):
         """Whether a rare item is next in the queue."""
         try:
-            return self.queue[0][0] is None
+            return self.queue[0][0] is _CONTROL
         except IndexError:
             return False
 
@@ -134,17 +142,24 @@ class Buffer(object):
             top = -1
             checkpoints = []
             controls = 0
+            entries = 0
             while queue:
                 at, second, third = queue[0]
-                if at is not None:  # a log call's points
+                if at is not _CONTROL:  # a log call's points
                     room = max_points - count
                     if room <= 0:
                         break
                     queue.popleft()
+                    if at is None:  # the next step
+                        at = self._next_step
+                    if at >= self._next_step:
+                        self._next_step = at + 1
                     if len(third) > room:  # a call with more points than fit: split it
                         items = list(third.items())
                         queue.appendleft((at, second, dict(items[room:])))
                         third = dict(items[:room])
+                    else:
+                        entries += 1
                     # The wall time to the millisecond, its text made once per millisecond;
                     # a value's text reused while its key keeps the value (a learning rate).
                     if int(second * 1000.0) != ms:
@@ -156,7 +171,10 @@ class Buffer(object):
                         if value == memo[1] and value and type(value) is float:
                             append(memo[0] + memo[2] + tail)
                             continue
-                        text = repr(value) if type(value) is float else _json(value)
+                        if type(value) is float and value - value == 0.0:
+                            text = repr(value)
+                        else:
+                            text = _json(value)
                         memo[1] = value
                         memo[2] = text
                         append(memo[0] + text + tail)
@@ -182,14 +200,17 @@ class Buffer(object):
                 queue.popleft()
                 controls += 1
             self._wall_memo = (ms, wall)
+            self.entries_taken += entries + controls
             if controls:
                 with self._lock:
                     self._controls -= controls
+            if entries:
+                self._per_entry = max(1.0, count / entries)
+                self.wake_len = max(1, int(self.wake_every / self._per_entry))
             if count:
                 body["points"] = EncodedPoints(",".join(parts), count)
                 body["step"] = top
                 self.taken += count
-                self.wake_at = self.taken + self.wake_every
             if checkpoints:
                 body["checkpoints"] = checkpoints
             if not body:
@@ -210,7 +231,10 @@ class Buffer(object):
 
 
 def _json(value):
-    """A value that is not a float: "NaN"/"Infinity"/"-Infinity", or a number."""
+    """A value other than a finite float: a float that is not finite (as "NaN", "Infinity" or
+    "-Infinity"), such a string already, or a number."""
+    if type(value) is float:
+        value = encode_float(value)
     return json.dumps(value, allow_nan=False)
 
 

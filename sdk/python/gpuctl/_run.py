@@ -1,8 +1,8 @@
 """``Run``: the public face of the SDK.
 
 Every public method is wrapped by ``never_raises`` and only touches memory on
-the calling thread (a lock, a deque append; ``log`` queues a copy of its dict, and the
-sender's thread turns it into JSON); HTTP, disk and git happen on the
+the calling thread (a deque append, a lock for the rare items; ``log`` queues a copy of
+its dict without a lock, and the sender's thread numbers its step and turns it into JSON); HTTP, disk and git happen on the
 run's sender thread. ``finish`` is the one call that waits, and only up to its
 time limit.
 """
@@ -81,14 +81,12 @@ class Run(object):
             debug("Run(): bad tuning arguments, defaults used: %r" % (error,))
             self._options = Options()
         self._lock = threading.RLock()  # init/finish
-        self._step_lock = threading.Lock()  # the step counter, from any thread
         self._state = _NEW
         self._id = None
         self._settings = None
         self._buffer = None
-        self._append = None  # the buffer's queue.append
+        self._queue = None  # the buffer's queue
         self._sender = None
-        self._next_step = 0
         self._logged_checkpoints = {}  # path -> mtime when logged, to report it gone
         self._warned_before_init = False
         _exit.track(self)
@@ -157,16 +155,12 @@ class Run(object):
                     if type(value) is not float or value - value != 0.0 or key not in plain:
                         break
                 else:
-                    # One entry per call, a copy of the dict (the caller may reuse its
-                    # dict); it becomes JSON on the sender's thread.
-                    buffer = self._buffer
-                    with self._step_lock:
-                        at = self._next_step if step is None else step
-                        if at >= self._next_step:
-                            self._next_step = at + 1
-                        self._append((at, _now(), data.copy()))
-                        logged = buffer.logged = buffer.logged + len(data)
-                    if logged >= buffer.wake_at:
+                    # One entry per call, a copy of the dict (the caller may reuse its dict),
+                    # appended without a lock; the sender's thread numbers a step of None
+                    # in the order of the calls and writes the JSON.
+                    queue = self._queue
+                    queue.append((step, _now(), data.copy()))
+                    if len(queue) >= self._buffer.wake_len:
                         self._queued()
                     return
             self._log(data, step)
@@ -189,6 +183,7 @@ class Run(object):
         if not isinstance(data, Mapping):
             debug("log() takes a dict of metrics, not %s" % (type(data).__name__,))
             return
+        at = None  # the next step
         if step is not None:
             at = as_step(step)
             if at is None:
@@ -210,16 +205,10 @@ class Run(object):
                 self._buffer.set_epoch(as_epoch(value))
             elif len(_PLAIN_KEYS) < MAX_PLAIN_KEYS:
                 _PLAIN_KEYS.add(key)
-        buffer = self._buffer
-        with self._step_lock:  # the step is taken even when every point was skipped
-            if step is None:
-                at = self._next_step
-            self._next_step = max(self._next_step, at + 1)
-            if not points:
-                return
-            self._append((at, now, points))
-            logged = buffer.logged = buffer.logged + len(points)
-        if logged >= buffer.wake_at:
+        # Queued even when every point was skipped: the call takes its step all the same.
+        queue = self._queue
+        queue.append((at, now, points))
+        if len(queue) >= self._buffer.wake_len:
             self._queued()
 
     @never_raises()
@@ -346,9 +335,8 @@ class Run(object):
         self._id = run_id
         self._settings = settings
         self._buffer = buffer
-        self._append = buffer.queue.append
+        self._queue = buffer.queue
         self._sender = sender
-        self._next_step = 0
         self._logged_checkpoints = {}
         self._state = _ACTIVE
         _exit.install()
@@ -387,7 +375,6 @@ class Run(object):
 
     def _disable_after_fork(self):
         self._state = _OFF
-        self._step_lock = threading.Lock()
         self._lock = threading.RLock()
 
 

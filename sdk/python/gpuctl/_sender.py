@@ -355,13 +355,13 @@ class Sender(object):
             # What is queued now, and the rare items right behind it: a training loop that
             # logs while this runs adds more than it could ever catch up with.
             buffer = self.buffer
-            end = buffer.logged
+            end = buffer.entries_taken + len(buffer.queue)
             if batch is None:
                 batch = buffer.take_batch(SPILL_BATCH_POINTS)
             while batch is not None:
                 if not self.journal.append([batch]):
                     buffer.add_dropped(points_in(batch))  # the disk is full: truly lost
-                if buffer.taken >= end and not buffer.control_first():
+                if buffer.entries_taken >= end and not buffer.control_first():
                     break
                 batch = buffer.take_batch(SPILL_BATCH_POINTS)
 

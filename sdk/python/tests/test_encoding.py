@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 
 from gpuctl._buffer import Buffer
 from gpuctl._transport import encode
@@ -79,6 +80,31 @@ class EncodedPointsTest(SdkTestCase):
         points = [p for line in read_spool(run.spool_path) for p in line.get("points", [])]
         self.assertEqual([(p["step"], p["value"]) for p in points],
                          [(0, 1.0), (1, 2.0), (2, 3.0), (3, 4.0), (4, 5.0)])
+
+
+class StepTest(SdkTestCase):
+    def test_threads_logging_at_the_next_step_each_get_their_own_steps(self):
+        run = self.fast_run()
+        os.environ["GPUCTL_MODE"] = "offline"
+        run.init()
+        run.log({"a": 0.0, "b": 0.0})  # the long way once: the keys become known
+
+        def log(key):
+            for _ in range(5000):
+                run.log({key: 1.0})
+
+        threads = [threading.Thread(target=log, args=(key,)) for key in ("a", "b")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        run.log({"a": 2.0}, step=20000)
+        run.log({"a": 3.0})  # the counter follows the largest step
+        run.finish(timeout=5)
+        points = [p for line in read_spool(run.spool_path) for p in line.get("points", [])]
+        steps = sorted(p["step"] for p in points if p["value"] == 1.0)
+        self.assertEqual(steps, list(range(1, 10001)))  # none shared, none skipped
+        self.assertEqual([p["step"] for p in points if p["value"] in (2.0, 3.0)], [20000, 20001])
 
 
 class KillTest(SdkTestCase):
