@@ -1,15 +1,17 @@
 """``Run``: the public face of the SDK.
 
 Every public method is wrapped by ``never_raises`` and only touches memory on
-the calling thread (a lock, a deque append); HTTP, disk and git happen on the
-run's sender thread. ``finish`` is the one call that waits, and only up to its
-time limit.
+the calling thread (a deque append, a lock for the rare items; ``log`` queues a copy
+of its dict without a lock, and the sender's thread numbers its step and writes its
+JSON); HTTP, disk and git happen on the run's sender thread. ``finish`` is the one
+call that waits, and only up to its time limit.
 """
 
 import os
 import secrets
 import threading
 import time
+from time import time as _now
 from collections.abc import Mapping
 
 from . import _exit, _settings
@@ -79,13 +81,12 @@ class Run(object):
             debug("Run(): bad tuning arguments, defaults used: %r" % (error,))
             self._options = Options()
         self._lock = threading.RLock()  # init/finish
-        self._step_lock = threading.Lock()  # the step counter, from any thread
         self._state = _NEW
         self._id = None
         self._settings = None
         self._buffer = None
+        self._queue = None  # the buffer's queue
         self._sender = None
-        self._next_step = 0
         self._logged_checkpoints = {}  # path -> mtime when logged, to report it gone
         self._warned_before_init = False
         _exit.track(self)
@@ -154,13 +155,13 @@ class Run(object):
                     if type(value) is not float or value - value != 0.0 or key not in plain:
                         break
                 else:
-                    with self._step_lock:
-                        at = self._next_step if step is None else step
-                        if at >= self._next_step:
-                            self._next_step = at + 1
-                    now = time.time()
-                    self._queued(self._buffer.add_points(
-                        [(key, at, value, now) for key, value in data.items()]))
+                    # One entry per call, a copy of the dict (the caller may reuse its dict),
+                    # appended without a lock; the sender's thread numbers a step of None
+                    # in the order of the calls and writes the JSON.
+                    queue = self._queue
+                    queue.append((step, _now(), data.copy()))
+                    if len(queue) >= self._buffer.wake_len:
+                        self._queued()
                     return
             self._log(data, step)
         except Exception as error:
@@ -169,12 +170,11 @@ class Run(object):
             except Exception:
                 pass
 
-    def _queued(self, waiting):
-        """After points were queued: a full batch wakes the sender; far too many go to disk."""
-        if waiting >= self._options.batch_size:
-            self._sender.wake()
-            if waiting >= self._options.queue_size * MAX_QUEUE_MULTIPLE:
-                self._sender.spill_now()
+    def _queued(self):
+        """After a full batch was queued: wake the sender; far too many points go to disk."""
+        self._sender.wake()
+        if self._buffer.pending_points() >= self._options.queue_size * MAX_QUEUE_MULTIPLE:
+            self._sender.spill_now()
 
     def _log(self, data, step):
         """``log`` the long way: any mapping, any numeric value, any step; says what it skips."""
@@ -183,17 +183,14 @@ class Run(object):
         if not isinstance(data, Mapping):
             debug("log() takes a dict of metrics, not %s" % (type(data).__name__,))
             return
-        with self._step_lock:
-            if step is None:
-                at = self._next_step
-            else:
-                at = as_step(step)
-                if at is None:
-                    debug("log(): step %r is not a whole number >= 0; call ignored" % (step,))
-                    return
-            self._next_step = max(self._next_step, at + 1)
+        at = None  # the next step
+        if step is not None:
+            at = as_step(step)
+            if at is None:
+                debug("log(): step %r is not a whole number >= 0; call ignored" % (step,))
+                return
         now = time.time()
-        points = []
+        points = {}
         for key, value in flatten_metrics(data):
             encoded = metric_value(value)
             if encoded is SKIP or not valid_key(key):
@@ -202,15 +199,17 @@ class Run(object):
                            if encoded is SKIP else "the key " + key_problem(key))
                     debug("log(): %r skipped: %s" % (key, why))
                 continue
-            points.append((key, at, encoded, now))
+            points[key] = encoded
             # `epoch`, or a split's (`train/epoch`, as the Hugging Face callback logs it).
             if key == "epoch" or key.endswith("/epoch"):
                 self._buffer.set_epoch(as_epoch(value))
             elif len(_PLAIN_KEYS) < MAX_PLAIN_KEYS:
                 _PLAIN_KEYS.add(key)
-        if not points:
-            return
-        self._queued(self._buffer.add_points(points))
+        # Queued even when every point was skipped: the call takes its step all the same.
+        queue = self._queue
+        queue.append((at, now, points))
+        if len(queue) >= self._buffer.wake_len:
+            self._queued()
 
     @never_raises()
     def log_checkpoint(self, path, step=None, epoch=None, metrics=None):
@@ -329,15 +328,15 @@ class Run(object):
         for key, value in optional.items():
             if value is not None:
                 registration[key] = value
-        buffer = Buffer()
+        buffer = Buffer(self._options.batch_size)
         if settings.mode == "job" and "config" in registration:
             buffer.add_control("config", registration["config"])
         sender = Sender(run_id, settings, registration, buffer, self._options)
         self._id = run_id
         self._settings = settings
         self._buffer = buffer
+        self._queue = buffer.queue
         self._sender = sender
-        self._next_step = 0
         self._logged_checkpoints = {}
         self._state = _ACTIVE
         _exit.install()
@@ -376,7 +375,6 @@ class Run(object):
 
     def _disable_after_fork(self):
         self._state = _OFF
-        self._step_lock = threading.Lock()
         self._lock = threading.RLock()
 
 

@@ -165,7 +165,14 @@ class Sender(object):
         while True:
             closing = self._closing.is_set()
             journaling = self.journal.pending()
-            if not closing and self.buffer.pending_points() < options.batch_size:
+            # While batches go to the journal, the thread writes it every flush interval
+            # (or retry) and needs no wake-up per batch: fewer turns of the training
+            # thread's interpreter lock. Past queue_size points it is woken all the same.
+            full = (options.queue_size if journaling or self.mode == "spool" or not self._registered
+                    else options.batch_size)
+            if self.buffer.wake_every != full:
+                self.buffer.wake_after(full)
+            if not closing and self.buffer.pending_points() < full:
                 now = time.monotonic()
                 until = next_due if not journaling else min(next_due, max(self._retry_at, now))
                 if until > now:
@@ -339,18 +346,24 @@ class Sender(object):
         self._spill()
 
     def _spill(self):
-        """Move the in-flight batch and everything in memory to the journal, in order."""
+        """Move the in-flight batch and everything in memory to the journal, in order.
+
+        Each batch is written as it is taken, so a long spill is on disk as it goes.
+        """
         with self._lock:
-            batches = [self._inflight] if self._inflight is not None else []
-            self._inflight = None
-            while True:
-                batch = self.buffer.take_batch(SPILL_BATCH_POINTS)
-                if batch is None:
+            batch, self._inflight = self._inflight, None
+            # What is queued now, and the rare items right behind it: a training loop that
+            # logs while this runs adds more than it could ever catch up with.
+            buffer = self.buffer
+            end = buffer.entries_taken + len(buffer.queue)
+            if batch is None:
+                batch = buffer.take_batch(SPILL_BATCH_POINTS)
+            while batch is not None:
+                if not self.journal.append([batch]):
+                    buffer.add_dropped(points_in(batch))  # the disk is full: truly lost
+                if buffer.entries_taken >= end and not buffer.control_first():
                     break
-                batches.append(batch)
-            if batches and not self.journal.append(batches):
-                lost = sum(points_in(batch) for batch in batches)
-                self.buffer.add_dropped(lost)  # the disk is full: these are truly lost
+                batch = buffer.take_batch(SPILL_BATCH_POINTS)
 
 
 def _job_run_line(run_id, settings):

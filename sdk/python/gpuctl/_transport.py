@@ -23,6 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from ._buffer import EncodedPoints
 from ._version import __version__
 from ._debug import debug
 
@@ -51,8 +52,17 @@ class Outcome(object):
 
 
 def encode(body):
-    """A wire body as compact JSON bytes; refuses bare NaN (the SDK spells it "NaN")."""
-    return json.dumps(body, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    """A wire body as compact JSON bytes; refuses bare NaN (the SDK spells it "NaN").
+
+    ``points`` may be an ``EncodedPoints`` (from ``Buffer.take_batch``): already JSON, it
+    is put in as it is.
+    """
+    points = body.get("points")
+    if not isinstance(points, EncodedPoints):
+        return json.dumps(body, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    rest = {key: value for key, value in body.items() if key != "points"}
+    text = json.dumps(rest, allow_nan=False, separators=(",", ":"))
+    return ('{"points":[' + points.text + ("]," if rest else "]") + text[1:]).encode("utf-8")
 
 
 class Poster(object):

@@ -1,42 +1,54 @@
 """The queue: nothing dropped, rare items kept in order."""
 
+import json
+
 from gpuctl._buffer import Buffer
+from gpuctl._transport import encode
 
 from ._support import SdkTestCase, strict_json, wait_until
 
 
-def points(steps, key="loss"):
-    return [(key, step, float(step), 1.0) for step in steps]
+def points(buffer, steps, key="loss"):
+    """Queues one call per step; returns how many points wait."""
+    for step in steps:
+        waiting = buffer.add_points(step, 1.0, {key: float(step)})
+    return waiting
+
+
+def take(buffer, max_points):
+    """The next batch as the endpoint reads it, or None."""
+    batch = buffer.take_batch(max_points)
+    return None if batch is None else json.loads(encode(batch))
 
 
 class BufferTest(SdkTestCase):
     def test_only_points_truly_lost_are_reported_as_dropped(self):
         buffer = Buffer()
-        self.assertEqual(buffer.add_points(points(range(8))), 8)
+        self.assertEqual(points(buffer, range(8)), 8)
         buffer.add_dropped(3)
-        batch = buffer.take_batch(100)
+        batch = take(buffer, 100)
         self.assertEqual([p["step"] for p in batch["points"]], list(range(8)))
         self.assertEqual(batch["dropped"], 3)
         self.assertEqual(batch["step"], 7)
-        buffer.add_points(points([8]))
-        self.assertNotIn("dropped", buffer.take_batch(100))
+        points(buffer, [8])
+        self.assertNotIn("dropped", take(buffer, 100))
         self.assertEqual(buffer.dropped_total, 3)
-        self.assertIsNone(buffer.take_batch(100))
+        self.assertIsNone(take(buffer, 100))
 
     def test_rare_items_wait_for_the_points_logged_before_them(self):
         buffer = Buffer()
-        buffer.add_points(points(range(5)))
+        points(buffer, range(5))
         buffer.add_control("checkpoint", {"path": "/c", "step": 4})
-        buffer.add_points(points(range(5, 10)))
+        points(buffer, range(5, 10))
         buffer.add_control("status", "SUCCEEDED")
-        first = buffer.take_batch(3)
+        first = take(buffer, 3)
         self.assertNotIn("checkpoints", first)
-        second = buffer.take_batch(3)
+        second = take(buffer, 3)
         self.assertEqual(second["checkpoints"], [{"path": "/c", "step": 4}])
         self.assertNotIn("status", second)
-        third = buffer.take_batch(3)
+        third = take(buffer, 3)
         self.assertNotIn("status", third)
-        last = buffer.take_batch(3)
+        last = take(buffer, 3)
         self.assertEqual([p["step"] for p in last["points"]], [9])
         self.assertEqual(last["status"], "SUCCEEDED")
         self.assertTrue(buffer.is_empty())
@@ -47,10 +59,10 @@ class BufferTest(SdkTestCase):
         buffer.add_control("config", {"b": 2})
         buffer.add_control("evaluation", {"metrics": {"x": 1}})
         buffer.add_control("evaluation", {"metrics": {"x": 2}})
-        first = buffer.take_batch(10)
+        first = take(buffer, 10)
         self.assertEqual(first["config"], {"a": 1, "b": 2})
         self.assertEqual(first["evaluation"], {"metrics": {"x": 1}})
-        self.assertEqual(buffer.take_batch(10), {"evaluation": {"metrics": {"x": 2}}})
+        self.assertEqual(take(buffer, 10), {"evaluation": {"metrics": {"x": 2}}})
 
 
 class FullQueueTest(SdkTestCase):
