@@ -57,6 +57,7 @@ export async function createGatewayHarness(
 /** A heartbeat of a quiet node running `running` (each as pid 1). */
 export function heartbeatFrame(
   running: { job_id: string; attempt: number; run_id: string }[] = [],
+  backlog?: { frames: number; oldest_s: number },
 ): AgentFrame {
   return {
     type: "heartbeat",
@@ -67,6 +68,7 @@ export function heartbeatFrame(
     disk_free_mb: 100_000,
     foreign: [],
     running: running.map((r) => ({ ...r, pid: 1, state: "RUNNING" })),
+    ...(backlog ? { backlog } : {}),
   };
 }
 
@@ -133,8 +135,11 @@ export class FakeAgent {
     });
   }
 
-  heartbeat(running: { job_id: string; attempt: number; run_id: string }[] = []): void {
-    this.send(heartbeatFrame(running));
+  heartbeat(
+    running: { job_id: string; attempt: number; run_id: string }[] = [],
+    backlog?: { frames: number; oldest_s: number },
+  ): void {
+    this.send(heartbeatFrame(running, backlog));
   }
 
   /** Sends a data frame with the next seq of its stream; returns the seq. */

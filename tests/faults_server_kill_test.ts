@@ -160,7 +160,29 @@ Deno.test(`server killed with SIGKILL ${KILLS} times under 4 streaming agents: i
         60_000,
         `${j.tag} finished`,
       );
-      assertEquals([done.status, done.attempt, done.run_id], ["SUCCEEDED", 1, runOf.get(j.tag)]);
+      const got = [done.status, done.attempt, done.run_id];
+      const want = ["SUCCEEDED", 1, runOf.get(j.tag)];
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        // What ended attempt 1, to tell a lost attempt from a failed one.
+        const events = (await call()("GET", `/api/events?job_id=${j.id}&limit=500`)).json.items
+          .filter((e: { type: string }) => !e.type.startsWith("CHECKPOINT"))
+          .map((e: { type: string; message: string }) => `${e.type}: ${e.message}`);
+        const tail = (await call()(
+          "GET",
+          `/api/runs/${runOf.get(j.tag)}/logs?after_seq=0&limit=2000`,
+        )).json.lines?.slice(-15).map((l: { text: string }) => l.text) ?? [];
+        const agentSaid = agents.flatMap((a) => a.output().split("\n"))
+          .filter((l) => l.includes(j.id) || /warn|error/i.test(l)).slice(-30);
+        const serverSaid = server.proc.output().split("\n")
+          .filter((l) => l.includes(j.id) || l.includes(`node-${jobs.indexOf(j) + 1}`)).slice(-30);
+        assertEquals(
+          got,
+          want,
+          `${j.tag}: ${events.join(" | ")}\nlast lines: ${tail.join("\n")}\nagents: ${
+            agentSaid.join("\n")
+          }\nserver: ${serverSaid.join("\n")}`,
+        );
+      }
       const started = (await call()("GET", `/api/events?job_id=${j.id}&type=RUN_STARTED`)).json;
       assertEquals(started.items.length, 1, `${j.tag} started once`);
     }

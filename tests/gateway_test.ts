@@ -442,6 +442,23 @@ Deno.test("a dispatched job the agent's heartbeats never list is declared gone a
   }, { missedHeartbeats: 2 });
 });
 
+Deno.test("an attempt that ended while the server was away is not declared gone while its end frame is still spooled", async () => {
+  await withGateway(async (h) => {
+    const { agent, id, ref } = await runningJob(h);
+    agent.jobState(ref, "RUNNING", { pid: 4242 });
+    await eventually(async () => (await job(h, id)).status === "RUNNING");
+    // The job ended while the agent was cut off: it no longer lists the attempt, and the frame
+    // that says so waits in its spool behind other frames (its heartbeats report a backlog).
+    for (let i = 0; i < 4; i++) agent.heartbeat([], { frames: 40, oldest_s: 3 });
+    agent.jobState(ref, "EXITED", { exit_code: 0 });
+    await eventually(async () => (await job(h, id)).status === "SUCCEEDED");
+    const j = await job(h, id);
+    assertEquals([j.status, j.attempt, j.failure_class], ["SUCCEEDED", 1, null]);
+    assertEquals(agent.of("dispatch").length, 1, "never dispatched again");
+    await agent.close();
+  }, { missedHeartbeats: 2 });
+});
+
 Deno.test("a job that runs after another starts only when it succeeded, and fails when it failed", async () => {
   await withGateway(async (h) => {
     const agent = await connected(h);

@@ -500,7 +500,10 @@ export class AgentGateway implements NodeLink {
     recordNodeHeartbeat(this.#ctx, nodeId, hb);
     this.#sendTo(session, { type: "lease" });
     this.#reconcileOwned(nodeId, hb.running);
-    this.#checkMissing(nodeId, hb.running);
+    // An agent with data frames still to send may be holding the frame that ends an attempt it
+    // no longer lists (the attempt ended while the server was away): such a heartbeat proves
+    // nothing missing. Agents that do not report a backlog are judged as before.
+    if (!hb.backlog || hb.backlog.frames === 0) this.#checkMissing(nodeId, hb.running);
   }
 
   /** Kills copies the server did not give this node; resends cancels that are still pending. */
