@@ -399,8 +399,20 @@ Deno.test("gpuctl, installed, drives a server and an agent with fake GPUs end to
     );
 
     await t.step("event list, project, experiment and metric set-primary", async () => {
-      const events = await gpuctl.run(["event", "list", "--limit", "5", "--json"]);
-      assertEquals(events.json(), await api("/api/events?limit=5"));
+      // The evaluation queued above is still starting, so events may arrive between two reads:
+      // the CLI's answer is compared with the API's when no event came between them.
+      await until(
+        async () => {
+          const before = await api("/api/events?limit=5");
+          const events = await gpuctl.run(["event", "list", "--limit", "5", "--json"]);
+          const after = await api("/api/events?limit=5");
+          if (JSON.stringify(before) !== JSON.stringify(after)) return false;
+          assertEquals(events.json(), after);
+          return true;
+        },
+        60_000,
+        "the event list read between two events",
+      );
       const table = await gpuctl.run(["event", "list", "--type", "RUN_FAILED"]);
       assertStringIncludes(table.stdout, "RUN_FAILED");
 
