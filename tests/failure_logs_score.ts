@@ -4,7 +4,7 @@
  * tests/fixtures/failure_logs (all in the development half) and the corpus of
  * tests/fixtures/failure_corpus, split by source thread into a development half and a
  * held-out half, plus sets collected after the patterns were frozen (`fresh`, `blind2`,
- * `blind3`, `blind4`, `blind5`). For each log: what the agent would report (classifyExit) and
+ * `blind3`, `blind4`, `blind5`, `blind6`). For each log: what the agent would report (classifyExit) and
  * what the server decides (the failure card and the retry policy), against what the log's entry
  * expects.
  *
@@ -52,7 +52,7 @@ export interface CorpusEntry {
   stack: string;
   die: Die;
   expect: { cause: string; retry: string };
-  split: "dev" | "heldout" | "fresh" | "blind2" | "blind3" | "blind4" | "blind5";
+  split: "dev" | "heldout" | "fresh" | "blind2" | "blind3" | "blind4" | "blind5" | "blind6";
 }
 
 /** A log of either set, in one shape. */
@@ -64,7 +64,7 @@ export interface FailureCase {
   stack: string;
   die: Die;
   stdout_lines: [number, number][];
-  split: "dev" | "heldout" | "fresh" | "blind2" | "blind3" | "blind4" | "blind5";
+  split: "dev" | "heldout" | "fresh" | "blind2" | "blind3" | "blind4" | "blind5" | "blind6";
   expect: { cause: string; retry: string; line?: string; fix?: string; likely?: string };
 }
 
@@ -166,7 +166,16 @@ export async function diagnoseCase(
 async function score(only: string | undefined): Promise<void> {
   const cases = (await loadCases()).filter((c) => !only || c.split === only);
   for (
-    const split of ["dev", "heldout", "fresh", "blind2", "blind3", "blind4", "blind5"] as const
+    const split of [
+      "dev",
+      "heldout",
+      "fresh",
+      "blind2",
+      "blind3",
+      "blind4",
+      "blind5",
+      "blind6",
+    ] as const
   ) {
     const mine = cases.filter((c) => c.split === split);
     if (mine.length === 0) continue;
