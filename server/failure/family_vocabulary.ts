@@ -81,8 +81,10 @@ const HOST = [
   "virtual memory",
   "paging file",
   "page file",
-  "node",
+  "node running low",
+  "memory on node",
   "numpy",
+  "for an array",
 ];
 const TENSOR = [
   "tensor",
@@ -140,6 +142,16 @@ const NETWORK = [
   "network error",
   "no route to host",
   "deadline exceeded",
+  "server error",
+  "temporarily unavailable",
+  "too many requests",
+  "couldn't connect",
+  "could not connect",
+  "cannot connect",
+  "can't connect",
+  "failed to connect",
+  "unable to connect",
+  "internet connection",
 ];
 /** Exception types that name a network failure, whatever their message says. */
 export const NETWORK_TYPES = [
@@ -179,7 +191,17 @@ export const FAMILIES: readonly Family[] = [
     says: "the shared memory (/dev/shm) ran out",
     all: {
       "shared memory": ["shared memory", "shm", "dev shm"],
-      "lack": [...MEMORY, "no space", "too small", "bus error", "insufficient"],
+      "lack": [
+        ...MEMORY,
+        "no space",
+        "too small",
+        "bus error",
+        "insufficient",
+        "failed to extend",
+        "error while creating",
+        "failed to create",
+        "could not create",
+      ],
     },
   },
   {
@@ -202,6 +224,8 @@ export const FAMILIES: readonly Family[] = [
     cause: "host_oom_killed",
     says: "the host ran out of memory (RAM, not the GPU's)",
     types: ["MemoryError", "_ArrayMemoryError"],
+    // Python's own MemoryError is the host's, wherever it is quoted.
+    any: ["memory error"],
     all: { memory: MEMORY, host: HOST },
     unless: ACCELERATOR,
   },
@@ -210,6 +234,9 @@ export const FAMILIES: readonly Family[] = [
     says: "the GPU (or another accelerator) ran out of memory",
     any: ["out of memory", "oom", "resource exhausted", "ran out of memory"],
     all: { memory: MEMORY, device: ACCELERATOR },
+    // The kernel's OOM killer is the host's, and a message that lists it among possible
+    // causes (Ray's dead worker) names no cause.
+    unless: ["oom killer"],
   },
   {
     cause: "nan_loss",
@@ -230,12 +257,17 @@ export const FAMILIES: readonly Family[] = [
         "weights",
         "parameters",
         "prediction",
+        "pred",
         "activations",
         "tensor",
         "numerics",
         "histogram",
         "network",
         "model",
+        "training",
+        "iteration",
+        "step",
+        "epoch",
       ],
     },
   },
@@ -254,6 +286,9 @@ export const FAMILIES: readonly Family[] = [
         "restore",
         "restoring",
         "load state dict",
+        "saved weight",
+        "provided weight",
+        "weight shape",
       ],
       mismatch: [
         "missing key",
@@ -392,6 +427,8 @@ export const FAMILIES: readonly Family[] = [
         "not compiled with cuda",
         "is available is false",
         "cpu only",
+        "only has",
+        "only have",
       ],
     },
   },
@@ -436,6 +473,8 @@ export const FAMILIES: readonly Family[] = [
         "barrier",
         "process group",
         "watchdog",
+        "recv operation",
+        "send operation",
       ],
       timeout: ["timeout", "timed out", "deadline exceeded"],
     },
@@ -452,6 +491,26 @@ export const FAMILIES: readonly Family[] = [
         "unhandled",
         "invalid usage",
         "remote process exited",
+      ],
+    },
+  },
+  {
+    cause: "device_mismatch",
+    says: "tensors are on different devices",
+    all: {
+      host: ["cpu"],
+      device: ["cuda", "gpu", "mps", "xla", "tpu"],
+      relation: [
+        "same device",
+        "different device",
+        "different devices",
+        "same",
+        "different",
+        "expected",
+        "should be",
+        "but found",
+        "but got",
+        "mismatch",
       ],
     },
   },
@@ -486,26 +545,6 @@ export const FAMILIES: readonly Family[] = [
     },
   },
   {
-    cause: "device_mismatch",
-    says: "tensors are on different devices",
-    all: {
-      host: ["cpu"],
-      device: ["cuda", "gpu", "mps", "xla", "tpu"],
-      relation: [
-        "same device",
-        "different device",
-        "different devices",
-        "same",
-        "different",
-        "expected",
-        "should be",
-        "but found",
-        "but got",
-        "mismatch",
-      ],
-    },
-  },
-  {
     cause: "hub_auth",
     says: "the Hugging Face Hub refused access",
     all: {
@@ -525,17 +564,6 @@ export const FAMILIES: readonly Family[] = [
     },
   },
   {
-    cause: "hub_unreachable",
-    says: "the Hugging Face Hub could not be reached",
-    all: { hub: HUB, network: NETWORK },
-  },
-  {
-    cause: "connection_reset",
-    says: "a network connection failed",
-    types: NETWORK_TYPES,
-    any: NETWORK,
-  },
-  {
     cause: "permission_denied",
     says: "the operating system refused access",
     any: [
@@ -553,12 +581,25 @@ export const FAMILIES: readonly Family[] = [
     ],
   },
   {
+    cause: "hub_unreachable",
+    says: "the Hugging Face Hub could not be reached",
+    all: { hub: HUB, network: NETWORK },
+  },
+  {
+    cause: "connection_reset",
+    says: "a network connection failed",
+    types: NETWORK_TYPES,
+    any: NETWORK,
+  },
+  {
     cause: "command_not_found",
     says: "a program the job runs is not installed",
     any: [
       "command not found",
       "not recognized as an internal or external command",
       "executable file not found",
+      "failed to run command",
+      "failed to spawn",
     ],
   },
   {
@@ -693,9 +734,25 @@ export function familyText(text: string): string {
 }
 
 // `OutOfMemoryError` → `Out Of Memory Error`, `DefaultCPUAllocator` → `Default CPU Allocator`;
-// only names that start with a capital, so `cuDNN` stays one word.
+// only names that start with a capital, so `cuDNN` stays one word, and a plural acronym
+// (`GPUs`) stays one word.
 function camelWords(name: string): string {
-  return name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2");
+  return name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z]{2})/g, "$1 $2");
+}
+
+// A module or name part that only says "this is an error" (`errors_impl`, `exceptions`).
+const GENERIC_PART = /error|exception|^_?utils$/i;
+
+/**
+ * An exception type as the words that tell something: its modules' names
+ * (`huggingface_hub`) and its name without the generic suffix (`ResourceExhaustedError`:
+ * `ResourceExhausted`), so that the suffix "Error" never counts as a family's word.
+ */
+function typeWords(type: string | null): string {
+  if (!type) return "";
+  const parts = type.split(".");
+  const name = parts.pop()!.replace(/(?:Error|Exception|Warning)$/, "");
+  return [...parts.filter((p) => !GENERIC_PART.test(p)), name].join(" ");
 }
 
 /** Which family a deciding error belongs to, and the words that showed it; null when none. */
@@ -705,7 +762,7 @@ export function familyOf(
 ): { family: Family; reasons: string[] } | null {
   const name = type?.split(".").pop() ?? null;
   if (name && CODE_ERRORS.has(name)) return null;
-  const text = familyText(`${name ?? ""} ${message}`);
+  const text = familyText(`${typeWords(type)} ${message}`);
   for (const c of COMPILED) {
     if (c.unless?.test(text)) continue;
     if (name && c.types.has(name)) return { family: c.family, reasons: [`type ${name}`] };
@@ -754,7 +811,29 @@ function decidingErrors(facts: FailureFacts, quoted: LogLine | null): DecidingEr
   for (const line of [quoted, facts.lastError]) {
     if (!line) continue;
     const m = EXCEPTION_LINE.exec(line.text);
-    add(line, m ? m[1] : null, m ? m[2] : line.text);
+    const rest = linesAfter(facts, line).map((l) => l.text).join(" ");
+    add(line, m ? m[1] : null, `${m ? m[2] : line.text} ${rest}`);
+  }
+  return out;
+}
+
+/** Lines after an error line without a traceback that a message may run on in. */
+const MAX_RUN_ON = 4;
+// A line that starts something else: a traceback, another exception, a logger's record.
+const OWN_LINE =
+  /^\s*(?:Traceback \(most recent call last\)|\[?\d{4}-\d\d-\d\d|[EWIF]\d{4} |\[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b)/;
+
+// The lines right after `line` that continue its message (`RuntimeError: tensor.h 168` then
+// `cuda failed with error 2 out of memory`): up to the first blank line, a new record or
+// another exception.
+function linesAfter(facts: FailureFacts, line: LogLine): LogLine[] {
+  const at = facts.lines.indexOf(line);
+  const out: LogLine[] = [];
+  for (const next of facts.lines.slice(at + 1, at + 1 + MAX_RUN_ON)) {
+    if (next.text.trim() === "" || OWN_LINE.test(next.text) || EXCEPTION_LINE.test(next.text)) {
+      break;
+    }
+    out.push(next);
   }
   return out;
 }
