@@ -105,6 +105,32 @@ const BY_FAMILY: [type: string | null, message: string, cause: string][] = [
   ["OSError", "[Errno 30] Read-only file system: '/models/cache'", "permission_denied"],
   ["ValueError", "dataset folder /data/imagenet/train does not exist", "file_not_found"],
   ["OSError", "[Errno 28] No space left on device", "disk_full"],
+  [
+    "requests.exceptions.HTTPError",
+    "503 Server Error: Service Temporarily Unavailable for url: https://huggingface.co/x/resolve/main/model.safetensors",
+    "hub_unreachable",
+  ],
+  [
+    "huggingface_hub.utils._errors.LocalEntryNotFoundError",
+    "Connection error, and we cannot find the requested files in the disk cache.",
+    "hub_unreachable",
+  ],
+  [
+    "MisconfigurationException",
+    "You requested GPUs: [0] But your machine only has: []",
+    "no_cuda_device",
+  ],
+  [
+    "Exception",
+    "Layer shape (1024, 4) not compatible with weight shape (1024, 5).",
+    "state_dict_mismatch",
+  ],
+  ["ValueError", "NaN encountered in pred_rots_vf", "nan_loss"],
+  [
+    "RuntimeError",
+    "[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete",
+    "nccl_timeout",
+  ],
 ];
 
 Deno.test("familyOf() names a family in each stack's words (table)", () => {
@@ -113,6 +139,27 @@ Deno.test("familyOf() names a family in each stack's words (table)", () => {
     assert.equal(found?.family.cause, cause, `${type}: ${message} → ${found?.family.cause}`);
     assert.ok(found!.reasons.length > 0);
   }
+});
+
+Deno.test("familyOf() never counts a type's generic suffix, nor a guess among causes", () => {
+  // "Error" of `ImportError` is no failure word for CUDA; the missing library is not the GPU.
+  assert.equal(
+    familyOf(
+      "ImportError",
+      "libc10_cuda.so: cannot open shared object file: No such file or directory",
+    ),
+    null,
+  );
+  // Ray lists the OOM killer among the possible causes of a dead worker: not the GPU's memory.
+  assert.notEqual(
+    familyOf(
+      "ray.exceptions.ActorDiedError",
+      "The actor died unexpectedly. (1) The process is killed by SIGKILL by OOM killer due to high memory usage.",
+    )?.family.cause,
+    "cuda_oom",
+  );
+  // A plural acronym stays a word.
+  assert.match(familyText("GPUs"), /GPUs/);
 });
 
 Deno.test("familyOf() leaves mistakes in the code and plain bugs to the generic fallback", () => {
@@ -150,6 +197,28 @@ Deno.test("diagnoseFailure() takes the family's cause, with that entry's fixes a
   assert.equal(d.retry_advice, `${entry.retry_advice} ${automaticRetry(entry.retry).sentence}`);
   // Where it was raised is still on the card, from the generic fallback.
   assert.ok(d.evidence.some((e) => /raised at train\.py:88/.test(e.detail)));
+});
+
+Deno.test("diagnoseFailure() reads the lines an error without a traceback runs on in", () => {
+  const d = diagnoseFailure(failed(`
+RuntimeError: TensorStorage /io/include/tensorview/tensor.h 168
+cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1 to get correct traceback.
+`));
+  assert.equal(d.cause_id, "cuda_oom");
+  assert.equal(d.evidence[0].line_no, 1000);
+});
+
+Deno.test("diagnoseFailure() does not call TensorFlow's ResourceExhaustedError the GPU's when it is not", () => {
+  const disk = diagnoseFailure(failed(
+    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: disk quota exceeded [Op:SaveV2]",
+  ));
+  assert.deepEqual([disk.cause_id, disk.retry], ["disk_full", "fails_again"]);
+  const host = diagnoseFailure(failed(`
+2020-11-28 09:40:14.792808: W tensorflow/core/framework/op_kernel.cc:1763] OP_REQUIRES failed at cast_op.cc:109 : Resource exhausted: OOM when allocating tensor with shape[1,559,512,3] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu
+2020-11-28 09:40:14.816077: W tensorflow/core/framework/op_kernel.cc:1751] Resource exhausted: MemoryError: Unable to allocate 184. MiB for an array with shape (64, 26, 26, 3, 371) and data type float32
+`));
+  assert.equal(host.cause_id, "host_oom_killed");
+  assert.match(host.likely_cause, /matched by family/);
 });
 
 Deno.test("diagnoseFailure() never lets a family replace a specific match", () => {
