@@ -452,6 +452,14 @@ export const FAMILIES: readonly Family[] = [
     },
   },
   {
+    cause: "dataloader_worker_killed",
+    says: "a DataLoader worker process died",
+    all: {
+      worker: ["dataloader worker", "data loader worker", "dataloader workers"],
+      ended: ["killed", "exited unexpectedly", "died", "timed out", "terminated", "is killed"],
+    },
+  },
+  {
     cause: "port_in_use",
     says: "the port is taken",
     any: ["address already in use", "eaddrinuse", "port is already in use", "errno 98"],

@@ -128,6 +128,11 @@ const BY_FAMILY: [type: string | null, message: string, cause: string][] = [
   ["ValueError", "NaN encountered in pred_rots_vf", "nan_loss"],
   [
     "RuntimeError",
+    "DataLoader worker (pid 4711) exited unexpectedly with exit code 1",
+    "dataloader_worker_killed",
+  ],
+  [
+    "RuntimeError",
     "[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete",
     "nccl_timeout",
   ],
