@@ -8,7 +8,7 @@ import { CATALOGUE, FALLBACK_CAUSE_IDS } from "./catalogue.ts";
 import { buildFacts, type FailureFacts } from "./facts.ts";
 import type { Diagnosis, Evidence, FailureInput } from "./failure_types.ts";
 import { automaticRetry } from "./retry.ts";
-import { familySecondChance } from "./family_vocabulary.ts";
+import { familySecondChance } from "./family_second_chance.ts";
 
 interface Found {
   entry: CauseEntry;

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { CATALOGUE, causeById } from "./catalogue.ts";
 import { diagnoseFailure } from "./diagnose_failure.ts";
-import { FAMILIES, familyOf, familyText } from "./family_vocabulary.ts";
+import { familyOf, familyText } from "./family_second_chance.ts";
+import { FAMILIES } from "./family_vocabulary.ts";
 import { automaticRetry } from "./retry.ts";
 import { failed } from "./_test_input.ts";
 
