@@ -53,6 +53,8 @@ export interface CorpusEntry {
   die: Die;
   expect: { cause: string; retry: string };
   split: "dev" | "heldout" | "fresh" | "blind2" | "blind3" | "blind4" | "blind5" | "blind6";
+  /** False: scored by this script only, not replayed by tests/failure_logs_e2e_test.ts. */
+  replay?: boolean;
 }
 
 /** A log of either set, in one shape. */
@@ -66,6 +68,8 @@ export interface FailureCase {
   stdout_lines: [number, number][];
   split: "dev" | "heldout" | "fresh" | "blind2" | "blind3" | "blind4" | "blind5" | "blind6";
   expect: { cause: string; retry: string; line?: string; fix?: string; likely?: string };
+  /** False: scored only, not replayed through the process runner. */
+  replay: boolean;
 }
 
 /** The fixtures folder of the first 41 logs. */
@@ -89,6 +93,7 @@ export async function loadCases(): Promise<FailureCase[]> {
     stdout_lines: f.stdout_lines,
     split: "dev",
     expect: f.expect,
+    replay: true,
   }));
   const manifest: CorpusEntry[] = JSON.parse(
     await Deno.readTextFile(new URL("manifest.json", CORPUS)),
@@ -102,6 +107,7 @@ export async function loadCases(): Promise<FailureCase[]> {
     stdout_lines: [],
     split: e.split,
     expect: e.expect,
+    replay: e.replay !== false,
   }));
   return [...old, ...corpus];
 }

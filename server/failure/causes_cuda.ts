@@ -45,6 +45,18 @@ const CUDA_OOM = [
   /larger than the maximum number of tokens that can be stored in KV cache/,
   /Free memory on device\b.*less than desired GPU memory utilization/,
 ];
+// Words that take a generic resource error away from the GPU's memory: TensorFlow's
+// `ResourceExhaustedError` also reports a full disk (`disk quota exceeded [Op:SaveV2]`) and an
+// allocation in host memory (`… on /job:localhost/replica:0/task:0/device:CPU:0 by allocator
+// cpu`). Ray's memory monitor is host memory too.
+const NOT_GPU_MEMORY = new RegExp(
+  [
+    RAY_MEMORY_MONITOR.source,
+    /disk quota exceeded|No space left on device/.source,
+    /device:CPU:\d|by allocator cpu\b|DefaultCPUAllocator/.source,
+  ].join("|"),
+  "i",
+);
 const KV_CACHE = /No available memory for the cache blocks|tokens that can be stored in KV cache/;
 const UTILIZATION = /less than desired GPU memory utilization/;
 const XLA =
@@ -70,7 +82,7 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
     "Request a GPU with more memory, or more GPUs with FSDP/ZeRO sharding",
   ],
   match(facts) {
-    const hit = findLine(facts, CUDA_OOM, { unless: RAY_MEMORY_MONITOR });
+    const hit = findLine(facts, CUDA_OOM, { unless: NOT_GPU_MEMORY });
     const event = facts.input.events.find((e) =>
       e.type === "OOM" && CUDA_OOM.some((re) => re.test(e.message))
     );

@@ -10,11 +10,15 @@ import {
 } from "./cause.ts";
 import type { FailureFacts, LogLine } from "./facts.ts";
 import { raisedAt } from "./traceback.ts";
+import { NETWORK_TYPES } from "./family_vocabulary.ts";
 
 // An error no entry knows that still reads as a network failure: decided as transient, like
 // the network failures the catalogue knows by name.
 const NETWORK_WORDS =
   /\b(?:timed? ?out|connection (?:refused|reset|aborted|closed|error)|network is unreachable|temporarily unavailable|temporary failure in name resolution|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH)\b/i;
+// Exception types that are network failures whatever their message (`TimeoutError` with none,
+// `requests.exceptions.ChunkedEncodingError`, `socket.gaierror`): transient the same way.
+const NETWORK_TYPE = new RegExp(`(?:^|\\.)(?:${NETWORK_TYPES.join("|")})$`);
 const NETWORK_ADVICE = {
   retry: "may_help" as const,
   retry_advice: "A retry may help: the error reads as a network failure (a timeout, a refused " +
@@ -55,7 +59,9 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
         evidence: present(logEvidence(tb.header), exitCodeEvidence(facts)),
       };
     }
-    const network = NETWORK_WORDS.test(tb.exception.text) ? NETWORK_ADVICE : {};
+    const network = NETWORK_WORDS.test(tb.exception.text) || NETWORK_TYPE.test(tb.type ?? "")
+      ? NETWORK_ADVICE
+      : {};
     return {
       ...network,
       confidence: 0.4,
@@ -94,7 +100,8 @@ function bareException(facts: FailureFacts): CauseMatch | null {
   if (!last) return null;
   const line = BARE_EXCEPTION.test(last.text) ? last : explainedException(facts, last);
   if (!line) return null;
-  const network = NETWORK_WORDS.test(line.text) ? NETWORK_ADVICE : {};
+  const type = BARE_EXCEPTION.exec(line.text)?.[1] ?? "";
+  const network = NETWORK_WORDS.test(line.text) || NETWORK_TYPE.test(type) ? NETWORK_ADVICE : {};
   return {
     ...network,
     confidence: 0.35,

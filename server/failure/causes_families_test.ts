@@ -483,9 +483,11 @@ Traceback (most recent call last):
     sock.connect((host, port))
 OSError: [Errno 113] connect failed: Connection refused by 10.0.0.7:5000
 `));
-  assert.deepEqual([d.cause_id, d.retry], ["python_exception", "may_help"]);
+  // No specific pattern knows it; the family second chance names the network by its words.
+  assert.deepEqual([d.cause_id, d.retry], ["connection_reset", "may_help"]);
+  assert.match(d.likely_cause, /matched by family: "Connection refused"/);
   const plain = diagnoseFailure(failed("init: connection timed out after 30s", { exit_code: 2 }));
-  assert.deepEqual([plain.cause_id, plain.retry], ["nonzero_exit", "may_help"]);
+  assert.deepEqual([plain.cause_id, plain.retry], ["connection_reset", "may_help"]);
   const other = diagnoseFailure(failed("usage: train.py [-h]", { exit_code: 2 }));
   assert.equal(other.retry, "fails_again");
 });

@@ -8,6 +8,7 @@ import { CATALOGUE, FALLBACK_CAUSE_IDS } from "./catalogue.ts";
 import { buildFacts, type FailureFacts } from "./facts.ts";
 import type { Diagnosis, Evidence, FailureInput } from "./failure_types.ts";
 import { automaticRetry } from "./retry.ts";
+import { familySecondChance } from "./family_second_chance.ts";
 
 interface Found {
   entry: CauseEntry;
@@ -35,7 +36,7 @@ export function diagnoseFailure(
     a.order - b.order
   );
   if (found.length === 0) return unknown(facts);
-  const [primary, ...others] = found;
+  const [primary, ...others] = secondChance(facts, catalogue, found);
   const retry = primary.match.retry ?? primary.entry.retry;
   const advice = primary.match.retry_advice ?? primary.entry.retry_advice;
   return {
@@ -47,6 +48,26 @@ export function diagnoseFailure(
     retry,
     cause_id: primary.entry.id,
   };
+}
+
+/**
+ * The matches with the family second chance first when the best one is a generic fallback
+ * (an unrecognised exception, a bare non-zero exit): the deciding error's words may still
+ * name a family of causes (memory, NaN, shapes, the network…) that no specific pattern knew
+ * in this library's words. A specific match is never replaced.
+ */
+function secondChance(facts: FailureFacts, catalogue: readonly CauseEntry[], found: Found[]) {
+  const primary = found[0];
+  if (!FALLBACK_CAUSE_IDS.has(primary.entry.id) || primary.match.authoritative) return found;
+  const first = primary.match.evidence[0];
+  const quoted = first?.kind === "log"
+    ? facts.lines.find((l) => l.seq === first.line_no && first.detail.includes(excerpt(l.raw))) ??
+      null
+    : null;
+  const family = familySecondChance(facts, catalogue, quoted);
+  if (!family) return found;
+  const order = catalogue.indexOf(family.entry);
+  return [{ entry: family.entry, order, match: family.match }, ...found];
 }
 
 // A warning is evidence at most: it decides only when nothing else failed.
