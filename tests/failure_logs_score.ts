@@ -52,7 +52,21 @@ export interface CorpusEntry {
   stack: string;
   die: Die;
   expect: { cause: string; retry: string };
-  split: "dev" | "heldout" | "fresh" | "blind2" | "blind3" | "blind4" | "blind5" | "blind6";
+  /**
+   * What the thread shows where it differs from what the log alone shows (`expect` is the log's
+   * reading in sets labelled from the log).
+   */
+  thread_label?: { cause: string; retry: string };
+  split:
+    | "dev"
+    | "heldout"
+    | "fresh"
+    | "blind2"
+    | "blind3"
+    | "blind4"
+    | "blind5"
+    | "blind6"
+    | "blind7";
   /** False: scored by this script only, not replayed by tests/failure_logs_e2e_test.ts. */
   replay?: boolean;
 }
@@ -66,8 +80,19 @@ export interface FailureCase {
   stack: string;
   die: Die;
   stdout_lines: [number, number][];
-  split: "dev" | "heldout" | "fresh" | "blind2" | "blind3" | "blind4" | "blind5" | "blind6";
+  split:
+    | "dev"
+    | "heldout"
+    | "fresh"
+    | "blind2"
+    | "blind3"
+    | "blind4"
+    | "blind5"
+    | "blind6"
+    | "blind7";
   expect: { cause: string; retry: string; line?: string; fix?: string; likely?: string };
+  /** The thread's reading where it differs from the log's (see CorpusEntry). */
+  thread_label?: { cause: string; retry: string };
   /** False: scored only, not replayed through the process runner. */
   replay: boolean;
 }
@@ -107,6 +132,7 @@ export async function loadCases(): Promise<FailureCase[]> {
     stdout_lines: [],
     split: e.split,
     expect: e.expect,
+    thread_label: e.thread_label,
     replay: e.replay !== false,
   }));
   return [...old, ...corpus];
@@ -181,15 +207,22 @@ async function score(only: string | undefined): Promise<void> {
       "blind4",
       "blind5",
       "blind6",
+      "blind7",
     ] as const
   ) {
     const mine = cases.filter((c) => c.split === split);
     if (mine.length === 0) continue;
     let exact = 0, contradictions = 0, undecided = 0, detail = 0;
+    // Against the threads' readings: the thread's label where the entry has one, else its own.
+    let threadExact = 0, threadContradictions = 0;
+    const threadLabelled = mine.filter((c) => c.thread_label).length;
     const lines: string[] = [];
     for (const c of mine) {
       const { card, requeue } = await diagnoseCase(c);
       const right = card.cause_id === c.expect.cause;
+      const thread = c.thread_label ?? c.expect;
+      if (card.cause_id === thread.cause) threadExact++;
+      if (contradicts(card.retry, thread.retry)) threadContradictions++;
       if (right) exact++;
       if (contradicts(card.retry, c.expect.retry)) contradictions++;
       if (card.retry === "unknown") undecided++;
@@ -209,6 +242,12 @@ async function score(only: string | undefined): Promise<void> {
       `${split}: ${exact} of ${mine.length} exact (${pct} %), ${contradictions} retry ` +
         `contradictions, ${undecided} undecided, ${detail} right cause with a wrong detail`,
     );
+    if (threadLabelled > 0) {
+      console.log(
+        `${split} against the threads' readings (${threadLabelled} entries differ from the log's): ` +
+          `${threadExact} of ${mine.length} exact, ${threadContradictions} retry contradictions`,
+      );
+    }
     for (const l of lines) console.log(l);
   }
 }
