@@ -121,7 +121,7 @@ const REPLAYED_SPLITS = new Set(["dev", "heldout", "fresh", "blind2"]);
 
 Deno.test("real failure logs replayed through the process runner: the card names the cause, and the scheduler retries exactly the transient ones", async () => {
   const only = Deno.env.get("FAILURE_LOGS_ONLY");
-  // The sets collected after `blind2` (`blind3` to `blind6`), and the logs marked
+  // The sets collected after `blind2` (`blind3` to `blind7`), and the logs marked
   // `replay: false`, are scored by tests/failure_logs_score.ts only: the replay's time budget in
   // the suite stays what it was before those logs were added.
   const cases = (await loadCases()).filter((f) =>
