@@ -26,6 +26,9 @@ const NETWORK_ADVICE = {
     "the address and the network first.",
 };
 
+// The exception a launcher raises to report that a child failed.
+const LAUNCHER_REPORT = /(?:^|\.)(?:ChildFailedError|CalledProcessError)$/;
+
 /** The last non-empty log lines, up to `n`. */
 function lastLines(facts: FailureFacts, n: number): LogLine[] {
   return facts.lines.filter((l) => l.text.trim() !== "").slice(-n);
@@ -50,6 +53,10 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
     // status 1`) is no exception of the training code: the child's own error is not in the
     // log, and the exit status says all that is known.
     if (facts.child && tb.exception && facts.child.line === tb.exception) return null;
+    // torchrun's `ChildFailedError` over its table of failed children (`exitcode  : 1 (pid:
+    // …)`) is its report too, when no traceback of the child is in the log: the last
+    // informative traceback is then the launcher's own.
+    if (facts.child && LAUNCHER_REPORT.test(tb.type ?? "")) return null;
     const where = raisedAt(tb);
     const at = where ? ` (in ${where.func}, ${where.file}:${where.line})` : "";
     if (!tb.exception) {

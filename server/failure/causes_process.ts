@@ -115,6 +115,13 @@ const HOST_OOM_LOG = [
 export const RAY_MEMORY_MONITOR =
   /killed due to memory pressure \(OOM\)|running low on memory|\bRayOutOfMemoryError\b|\bray\.exceptions\.OutOfMemoryError\b/;
 
+/**
+ * Windows out of commit memory (RAM plus the paging file) as processes start or load a library:
+ * `OSError: [WinError 1455] The paging file is too small for this operation to complete`, in
+ * English or in the system's language. Host memory, though nothing is killed.
+ */
+const PAGING_FILE = /\[WinError 1455\]|paging file is too small|页面文件太小/;
+
 function who(facts: FailureFacts, text: string | undefined): string {
   if (findLine(facts, [WORKER_DIED])) return "A DataLoader worker was";
   if (text && /DataLoader worker/.test(text)) return "A DataLoader worker was";
@@ -152,6 +159,22 @@ export const HOST_OOM_CAUSE: CauseEntry = {
           "Request more memory per task (`memory=` in `@ray.remote`, or more CPUs per task) so " +
           "fewer run on a node at once",
           "`ray logs raylet.out -ip <node>` lists the top memory users at the kill",
+        ],
+      };
+    }
+    const paging = findLine(facts, [PAGING_FILE]);
+    if (paging) {
+      return {
+        confidence: 0.88,
+        likely_cause: "Windows ran out of memory for the process (RAM plus the paging file), " +
+          `typically as DataLoader workers start, each loading PyTorch: "${
+            excerpt(paging.line.raw, 160)
+          }"`,
+        evidence: present(logEvidence(paging.line), exitCodeEvidence(facts)),
+        fixes: [
+          "Lower the DataLoader's `num_workers` (on Windows each worker is a new process that " +
+          "loads PyTorch's libraries again), or set it to 0",
+          "Let Windows manage the paging file's size, or enlarge it on a drive with free space",
         ],
       };
     }
@@ -392,6 +415,10 @@ export const TERMINATED_CAUSE: CauseEntry = {
 
 const NOT_FOUND = [
   /(?:^|:\s)([^\s:]+): command not found/,
+  // dash (`/bin/sh` on Debian and Ubuntu), as a script or `os.system()` starts a program:
+  // `sh: 1: /opt/conda/bin/torchrun: not found`, `./run.sh: 24: ./run.sh: th: not found`.
+  /^(?:\S*\/)?(?:sh|dash|bash)(?:: line \d+)?: (?:\d+: )?([^\s:]+): not found\s*$/,
+  /^\S+: \d+: \S+: ([^\s:]+): not found\s*$/,
   /exec: "?([^":\s]+)"?: executable file not found in \$PATH/,
   /Failed to spawn '([^']+)'/,
   // nohup (inside a launch script) starting a program that is not there:
