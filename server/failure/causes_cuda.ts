@@ -235,6 +235,10 @@ const NO_DEVICE = [
   // CUDA_ERROR_UNKNOWN` in a virtual machine, `CUDA_ERROR_SYSTEM_NOT_READY` on a node whose
   // NVSwitch fabric manager is not running).
   /FAILED_PRECONDITION: No visible GPU devices/,
+  // The runtime's own "system not ready" (802): on a node with NVSwitch, the fabric manager is
+  // not running, so no GPU can be used (`Error 802: system not yet initialized`, `cuda runtime
+  // error (802) : system not yet initialized`).
+  /\b(?:Error |error \()802\)?\s*:\s*system not yet initialized|cudaErrorSystemNotReady/i,
 ];
 // The driver's own reason, printed before the error above.
 const CU_INIT = /failed call to cuInit: (?:.*?: )?(CUDA_ERROR_\w+)/;
@@ -269,7 +273,8 @@ export const NO_CUDA_DEVICE_CAUSE: CauseEntry = {
         cuInit && cuInit.line !== hit.line ? logEvidence(cuInit.line) : null,
         exitCodeEvidence(facts),
       ),
-      fixes: cuInit?.match[1] === "CUDA_ERROR_SYSTEM_NOT_READY"
+      fixes: cuInit?.match[1] === "CUDA_ERROR_SYSTEM_NOT_READY" ||
+          /system not yet initialized|SystemNotReady/i.test(hit.line.text)
         ? [
           "On a node with NVSwitch (HGX, DGX), start the fabric manager " +
           "(`systemctl start nvidia-fabricmanager`) and check `nvidia-smi -q` before running",
@@ -291,7 +296,7 @@ const DEVICE_ERROR = [
   /CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/,
   /the launch timed out and was terminated/i,
   /CUDA error: misaligned address/i,
-  /CUDA error: unspecified launch failure/i,
+  /CUDA error: unspecified launch failure|\bunspecified launch failure\b/i,
   /CUBLAS_STATUS_EXECUTION_FAILED/,
   // The kernel's own assertion, printed before the exception (which a cut log may lack):
   // `…Loss.cu:103: nll_loss2d_forward_kernel: block: [5,0,0], thread: [996,0,0] Assertion
@@ -312,11 +317,12 @@ const MACHINE_ERROR =
 // A line that shows training under way: a step, iteration or epoch counter past its start, a
 // progress bar past 0 %, a loss value.
 const PROGRESS = [
-  /\b(?:step|iter(?:ation)?|it|global_step|Up\.|update)s?\b\s*[:=#]?\s*[1-9]\d*\b/i,
-  /\b(?:epoch|Ep\.)\s*[:=#\[]?\s*[1-9]\d*\b/i,
+  // A counter past its first values (`step: 5700`, `Up. 51000`, `iteration 12`, `Epoch 3`):
+  // the first step or epoch is still start-up.
+  /\b(?:steps?|iter(?:ation)?s?|it|global_step|updates?|epochs?)\b\s*[:=#[]?\s*(?:[2-9]|[1-9]\d+)\b/i,
+  /\b(?:Up|Ep)\.\s*(?:[2-9]|[1-9]\d+)\b/,
   // tqdm past its first item: `57% 66/115 [02:54<01:44,  2.13s/it]`.
-  /\b[1-9]\d*\/\d+ \[[\d:]+<[\d:?]+,\s*[\d.?]+\s*(?:it\/s|s\/it)/,
-  /\bloss\b\s*[:=]?\s*\d*\.\d+/i,
+  /\b(?:[2-9]|[1-9]\d+)\/\d+ \[[\d:]+<[\d:?]+,\s*[\d.?]+\s*(?:it\/s|s\/it)/,
 ];
 
 /** A CUDA kernel failed: an out-of-range index in user code or a faulty kernel. */

@@ -29,6 +29,20 @@ const NETWORK_ADVICE = {
 // The exception a launcher raises to report that a child failed.
 const LAUNCHER_REPORT = /(?:^|\.)(?:ChildFailedError|CalledProcessError)$/;
 
+// The launchers' own files: torchrun (`bin/torchrun`, `torch/distributed/run.py`, its elastic
+// agent), `torch.distributed.launch`, `accelerate launch`, the `deepspeed` runner.
+const LAUNCHER_FILE =
+  /(?:^|[\\/])(?:torchrun|accelerate|deepspeed)$|torch[\\/]distributed[\\/](?:run|launch)\.py$|torch[\\/]distributed[\\/](?:elastic|launcher)[\\/]|accelerate[\\/]commands[\\/]|deepspeed[\\/]launcher[\\/]|[\\/]runpy\.py$/;
+
+function launcherFrame(frame: { file: string }): boolean {
+  return LAUNCHER_FILE.test(frame.file);
+}
+
+/** A launcher reported its first failing child's exit status, not a signal. */
+function plainChildStatus(facts: FailureFacts): boolean {
+  return facts.child !== null && facts.child.signal === null && facts.child.exitCode !== null;
+}
+
 /** The last non-empty log lines, up to `n`. */
 function lastLines(facts: FailureFacts, n: number): LogLine[] {
   return facts.lines.filter((l) => l.text.trim() !== "").slice(-n);
@@ -60,6 +74,12 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
     const where = raisedAt(tb);
     const at = where ? ` (in ${where.func}, ${where.file}:${where.line})` : "";
     if (!tb.exception) {
+      // A launcher's own traceback, cut before its report, after a line on its child's plain
+      // exit status (`failed (exitcode: 1) local_rank: 0 (pid: …)`): the launcher's, not the
+      // training code's; the exit status says what is known.
+      if (plainChildStatus(facts) && tb.frames.length > 0 && tb.frames.every(launcherFrame)) {
+        return null;
+      }
       return {
         confidence: 0.3,
         likely_cause: `The process printed a traceback${at} that the log tail cuts off`,

@@ -104,6 +104,8 @@ const HOST_OOM_LOG = [
   // (`…| 331/1063 [01:06<03:59,  3.06it/s]Killed`).
   /^\s*Killed\s*$/,
   /\]\s*Killed\s*$/,
+  // The same report from a shell in a Chinese locale.
+  /^\s*已杀死\s*$/,
 ];
 
 /**
@@ -351,17 +353,23 @@ const STOPPED_LOG = [
   /\bpreempted\b/i,
 ];
 
-/** A person interrupted the process (SIGINT, as Ctrl-C sends; a KeyboardInterrupt). */
+/**
+ * Something outside gpuctl interrupted the process (SIGINT; a KeyboardInterrupt). A job runs in
+ * a process group of its own with no terminal, so no Ctrl-C typed anywhere reaches it, and a
+ * gpuctl cancel is recorded as `cancelled`: the interrupt came from a `kill -INT`, a shutdown
+ * or a scheduler's stop, like a SIGTERM, and says nothing about the training code.
+ */
 export const INTERRUPTED_CAUSE: CauseEntry = {
   id: "interrupted",
   title: "interrupted (SIGINT)",
-  retry: "not_a_failure",
-  retry_advice: "Nothing failed on its own: the process was interrupted from outside gpuctl " +
-    "(SIGINT, as Ctrl-C sends), so the run counts as failed, but a retry would undo that " +
-    "interrupt. Retry (`gpuctl job retry`) if it was a mistake.",
+  retry: "may_help",
+  retry_advice: "A retry may help: the process was interrupted from outside gpuctl (SIGINT), " +
+    "not by an error of its own; a gpuctl cancel would have been recorded as cancelled and is " +
+    "never retried. To stop the job for good, cancel it (`gpuctl job cancel`).",
   fixes: [
-    "Find who interrupted it (a person on the node, a tmux or screen session sharing the " +
-    "process group); use `gpuctl job cancel` to stop a job",
+    "Find who sent SIGINT: a `kill -INT` by another user or script, a node shutdown, a " +
+    "cluster scheduler stopping the job; use `gpuctl job cancel` to stop a job on purpose",
+    "Resume from the latest checkpoint",
   ],
   match(facts) {
     const killed = killedBy(facts, ["SIGINT"]);

@@ -275,3 +275,27 @@ RuntimeError: unable to write to file </torch_1093_3190469637_0>: No space left 
 `));
   assert.equal(d.cause_id, "shm_exhausted");
 });
+
+// multiprocessing's lock in a container with a 1 MB /dev/shm (python/cpython#93253), and the
+// same with only joblib's warning before a cut traceback: shared memory, not the disk.
+const SEMLOCK_NO_SPACE = `
+  File "/usr/local/lib/python3.8/multiprocessing/synchronize.py", line 57, in __init__
+    sl = self._semlock = _multiprocessing.SemLock(
+OSError: [Errno 28] No space left on device
+`;
+
+Deno.test("diagnoseFailure() reads a semaphore that cannot be created for want of space as /dev/shm", () => {
+  expectDiagnosis("SemLock", failed(`Traceback (most recent call last):${SEMLOCK_NO_SPACE}`), {
+    cause: "shm_exhausted",
+    likely: /lock or semaphore/,
+    retry: "fails_again",
+  });
+  // A full disk is still the disk.
+  expectDiagnosis(
+    "torch.save on a full disk",
+    failed(
+      'Traceback (most recent call last):\n  File "t.py", line 9, in save\n    torch.save(m, p)\nOSError: [Errno 28] No space left on device',
+    ),
+    { cause: "disk_full", retry: "fails_again" },
+  );
+});
