@@ -5,9 +5,12 @@
  */
 import {
   type CauseEntry,
+  type CauseMatch,
+  childName,
   excerpt,
   exitCodeEvidence,
   findLine,
+  killedBy,
   type LineHit,
   logEvidence,
   present,
@@ -300,6 +303,14 @@ function semaphoreNoSpace(facts: FailureFacts): LineHit | null {
   return null;
 }
 
+// A bus error without DataLoader's report: the shell's `Bus error (core dumped)`, faulthandler's,
+// UCX's `Caught signal 7 (Bus error …)`. With the process (or a launcher's child: torchrun's
+// `exitcode  : -7`, `Signal 7 (SIGBUS)`) dying of SIGBUS, a training job's page that could not
+// be backed is almost always shared memory: /dev/shm full (DataLoader workers, NCCL between the
+// ranks of one node, a container's 64 MB default).
+const BUS_ERROR_LINE =
+  /^\s*Bus error\b|\bBus error\s+\(core dumped\)|Fatal Python error: Bus error|Caught signal 7 \(Bus error/;
+
 /** DataLoader workers ran out of shared memory (/dev/shm), typical in containers. */
 export const SHM_EXHAUSTED_CAUSE: CauseEntry = {
   id: "shm_exhausted",
@@ -316,7 +327,7 @@ export const SHM_EXHAUSTED_CAUSE: CauseEntry = {
     const hit = findLine(facts, SHM);
     if (!hit) {
       const sem = semaphoreNoSpace(facts);
-      if (!sem) return null;
+      if (!sem) return busError(facts);
       return {
         confidence: 0.93,
         likely_cause: "multiprocessing could not create a lock or semaphore: they live in " +
@@ -347,6 +358,25 @@ export const SHM_EXHAUSTED_CAUSE: CauseEntry = {
     };
   },
 };
+
+/** A death by SIGBUS, or a bus error line, read as shared memory (most likely). */
+function busError(facts: FailureFacts): CauseMatch | null {
+  const killed = killedBy(facts, ["SIGBUS"]);
+  const line = findLine(facts, [BUS_ERROR_LINE]);
+  if (!killed && !line) return null;
+  const child = facts.child?.signal === "SIGBUS" ? childName(facts) : null;
+  return {
+    confidence: line && killed ? 0.8 : 0.75,
+    likely_cause: (child ? `The training process of ${child}` : "The process") +
+      " died of a bus error (SIGBUS): in a training job, most likely shared memory (/dev/shm) " +
+      "full or too small for DataLoader workers or for NCCL between the ranks of one node",
+    evidence: present(line ? logEvidence(line.line) : null, killed),
+    fixes: [
+      "NCCL between ranks of one node uses /dev/shm too: give the job a larger /dev/shm, or set " +
+      "`NCCL_SHM_DISABLE=1` in the job's env to confirm",
+    ],
+  };
+}
 
 const DISK_FULL = [
   /No space left on device(?::\s*'([^']+)')?/i,

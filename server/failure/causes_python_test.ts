@@ -299,3 +299,30 @@ Deno.test("diagnoseFailure() reads a semaphore that cannot be created for want o
     { cause: "disk_full", retry: "fails_again" },
   );
 });
+
+// torchrun's report of ranks that died of SIGBUS (Topdu/OpenOCR#71), and the shell's report.
+const TORCHRUN_SIGBUS = `
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-12-31_16:45:52
+  host      : server
+  rank      : 0 (local_rank: 0)
+  exitcode  : -7 (pid: 467397)
+  error_file: <N/A>
+  traceback : Signal 7 (SIGBUS) received by PID 467397
+`;
+
+Deno.test("diagnoseFailure() reads a death by SIGBUS as shared memory, most likely", () => {
+  const d = expectDiagnosis("torchrun SIGBUS", failed(TORCHRUN_SIGBUS), {
+    cause: "shm_exhausted",
+    likely: /rank 0 .*bus error \(SIGBUS\).*most likely shared memory/,
+    retry: "fails_again",
+    fix: /NCCL_SHM_DISABLE/,
+  });
+  assert.ok(d.confidence < 0.93, "weaker than a message that names shared memory");
+  expectDiagnosis("shell", failed("Bus error (core dumped)", { exit_code: 135 }), {
+    cause: "shm_exhausted",
+    line: 1000,
+    retry: "fails_again",
+  });
+});
