@@ -235,6 +235,8 @@ const NO_DEVICE = [
   // CUDA_ERROR_UNKNOWN` in a virtual machine, `CUDA_ERROR_SYSTEM_NOT_READY` on a node whose
   // NVSwitch fabric manager is not running).
   /FAILED_PRECONDITION: No visible GPU devices/,
+  // Lightning asked for GPUs (`accelerator="gpu"`) where neither CUDA nor MPS is usable.
+  /No supported gpu backend found/,
   // The runtime's own "system not ready" (802): on a node with NVSwitch, the fabric manager is
   // not running, so no GPU can be used (`Error 802: system not yet initialized`, `cuda runtime
   // error (802) : system not yet initialized`).

@@ -268,3 +268,17 @@ Deno.test("diagnoseFailure() reads XLA's out-of-memory report split over two lin
     retry: "fails_again",
   });
 });
+
+Deno.test("diagnoseFailure() reads Lightning's 'No supported gpu backend found!' as no usable GPU", () => {
+  // microsoft/mattergen#217, through Hydra's report of the Trainer it could not build.
+  const log = `
+Error in call to target 'pytorch_lightning.trainer.trainer.Trainer':
+MisconfigurationException('No supported gpu backend found!')
+full_key: trainer
+`;
+  expectDiagnosis("Lightning", failed(log), {
+    cause: "no_cuda_device",
+    line: 1001,
+    retry: "fails_again",
+  });
+});
