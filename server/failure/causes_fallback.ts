@@ -2,6 +2,7 @@
 import {
   type CauseEntry,
   type CauseMatch,
+  childName,
   excerpt,
   exitCodeEvidence,
   logEvidence,
@@ -171,6 +172,22 @@ export const NONZERO_EXIT_CAUSE: CauseEntry = {
     const quoted = tail.map((l) => excerpt(l.raw, 160)).join(" | ");
     const how = code !== null && code !== 0 ? `exited with code ${code}` : `ended by ${signal}`;
     const network = tail.some((l) => NETWORK_WORDS.test(l.text)) ? NETWORK_ADVICE : {};
+    const child = facts.child;
+    if (child && plainChildStatus(facts)) {
+      // A launcher's report of its child's status: the one line that says what failed.
+      const who = childName(facts);
+      return {
+        ...network,
+        confidence: 0.22,
+        likely_cause: `The launcher reported that its child${who ? `, ${who},` : ""} exited ` +
+          `with status ${child.exitCode}; the child's own error is not in the log tail`,
+        evidence: present(
+          logEvidence(child.line, "the launcher's report"),
+          exitCodeEvidence(facts),
+          ...tail.filter((l) => l !== child.line).map((l) => logEvidence(l, "last line")),
+        ),
+      };
+    }
     return {
       ...network,
       confidence: 0.2,

@@ -151,7 +151,13 @@ Deno.test("diagnoseFailure() reads a launcher's report of a child's plain exit s
       DSCHAT_STEP,
     ]]
   ) {
-    expectDiagnosis(name, failed(log), { cause: "nonzero_exit", retry: "fails_again" });
+    const d = expectDiagnosis(name, failed(log), {
+      cause: "nonzero_exit",
+      likely:
+        /^The launcher reported that its child.* exited with status 1; the child's own error is not/,
+      retry: "fails_again",
+    });
+    assert.match(d.evidence[0].detail, /^the launcher's report: /);
   }
   expectDiagnosis("child's error shown", failed(TORCHRUN_WITH_CHILD_ERROR), {
     cause: "python_exception",
