@@ -156,7 +156,7 @@ const CASES: Case[] = [
   {
     name: "sigint",
     cause: "interrupted",
-    retry: "not_a_failure",
+    retry: "may_help",
     evidence: ["terminated by SIGINT", /^KeyboardInterrupt$/],
     raisedAt: { source: "os.kill(os.getpid(), signal.SIGINT)", func: "main" },
   },

@@ -9,9 +9,11 @@ import {
   exitCodeEvidence,
   failureClassEvidence,
   findLine,
+  type LineHit,
   logEvidence,
   present,
 } from "./cause.ts";
+import type { FailureFacts, LogLine } from "./facts.ts";
 import type { Evidence } from "./failure_types.ts";
 import { RAY_MEMORY_MONITOR } from "./causes_process.ts";
 
@@ -64,6 +66,23 @@ const XLA =
 const TPU = /at the bottom of memory|HBM|TPU/;
 const TF = /ResourceExhaustedError|OOM when allocating tensor|_bfc\b/;
 
+// XLA's report broken inside its message by the terminal or the paste (`… Execution of replica
+// 0 failed: Resource exhausted: Out` / `of memory while trying to allocate 5520758552 bytes.`):
+// read with the line after it.
+const SPLIT_XLA_OOM = /(?:RESOURCE_EXHAUSTED|Resource exhausted):?\s*Out of memory/i;
+
+/** An XLA out-of-memory message split over two lines: the first line, as the hit. */
+function splitXlaOom(facts: FailureFacts): LineHit | null {
+  const lines = facts.lines;
+  for (let i = 0; i + 1 < lines.length; i++) {
+    const first = lines[i].text.trimEnd();
+    if (!/(?:RESOURCE_EXHAUSTED|Resource exhausted)/i.test(first)) continue;
+    const match = SPLIT_XLA_OOM.exec(`${first} ${lines[i + 1].text.trimStart()}`);
+    if (match && !SPLIT_XLA_OOM.test(first)) return { line: lines[i], match };
+  }
+  return null;
+}
+
 /** The GPU ran out of memory. */
 export const CUDA_OOM_CAUSE: CauseEntry = {
   id: "cuda_oom",
@@ -82,7 +101,7 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
     "Request a GPU with more memory, or more GPUs with FSDP/ZeRO sharding",
   ],
   match(facts) {
-    const hit = findLine(facts, CUDA_OOM, { unless: NOT_GPU_MEMORY });
+    const hit = findLine(facts, CUDA_OOM, { unless: NOT_GPU_MEMORY }) ?? splitXlaOom(facts);
     const event = facts.input.events.find((e) =>
       e.type === "OOM" && CUDA_OOM.some((re) => re.test(e.message))
     );
@@ -216,6 +235,12 @@ const NO_DEVICE = [
   // CUDA_ERROR_UNKNOWN` in a virtual machine, `CUDA_ERROR_SYSTEM_NOT_READY` on a node whose
   // NVSwitch fabric manager is not running).
   /FAILED_PRECONDITION: No visible GPU devices/,
+  // Lightning asked for GPUs (`accelerator="gpu"`) where neither CUDA nor MPS is usable.
+  /No supported gpu backend found/,
+  // The runtime's own "system not ready" (802): on a node with NVSwitch, the fabric manager is
+  // not running, so no GPU can be used (`Error 802: system not yet initialized`, `cuda runtime
+  // error (802) : system not yet initialized`).
+  /\b(?:Error |error \()802\)?\s*:\s*system not yet initialized|cudaErrorSystemNotReady/i,
 ];
 // The driver's own reason, printed before the error above.
 const CU_INIT = /failed call to cuInit: (?:.*?: )?(CUDA_ERROR_\w+)/;
@@ -250,7 +275,8 @@ export const NO_CUDA_DEVICE_CAUSE: CauseEntry = {
         cuInit && cuInit.line !== hit.line ? logEvidence(cuInit.line) : null,
         exitCodeEvidence(facts),
       ),
-      fixes: cuInit?.match[1] === "CUDA_ERROR_SYSTEM_NOT_READY"
+      fixes: cuInit?.match[1] === "CUDA_ERROR_SYSTEM_NOT_READY" ||
+          /system not yet initialized|SystemNotReady/i.test(hit.line.text)
         ? [
           "On a node with NVSwitch (HGX, DGX), start the fabric manager " +
           "(`systemctl start nvidia-fabricmanager`) and check `nvidia-smi -q` before running",
@@ -272,12 +298,33 @@ const DEVICE_ERROR = [
   /CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/,
   /the launch timed out and was terminated/i,
   /CUDA error: misaligned address/i,
-  /CUDA error: unspecified launch failure/i,
+  /CUDA error: unspecified launch failure|\bunspecified launch failure\b/i,
   /CUBLAS_STATUS_EXECUTION_FAILED/,
   // The kernel's own assertion, printed before the exception (which a cut log may lack):
   // `…Loss.cu:103: nll_loss2d_forward_kernel: block: [5,0,0], thread: [996,0,0] Assertion
   // `t >= 0 && t < n_classes` failed.`
   /\.cuh?:\d+: .*block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\].*Assertion .* failed/,
+  // The runtime's unknown error (999; 30 before CUDA 10) and a kernel the GPU cannot run
+  // (`invalid device function`, code 98), also inside a C++ abort's `what():` line or in
+  // another library's words (Marian's `CUDA error 999 'unknown error'`, Torch7's
+  // `cuda runtime error (30) : unknown error`, dlib's `code: 98, reason: invalid device function`).
+  /CUDA error: unknown error|cudaErrorUnknown|CUDA error 999\b|cuda runtime error \(30\)|error=30 : unknown error/i,
+  /CUDA error: invalid device function|\binvalid device function\b|cudaErrorInvalidDeviceFunction/i,
+];
+// Kernel failures that do not come from the inputs or the code when they strike a run that had
+// been training: the driver's unknown error, a launch failure, a kernel the GPU suddenly cannot
+// run. At start-up they are the environment's (a driver, a build), and recur.
+const MACHINE_ERROR =
+  /unknown error|cudaErrorUnknown|error 999\b|\(30\)|unspecified launch failure|invalid device function/i;
+// A line that shows training under way: a step, iteration or epoch counter past its start, a
+// progress bar past 0 %, a loss value.
+const PROGRESS = [
+  // A counter past its first values (`step: 5700`, `Up. 51000`, `iteration 12`, `Epoch 3`):
+  // the first step or epoch is still start-up.
+  /\b(?:steps?|iter(?:ation)?s?|it|global_step|updates?|epochs?)\b\s*[:=#[]?\s*(?:[2-9]|[1-9]\d+)\b/i,
+  /\b(?:Up|Ep)\.\s*(?:[2-9]|[1-9]\d+)\b/,
+  // tqdm past its first item: `57% 66/115 [02:54<01:44,  2.13s/it]`.
+  /\b(?:[2-9]|[1-9]\d+)\/\d+ \[[\d:]+<[\d:?]+,\s*[\d.?]+\s*(?:it\/s|s\/it)/,
 ];
 
 /** A CUDA kernel failed: an out-of-range index in user code or a faulty kernel. */
@@ -298,15 +345,51 @@ export const CUDA_DEVICE_ERROR_CAUSE: CauseEntry = {
     "or compile path) to confirm",
   ],
   match(facts) {
-    const hit = findLine(facts, DEVICE_ERROR, { unless: /potential root causes/ });
+    const hit = findLine(facts, DEVICE_ERROR, {
+      unless: /potential root causes|failed call to cuInit/,
+    });
     if (!hit) return null;
+    const training = MACHINE_ERROR.test(hit.line.text) ? progressBefore(facts, hit.line) : null;
     return {
       confidence: 0.88,
-      likely_cause: `A CUDA kernel failed: "${excerpt(hit.line.raw, 160)}"`,
-      evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+      likely_cause: `A CUDA kernel failed: "${excerpt(hit.line.raw, 160)}"` +
+        (training ? " after the run had been training" : ""),
+      evidence: present(
+        logEvidence(hit.line),
+        training ? logEvidence(training, "training was under way") : null,
+        exitCodeEvidence(facts),
+      ),
+      ...(training
+        ? {
+          retry: "may_help" as const,
+          retry_advice: "A retry may help: the error struck a run that had been training, and " +
+            "an unknown error or launch failure there points at the driver or the GPU rather " +
+            "than the code. If it recurs on the same node, check that GPU (`nvidia-smi -q`, " +
+            "`dmesg | grep -i xid`) and resume from the last checkpoint elsewhere.",
+          fixes: [
+            "Check the GPU's health on the node (`nvidia-smi -q -d ECC,TEMPERATURE`, " +
+            "`dmesg | grep -i xid`) and resume from the latest checkpoint",
+          ],
+        }
+        : {}),
     };
   },
 };
+
+/** The last line before `at` (or `at` itself, before the error) that shows training under way. */
+function progressBefore(facts: FailureFacts, at: LogLine): LogLine | null {
+  const end = facts.lines.indexOf(at);
+  for (let i = end; i >= 0; i--) {
+    const line = facts.lines[i];
+    // On the error's own line, only what was printed before the error counts.
+    const text = i === end
+      ? line.text.slice(0, Math.max(0, line.text.search(MACHINE_ERROR)))
+      : line.text;
+    if (/^\s*(?:frame #|File ")/.test(text)) continue;
+    if (PROGRESS.some((re) => re.test(text))) return line;
+  }
+  return null;
+}
 
 const CUDNN = [
   /CUDNN_STATUS_(?!SUCCESS)([A-Z_]+)/,

@@ -194,3 +194,91 @@ Deno.test("diagnoseFailure() takes a CUDA OOM from the agent's OOM event when th
   assert.equal(d.cause_id, "cuda_oom");
   assert.equal(d.evidence[0].kind, "event");
 });
+
+// Marian's unknown CUDA error after 51,000 updates (mozilla/translations#1002), and the same
+// error class at start-up: a thrust abort on `invalid device function` (dirtybit/OpenTLD#6).
+const UNKNOWN_AFTER_TRAINING = `
+[task 2025-01-21T16:25:07.208Z] [2025-01-21 16:25:07] [valid] Ep. 1 : Up. 50000 : bleu-detok : 26.4729 : new best
+[task 2025-01-21T16:30:34.200Z] [2025-01-21 16:30:34] Ep. 1 : Up. 51000 : Sen. 77,303,338 : Cost 1.41794586 : Time 370.55s : 97447.45 words/s : gNorm 0.5275
+[task 2025-01-21T16:30:37.188Z] [2025-01-21 16:30:37] Error: CUDA error 999 'unknown error' - /builds/worker/fetches/marian-source/src/tensors/gpu/algorithm.cu:54: cudaStreamSynchronize(0)
+`;
+const INVALID_DEVICE_FUNCTION_AT_START = `
+terminate called after throwing an instance of 'thrust::system::system_error'
+  what():  function_attributes(): after cudaFuncGetAttributes: invalid device function
+`;
+// relion#149: the first iteration is still start-up, not training under way.
+const INVALID_DEVICE_FUNCTION_FIRST_ITERATION = `
+ Expectation iteration 1
+000/??? sec ~~(,_,">                                                          [oo]
+
+KERNEL_ERROR: invalid device function in /sw/relion/2.0beta-git/src/gpu_utils/cuda_ml_optimiser.cu at line 273 (error-code 8)
+`;
+
+Deno.test("diagnoseFailure() reads unknown CUDA errors and invalid device functions as kernel errors, transient only after training was under way", () => {
+  const late = expectDiagnosis(
+    "unknown error after 51000 updates",
+    failed(UNKNOWN_AFTER_TRAINING, {
+      exit_code: null,
+      signal: "SIGABRT",
+      failure_class: "SIGNAL",
+    }),
+    { cause: "cuda_device_error", line: 1002, retry: "fails_again" },
+  );
+  assert.equal(late.retry, "may_help");
+  assert.match(
+    late.retry_advice,
+    /^A retry may help: the error struck a run that had been training/,
+  );
+  assert.ok(
+    late.evidence.some((e) => e.line_no === 1001 && /training was under way/.test(e.detail)),
+  );
+  const start = expectDiagnosis(
+    "thrust abort at start-up",
+    failed(INVALID_DEVICE_FUNCTION_AT_START, { exit_code: 134, failure_class: "SIGNAL" }),
+    { cause: "cuda_device_error", line: 1001, retry: "fails_again" },
+  );
+  assert.equal(start.retry, "fails_again");
+  const first = diagnoseFailure(failed(INVALID_DEVICE_FUNCTION_FIRST_ITERATION));
+  assert.deepEqual([first.cause_id, first.retry], ["cuda_device_error", "fails_again"]);
+});
+
+Deno.test("diagnoseFailure() reads the runtime's 802 (fabric manager not running) as no usable GPU", () => {
+  const d = expectDiagnosis(
+    "Error 802",
+    failed(
+      "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions " +
+        "before calling NumCudaDevices() that might have already set an error? Error 802: system " +
+        "not yet initialized",
+    ),
+    { cause: "no_cuda_device", line: 1000, retry: "fails_again", fix: /fabric manager/ },
+  );
+  assert.equal(d.retry, "fails_again");
+});
+
+// An old JAX's report broken inside its message (the line break after "Out").
+const XLA_OOM_SPLIT = `
+[1] 2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out
+of memory while trying to allocate 5520758552 bytes.
+`;
+
+Deno.test("diagnoseFailure() reads XLA's out-of-memory report split over two lines", () => {
+  expectDiagnosis("split XLA OOM", failed(XLA_OOM_SPLIT), {
+    cause: "cuda_oom",
+    line: 1000,
+    retry: "fails_again",
+  });
+});
+
+Deno.test("diagnoseFailure() reads Lightning's 'No supported gpu backend found!' as no usable GPU", () => {
+  // microsoft/mattergen#217, through Hydra's report of the Trainer it could not build.
+  const log = `
+Error in call to target 'pytorch_lightning.trainer.trainer.Trainer':
+MisconfigurationException('No supported gpu backend found!')
+full_key: trainer
+`;
+  expectDiagnosis("Lightning", failed(log), {
+    cause: "no_cuda_device",
+    line: 1001,
+    retry: "fails_again",
+  });
+});

@@ -2,6 +2,7 @@
 import {
   type CauseEntry,
   type CauseMatch,
+  childName,
   excerpt,
   exitCodeEvidence,
   logEvidence,
@@ -25,6 +26,23 @@ const NETWORK_ADVICE = {
     "or reset connection), which is often transient. If it recurs at the same point, check " +
     "the address and the network first.",
 };
+
+// The exception a launcher raises to report that a child failed.
+const LAUNCHER_REPORT = /(?:^|\.)(?:ChildFailedError|CalledProcessError)$/;
+
+// The launchers' own files: torchrun (`bin/torchrun`, `torch/distributed/run.py`, its elastic
+// agent), `torch.distributed.launch`, `accelerate launch`, the `deepspeed` runner.
+const LAUNCHER_FILE =
+  /(?:^|[\\/])(?:torchrun|accelerate|deepspeed)$|torch[\\/]distributed[\\/](?:run|launch)\.py$|torch[\\/]distributed[\\/](?:elastic|launcher)[\\/]|accelerate[\\/]commands[\\/]|deepspeed[\\/]launcher[\\/]|[\\/]runpy\.py$/;
+
+function launcherFrame(frame: { file: string }): boolean {
+  return LAUNCHER_FILE.test(frame.file);
+}
+
+/** A launcher reported its first failing child's exit status, not a signal. */
+function plainChildStatus(facts: FailureFacts): boolean {
+  return facts.child !== null && facts.child.signal === null && facts.child.exitCode !== null;
+}
 
 /** The last non-empty log lines, up to `n`. */
 function lastLines(facts: FailureFacts, n: number): LogLine[] {
@@ -50,9 +68,19 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
     // status 1`) is no exception of the training code: the child's own error is not in the
     // log, and the exit status says all that is known.
     if (facts.child && tb.exception && facts.child.line === tb.exception) return null;
+    // torchrun's `ChildFailedError` over its table of failed children (`exitcode  : 1 (pid:
+    // …)`) is its report too, when no traceback of the child is in the log: the last
+    // informative traceback is then the launcher's own.
+    if (facts.child && LAUNCHER_REPORT.test(tb.type ?? "")) return null;
     const where = raisedAt(tb);
     const at = where ? ` (in ${where.func}, ${where.file}:${where.line})` : "";
     if (!tb.exception) {
+      // A launcher's own traceback, cut before its report, after a line on its child's plain
+      // exit status (`failed (exitcode: 1) local_rank: 0 (pid: …)`): the launcher's, not the
+      // training code's; the exit status says what is known.
+      if (plainChildStatus(facts) && tb.frames.length > 0 && tb.frames.every(launcherFrame)) {
+        return null;
+      }
       return {
         confidence: 0.3,
         likely_cause: `The process printed a traceback${at} that the log tail cuts off`,
@@ -144,6 +172,22 @@ export const NONZERO_EXIT_CAUSE: CauseEntry = {
     const quoted = tail.map((l) => excerpt(l.raw, 160)).join(" | ");
     const how = code !== null && code !== 0 ? `exited with code ${code}` : `ended by ${signal}`;
     const network = tail.some((l) => NETWORK_WORDS.test(l.text)) ? NETWORK_ADVICE : {};
+    const child = facts.child;
+    if (child && plainChildStatus(facts)) {
+      // A launcher's report of its child's status: the one line that says what failed.
+      const who = childName(facts);
+      return {
+        ...network,
+        confidence: 0.22,
+        likely_cause: `The launcher reported that its child${who ? `, ${who},` : ""} exited ` +
+          `with status ${child.exitCode}; the child's own error is not in the log tail`,
+        evidence: present(
+          logEvidence(child.line, "the launcher's report"),
+          exitCodeEvidence(facts),
+          ...tail.filter((l) => l !== child.line).map((l) => logEvidence(l, "last line")),
+        ),
+      };
+    }
     return {
       ...network,
       confidence: 0.2,

@@ -102,3 +102,66 @@ Deno.test("diagnoseFailure() says so when nothing points to a cause", () => {
   );
   assert.equal(ok.retry, "not_a_failure");
 });
+
+// torchrun's report of children that exited with status 1, no child traceback in the log
+// (CVMI-Lab/PLA#18); its `failed (exitcode: 1)` line before its own cut traceback
+// (Facico/Chinese-Vicuna#113); DeepSpeed-Chat's step status (deepspeedai/DeepSpeed#3208).
+const TORCHRUN_STATUS_1 = `
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2023-09-04_10:10:23
+  host      : ubuntu
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 3669031)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+`;
+const TORCHRUN_CUT = `
+ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /home/user/anaconda3/envs/lang/bin/python
+Traceback (most recent call last):
+  File "/home/user/anaconda3/envs/lang/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+  File "/home/user/anaconda3/envs/lang/lib/python3.8/site-packages/torch/distributed/run.py", line 794, in main
+    run(args)
+`;
+const DSCHAT_STEP = `
+---=== Running Step 1 ===---
+Traceback (most recent call last):
+  File "/DeepSpeed/DeepSpeedExamples/applications/DeepSpeed-Chat/train.py", line 192, in launch_cmd
+    raise RuntimeError(
+RuntimeError: Step 1 exited with non-zero status 1
+`;
+// The child's own exception in the log decides.
+const TORCHRUN_WITH_CHILD_ERROR = `
+Traceback (most recent call last):
+  File "train.py", line 12, in <module>
+    main()
+ValueError: unknown dataset "cifar11"
+${TORCHRUN_STATUS_1}`;
+
+Deno.test("diagnoseFailure() reads a launcher's report of a child's plain exit status as that status, not the launcher's exception", () => {
+  for (
+    const [name, log] of [["ChildFailedError", TORCHRUN_STATUS_1], ["cut", TORCHRUN_CUT], [
+      "DeepSpeed-Chat",
+      DSCHAT_STEP,
+    ]]
+  ) {
+    const d = expectDiagnosis(name, failed(log), {
+      cause: "nonzero_exit",
+      likely:
+        /^The launcher reported that its child.* exited with status 1; the child's own error is not/,
+      retry: "fails_again",
+    });
+    assert.match(d.evidence[0].detail, /^the launcher's report: /);
+  }
+  expectDiagnosis("child's error shown", failed(TORCHRUN_WITH_CHILD_ERROR), {
+    cause: "python_exception",
+    likely: /unknown dataset/,
+    retry: "fails_again",
+  });
+});

@@ -469,10 +469,14 @@ Deno.test("diagnoseFailure() words what it knows: worker deaths, torch.load, fau
   assert.equal(segv.cause_id, "segfault");
   assert.ok(segv.suggested_fixes.some((f) => /faulthandler was on/.test(f)));
   assert.ok(!segv.suggested_fixes.some((f) => /PYTHONFAULTHANDLER=1/.test(f)));
-  // A SIGINT run ends FAILED: its card must not say that nothing failed.
+  // A SIGINT run ends FAILED: its card must not say that nothing failed. A job has no
+  // terminal and a gpuctl cancel is recorded as such, so the interrupt came from outside the
+  // job (a kill -INT, a shutdown): retried like a SIGTERM.
   const sigint = diagnoseFailure(failed("step 10", sigkill({ signal: "SIGINT" })));
   assert.equal(sigint.cause_id, "interrupted");
-  assert.doesNotMatch(sigint.retry_advice, /^Nothing failed:/);
+  assert.doesNotMatch(sigint.retry_advice, /^Nothing failed/);
+  assert.equal(sigint.retry, "may_help");
+  assert.match(sigint.retry_advice, /gpuctl job cancel/);
   assert.match(sigint.likely_cause, /ended FAILED/);
 });
 

@@ -104,6 +104,8 @@ const HOST_OOM_LOG = [
   // (`…| 331/1063 [01:06<03:59,  3.06it/s]Killed`).
   /^\s*Killed\s*$/,
   /\]\s*Killed\s*$/,
+  // The same report from a shell in a Chinese locale.
+  /^\s*已杀死\s*$/,
 ];
 
 /**
@@ -114,6 +116,13 @@ const HOST_OOM_LOG = [
  */
 export const RAY_MEMORY_MONITOR =
   /killed due to memory pressure \(OOM\)|running low on memory|\bRayOutOfMemoryError\b|\bray\.exceptions\.OutOfMemoryError\b/;
+
+/**
+ * Windows out of commit memory (RAM plus the paging file) as processes start or load a library:
+ * `OSError: [WinError 1455] The paging file is too small for this operation to complete`, in
+ * English or in the system's language. Host memory, though nothing is killed.
+ */
+const PAGING_FILE = /\[WinError 1455\]|paging file is too small|页面文件太小/;
 
 function who(facts: FailureFacts, text: string | undefined): string {
   if (findLine(facts, [WORKER_DIED])) return "A DataLoader worker was";
@@ -152,6 +161,22 @@ export const HOST_OOM_CAUSE: CauseEntry = {
           "Request more memory per task (`memory=` in `@ray.remote`, or more CPUs per task) so " +
           "fewer run on a node at once",
           "`ray logs raylet.out -ip <node>` lists the top memory users at the kill",
+        ],
+      };
+    }
+    const paging = findLine(facts, [PAGING_FILE]);
+    if (paging) {
+      return {
+        confidence: 0.88,
+        likely_cause: "Windows ran out of memory for the process (RAM plus the paging file), " +
+          `typically as DataLoader workers start, each loading PyTorch: "${
+            excerpt(paging.line.raw, 160)
+          }"`,
+        evidence: present(logEvidence(paging.line), exitCodeEvidence(facts)),
+        fixes: [
+          "Lower the DataLoader's `num_workers` (on Windows each worker is a new process that " +
+          "loads PyTorch's libraries again), or set it to 0",
+          "Let Windows manage the paging file's size, or enlarge it on a drive with free space",
         ],
       };
     }
@@ -328,17 +353,23 @@ const STOPPED_LOG = [
   /\bpreempted\b/i,
 ];
 
-/** A person interrupted the process (SIGINT, as Ctrl-C sends; a KeyboardInterrupt). */
+/**
+ * Something outside gpuctl interrupted the process (SIGINT; a KeyboardInterrupt). A job runs in
+ * a process group of its own with no terminal, so no Ctrl-C typed anywhere reaches it, and a
+ * gpuctl cancel is recorded as `cancelled`: the interrupt came from a `kill -INT`, a shutdown
+ * or a scheduler's stop, like a SIGTERM, and says nothing about the training code.
+ */
 export const INTERRUPTED_CAUSE: CauseEntry = {
   id: "interrupted",
   title: "interrupted (SIGINT)",
-  retry: "not_a_failure",
-  retry_advice: "Nothing failed on its own: the process was interrupted from outside gpuctl " +
-    "(SIGINT, as Ctrl-C sends), so the run counts as failed, but a retry would undo that " +
-    "interrupt. Retry (`gpuctl job retry`) if it was a mistake.",
+  retry: "may_help",
+  retry_advice: "A retry may help: the process was interrupted from outside gpuctl (SIGINT), " +
+    "not by an error of its own; a gpuctl cancel would have been recorded as cancelled and is " +
+    "never retried. To stop the job for good, cancel it (`gpuctl job cancel`).",
   fixes: [
-    "Find who interrupted it (a person on the node, a tmux or screen session sharing the " +
-    "process group); use `gpuctl job cancel` to stop a job",
+    "Find who sent SIGINT: a `kill -INT` by another user or script, a node shutdown, a " +
+    "cluster scheduler stopping the job; use `gpuctl job cancel` to stop a job on purpose",
+    "Resume from the latest checkpoint",
   ],
   match(facts) {
     const killed = killedBy(facts, ["SIGINT"]);
@@ -392,6 +423,10 @@ export const TERMINATED_CAUSE: CauseEntry = {
 
 const NOT_FOUND = [
   /(?:^|:\s)([^\s:]+): command not found/,
+  // dash (`/bin/sh` on Debian and Ubuntu), as a script or `os.system()` starts a program:
+  // `sh: 1: /opt/conda/bin/torchrun: not found`, `./run.sh: 24: ./run.sh: th: not found`.
+  /^(?:\S*\/)?(?:sh|dash|bash)(?:: line \d+)?: (?:\d+: )?([^\s:]+): not found\s*$/,
+  /^\S+: \d+: \S+: ([^\s:]+): not found\s*$/,
   /exec: "?([^":\s]+)"?: executable file not found in \$PATH/,
   /Failed to spawn '([^']+)'/,
   // nohup (inside a launch script) starting a program that is not there:

@@ -252,3 +252,61 @@ KeyboardInterrupt
   assert.equal(cancelled.confidence, 0.99);
   assert.deepEqual(cancelled.suggested_fixes, []);
 });
+
+// dash's `not found` for the launcher a Python script starts, then that script's traceback cut
+// before its exception (AndyJZhao/GLEM#11).
+const DASH_NOT_FOUND = `
+sh: 1: /home/user/miniconda/envs/ct/bin/torchrun: not found
+Traceback (most recent call last):
+  File "src/models/GLEM/trainGLEM.py", line 22, in <module>
+    train_glem(args)
+  File "/data/user/GLEM/src/utils/function/os_utils.py", line 283, in wrapper
+    ret = func(*args, **kw)
+`;
+
+Deno.test("diagnoseFailure() reads dash's 'not found' for a program as a missing command", () => {
+  expectDiagnosis("dash not found", failed(DASH_NOT_FOUND), {
+    cause: "command_not_found",
+    line: 1000,
+    likely: /"\/home\/user\/miniconda\/envs\/ct\/bin\/torchrun" was not found/,
+    retry: "fails_again",
+  });
+  expectDiagnosis("dash script", failed("./run.sh: 24: ./run.sh: th: not found"), {
+    cause: "command_not_found",
+    likely: /"th" was not found/,
+    retry: "fails_again",
+  });
+});
+
+Deno.test("diagnoseFailure() reads Windows' paging file and a Chinese shell's Killed as host memory", () => {
+  expectDiagnosis(
+    "WinError 1455",
+    failed(
+      'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "C:\\Python310\\lib\\site-packages\\torch\\lib\\cudnn_adv_infer64_8.dll" or one of its dependencies.',
+    ),
+    { cause: "host_oom_killed", line: 1000, retry: "fails_again", fix: /num_workers/ },
+  );
+  expectDiagnosis("已杀死", failed("step 12 loss 0.3\n已杀死", { exit_code: 137 }), {
+    cause: "host_oom_killed",
+    line: 1001,
+    retry: "fails_again",
+  });
+});
+
+Deno.test("diagnoseFailure() retries a SIGINT from outside the job, never a gpuctl cancel", () => {
+  const sigint = diagnoseFailure(
+    failed(
+      'Traceback (most recent call last):\n  File "t.py", line 3, in <module>\n    step()\nKeyboardInterrupt',
+      {
+        exit_code: null,
+        signal: "SIGINT",
+        failure_class: "SIGNAL",
+      },
+    ),
+  );
+  assert.deepEqual([sigint.cause_id, sigint.retry], ["interrupted", "may_help"]);
+  const cancelled = diagnoseFailure(
+    failed("KeyboardInterrupt", { exit_code: null, signal: "SIGINT", failure_class: "CANCELLED" }),
+  );
+  assert.deepEqual([cancelled.cause_id, cancelled.retry], ["cancelled", "not_a_failure"]);
+});

@@ -5,9 +5,13 @@
  */
 import {
   type CauseEntry,
+  type CauseMatch,
+  childName,
   excerpt,
   exitCodeEvidence,
   findLine,
+  killedBy,
+  type LineHit,
   logEvidence,
   present,
 } from "./cause.ts";
@@ -273,6 +277,39 @@ const SHM = [
   /NCCL WARN Error: failed to extend \/dev\/shm\//,
 ];
 const NCCL_SHM = /NCCL WARN/;
+// A full device reported while multiprocessing creates a lock or semaphore: POSIX semaphores
+// live in /dev/shm, so `[Errno 28] No space left on device` there is shared memory, not the
+// disk (`_multiprocessing.SemLock(…)`, `ctx.Lock()` of a queue, joblib's check that warns
+// "[Errno 28] No space left on device.  joblib will operate in serial mode").
+const NO_SPACE = /\[Errno 28\]|No space left on device/i;
+const SEMAPHORE =
+  /SemLock|sem_open|multiprocessing[\\/]synchronize\.py|joblib[\\/]_multiprocessing_helpers|joblib will operate in serial mode|\bctx\.(?:R?Lock|(?:Bounded)?Semaphore)\(\)/;
+
+// How far above the no-space line the semaphore's frame may be (the frames of a traceback).
+const SEMAPHORE_NEAR = 6;
+
+/**
+ * A semaphore of multiprocessing that could not be created for want of space: a no-space
+ * line that names the semaphore, or that follows a frame creating one.
+ */
+function semaphoreNoSpace(facts: FailureFacts): LineHit | null {
+  const lines = facts.lines;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const match = NO_SPACE.exec(lines[i].text);
+    if (!match) continue;
+    const near = lines.slice(Math.max(0, i - SEMAPHORE_NEAR), i + 1);
+    if (near.some((l) => SEMAPHORE.test(l.text))) return { line: lines[i], match };
+  }
+  return null;
+}
+
+// A bus error without DataLoader's report: the shell's `Bus error (core dumped)`, faulthandler's,
+// UCX's `Caught signal 7 (Bus error …)`. With the process (or a launcher's child: torchrun's
+// `exitcode  : -7`, `Signal 7 (SIGBUS)`) dying of SIGBUS, a training job's page that could not
+// be backed is almost always shared memory: /dev/shm full (DataLoader workers, NCCL between the
+// ranks of one node, a container's 64 MB default).
+const BUS_ERROR_LINE =
+  /^\s*Bus error\b|\bBus error\s+\(core dumped\)|Fatal Python error: Bus error|Caught signal 7 \(Bus error/;
 
 /** DataLoader workers ran out of shared memory (/dev/shm), typical in containers. */
 export const SHM_EXHAUSTED_CAUSE: CauseEntry = {
@@ -288,7 +325,21 @@ export const SHM_EXHAUSTED_CAUSE: CauseEntry = {
   ],
   match(facts) {
     const hit = findLine(facts, SHM);
-    if (!hit) return null;
+    if (!hit) {
+      const sem = semaphoreNoSpace(facts);
+      if (!sem) return busError(facts);
+      return {
+        confidence: 0.93,
+        likely_cause: "multiprocessing could not create a lock or semaphore: they live in " +
+          `/dev/shm, which is full or too small: "${excerpt(sem.line.raw, 160)}"`,
+        fixes: [
+          "The disk may have space: check /dev/shm (`df -h /dev/shm`), remove stale " +
+          "`/dev/shm/sem.*` files left by killed runs, or give a container a larger " +
+          "`--shm-size`",
+        ],
+        evidence: present(logEvidence(sem.line), exitCodeEvidence(facts)),
+      };
+    }
     const nccl = NCCL_SHM.test(hit.line.text);
     return {
       confidence: 0.93,
@@ -307,6 +358,25 @@ export const SHM_EXHAUSTED_CAUSE: CauseEntry = {
     };
   },
 };
+
+/** A death by SIGBUS, or a bus error line, read as shared memory (most likely). */
+function busError(facts: FailureFacts): CauseMatch | null {
+  const killed = killedBy(facts, ["SIGBUS"]);
+  const line = findLine(facts, [BUS_ERROR_LINE]);
+  if (!killed && !line) return null;
+  const child = facts.child?.signal === "SIGBUS" ? childName(facts) : null;
+  return {
+    confidence: line && killed ? 0.8 : 0.75,
+    likely_cause: (child ? `The training process of ${child}` : "The process") +
+      " died of a bus error (SIGBUS): in a training job, most likely shared memory (/dev/shm) " +
+      "full or too small for DataLoader workers or for NCCL between the ranks of one node",
+    evidence: present(line ? logEvidence(line.line) : null, killed),
+    fixes: [
+      "NCCL between ranks of one node uses /dev/shm too: give the job a larger /dev/shm, or set " +
+      "`NCCL_SHM_DISABLE=1` in the job's env to confirm",
+    ],
+  };
+}
 
 const DISK_FULL = [
   /No space left on device(?::\s*'([^']+)')?/i,
@@ -336,6 +406,7 @@ export const DISK_FULL_CAUSE: CauseEntry = {
     "With Docker, prune unused images and containers",
   ],
   match(facts) {
+    if (semaphoreNoSpace(facts)) return null;
     const hit = findLine(facts, DISK_FULL, { unless: /<\/torch_|shared memory|\/dev\/shm/ });
     const weak = hit ? null : findLine(facts, [WRITE_FAILED]);
     const found = hit ?? weak;

@@ -275,3 +275,54 @@ RuntimeError: unable to write to file </torch_1093_3190469637_0>: No space left 
 `));
   assert.equal(d.cause_id, "shm_exhausted");
 });
+
+// multiprocessing's lock in a container with a 1 MB /dev/shm (python/cpython#93253), and the
+// same with only joblib's warning before a cut traceback: shared memory, not the disk.
+const SEMLOCK_NO_SPACE = `
+  File "/usr/local/lib/python3.8/multiprocessing/synchronize.py", line 57, in __init__
+    sl = self._semlock = _multiprocessing.SemLock(
+OSError: [Errno 28] No space left on device
+`;
+
+Deno.test("diagnoseFailure() reads a semaphore that cannot be created for want of space as /dev/shm", () => {
+  expectDiagnosis("SemLock", failed(`Traceback (most recent call last):${SEMLOCK_NO_SPACE}`), {
+    cause: "shm_exhausted",
+    likely: /lock or semaphore/,
+    retry: "fails_again",
+  });
+  // A full disk is still the disk.
+  expectDiagnosis(
+    "torch.save on a full disk",
+    failed(
+      'Traceback (most recent call last):\n  File "t.py", line 9, in save\n    torch.save(m, p)\nOSError: [Errno 28] No space left on device',
+    ),
+    { cause: "disk_full", retry: "fails_again" },
+  );
+});
+
+// torchrun's report of ranks that died of SIGBUS (Topdu/OpenOCR#71), and the shell's report.
+const TORCHRUN_SIGBUS = `
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-12-31_16:45:52
+  host      : server
+  rank      : 0 (local_rank: 0)
+  exitcode  : -7 (pid: 467397)
+  error_file: <N/A>
+  traceback : Signal 7 (SIGBUS) received by PID 467397
+`;
+
+Deno.test("diagnoseFailure() reads a death by SIGBUS as shared memory, most likely", () => {
+  const d = expectDiagnosis("torchrun SIGBUS", failed(TORCHRUN_SIGBUS), {
+    cause: "shm_exhausted",
+    likely: /rank 0 .*bus error \(SIGBUS\).*most likely shared memory/,
+    retry: "fails_again",
+    fix: /NCCL_SHM_DISABLE/,
+  });
+  assert.ok(d.confidence < 0.93, "weaker than a message that names shared memory");
+  expectDiagnosis("shell", failed("Bus error (core dumped)", { exit_code: 135 }), {
+    cause: "shm_exhausted",
+    line: 1000,
+    retry: "fails_again",
+  });
+});

@@ -88,6 +88,10 @@ const SHAPES = [
   /Shapes \([^)]*\) and \([^)]*\) are incompatible/,
   // A classification loss given labels of another batch size or rank.
   /logits and labels must have the same first dimension/,
+  // tf.data batching elements of different shapes (images of different sizes, a grayscale one
+  // among RGB ones): `Cannot batch tensors with different shapes in component 0. First element
+  // had shape [408,500,3] and element 1 had shape [360,343,3].`
+  /Cannot batch tensors with different shapes in component \d+/,
   // JAX.
   /dot_general requires contracting dimensions to have the same shape/,
   /Incompatible shapes for broadcasting/,

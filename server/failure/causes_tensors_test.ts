@@ -172,3 +172,13 @@ Deno.test("diagnoseFailure() retries a GPU hardware fault and a lost connection"
     },
   );
 });
+
+Deno.test("diagnoseFailure() reads tf.data batching elements of different shapes as a shape mismatch", () => {
+  expectDiagnosis(
+    "Cannot batch tensors",
+    failed(
+      "tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot batch tensors with different shapes in component 1. First element had shape [900,600,3] and element 1 had shape [757,600,3].\n         [[{{node data/IteratorGetNext}}]]",
+    ),
+    { cause: "shape_mismatch", line: 1000, retry: "fails_again" },
+  );
+});

@@ -188,6 +188,9 @@ const CHILD_LINES: readonly RegExp[] = [
   // A Python launcher's (`accelerate launch`, a wrapper script's) subprocess call:
   // `subprocess.CalledProcessError: Command '[…]' returned non-zero exit status -11.`
   /CalledProcessError: .*returned non-zero exit status (-?\d+)/,
+  // A pipeline script's report on the step it ran: DeepSpeed-Chat's `RuntimeError: Step 1
+  // exited with non-zero status 2`.
+  /\bStep \d+ exited with non-zero status (-?\d+)/,
 ];
 
 /** The first failing child a launcher reported, with its signal, rank and pid when given. */
@@ -221,7 +224,7 @@ export function childFailure(lines: readonly LogLine[]): ChildFailure | null {
       next = m[2]
         ? { signal: m[2], exitCode: null, pid: null, localRank: Number(m[1]) }
         : { signal: null, exitCode: Number(m[3]), pid: null, localRank: Number(m[1]) };
-    } else if ((m = CHILD_LINES[5].exec(t))) {
+    } else if ((m = CHILD_LINES[5].exec(t) ?? CHILD_LINES[6].exec(t))) {
       next = { ...byStatus(Number(m[1])), pid: null };
     }
     if (!next) continue;
