@@ -67,11 +67,13 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
     // A launcher's report that its child failed (`CalledProcessError: … returned non-zero exit
     // status 1`) is no exception of the training code: the child's own error is not in the
     // log, and the exit status says all that is known.
-    if (facts.child && tb.exception && facts.child.line === tb.exception) return null;
+    if (facts.child && tb.exception && facts.child.line === tb.exception) {
+      return childException(facts);
+    }
     // torchrun's `ChildFailedError` over its table of failed children (`exitcode  : 1 (pid:
     // …)`) is its report too, when no traceback of the child is in the log: the last
     // informative traceback is then the launcher's own.
-    if (facts.child && LAUNCHER_REPORT.test(tb.type ?? "")) return null;
+    if (facts.child && LAUNCHER_REPORT.test(tb.type ?? "")) return childException(facts);
     const where = raisedAt(tb);
     const at = where ? ` (in ${where.func}, ${where.file}:${where.line})` : "";
     if (!tb.exception) {
@@ -79,7 +81,7 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
       // exit status (`failed (exitcode: 1) local_rank: 0 (pid: …)`): the launcher's, not the
       // training code's; the exit status says what is known.
       if (plainChildStatus(facts) && tb.frames.length > 0 && tb.frames.every(launcherFrame)) {
-        return null;
+        return childException(facts);
       }
       return {
         confidence: 0.3,
@@ -112,7 +114,7 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
 // An exception printed without its traceback (a logger's one-line report, a traceback the log
 // tail cut): `ValueError: Bfloat16 is only supported…`,
 // `pytorch_lightning.utilities.exceptions.MisconfigurationException: …`.
-const BARE_EXCEPTION = /^\W*((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): \S/;
+const BARE_EXCEPTION = /^\W*((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)): \S/;
 
 // How far before JAX's `The error occurred while tracing the function f at train.py:10 for
 // jit. …` its tracer error may be: JAX prints the exception, a hint or two (`If using jit, try
@@ -149,6 +151,46 @@ function explainedException(facts: FailureFacts, last: LogLine): LogLine | null 
     if (BARE_EXCEPTION.test(said[k].text)) return said[k];
   }
   return null;
+}
+
+// How many non-empty lines before a launcher's report of its child may hold the child's own
+// exception line, printed without a traceback the parser reads (Rich's boxed traceback ends in
+// one).
+const CHILD_EXCEPTION_LINES = 3;
+
+/**
+ * The child's own exception, printed before the launcher reported the child's exit status: the
+ * last traceback above the report that ends in an exception and is not the launcher's, or else
+ * an exception line just above the report. The launcher's report says only that the child
+ * failed; the child's exception says why.
+ */
+function childException(facts: FailureFacts): CauseMatch | null {
+  const report = facts.child?.line;
+  if (!report) return null;
+  const own = facts.tracebacks.filter((t) =>
+    t.exception !== null && t.exception.seq < report.seq &&
+    !LAUNCHER_REPORT.test(t.type ?? "") && !t.frames.every(launcherFrame)
+  ).at(-1);
+  let line = own?.exception ?? null;
+  if (!line) {
+    const said = facts.lines.filter((l) => l.text.trim() !== "" && l.seq < report.seq);
+    line = said.slice(-CHILD_EXCEPTION_LINES).reverse()
+      .find((l) => BARE_EXCEPTION.test(l.text)) ?? null;
+  }
+  if (!line) return null;
+  const type = own?.type ?? BARE_EXCEPTION.exec(line.text)?.[1] ?? "";
+  const network = NETWORK_WORDS.test(line.text) || NETWORK_TYPE.test(type) ? NETWORK_ADVICE : {};
+  return {
+    ...network,
+    confidence: 0.4,
+    likely_cause: `The training code raised "${excerpt(line.text.replace(/^\W+/, ""), 200)}" ` +
+      `before the launcher reported its exit`,
+    evidence: present(
+      logEvidence(line, "the child's exception", own?.continuation ?? []),
+      logEvidence(report, "the launcher's report"),
+      exitCodeEvidence(facts),
+    ),
+  };
 }
 
 /** The process exited non-zero with no recognisable message: quote the last lines. */

@@ -165,3 +165,35 @@ Deno.test("diagnoseFailure() reads a launcher's report of a child's plain exit s
     retry: "fails_again",
   });
 });
+
+// The child's traceback above torchrun's `failed (exitcode: 1)` line and its own cut traceback;
+// and a child whose traceback Rich drew in a box, ending in a bare `Exception: …` line.
+const CHILD_THEN_TORCHRUN_CUT = `
+Traceback (most recent call last):
+  File "train.py", line 40, in <module>
+    opt.plots and plot_labels(labels)
+AttributeError: 'Namespace' object has no attribute 'plots'
+${TORCHRUN_CUT}`;
+const RICH_CHILD_THEN_TORCHRUN_CUT = `
+╭───────────────────── Traceback (most recent call last) ─────────────────────╮
+│ /srv/app/train.py:88 in <module>                                             │
+│ ❱ 88 │   tok = load_tokenizer(cfg.tokenizer_path)                            │
+╰──────────────────────────────────────────────────────────────────────────────╯
+Exception: data did not match any variant of untagged enum ModelWrapper
+${TORCHRUN_CUT}`;
+
+Deno.test("diagnoseFailure() reads the child's own exception above a launcher's cut traceback", () => {
+  for (
+    const [name, log, said] of [
+      ["traceback", CHILD_THEN_TORCHRUN_CUT, /no attribute 'plots'/],
+      ["Rich", RICH_CHILD_THEN_TORCHRUN_CUT, /untagged enum ModelWrapper/],
+    ] as const
+  ) {
+    const d = expectDiagnosis(name, failed(log), {
+      cause: "python_exception",
+      likely: said,
+      retry: "fails_again",
+    });
+    assert.match(d.evidence[0].detail, /^the child's exception: /);
+  }
+});
