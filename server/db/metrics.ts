@@ -91,7 +91,14 @@ interface TxState {
   /** The sequence's stored value, when read. */
   seqStored: number;
   /** Summaries changed in this transaction and not yet written, by run and key. */
-  summaries: Map<string, { runId: string; summary: KeySummary }>;
+  summaries: Map<string, HeldSummary>;
+}
+
+/** A key's summary with the sequence number of its newest write, as kept in `metric_keys`. */
+interface HeldSummary {
+  runId: string;
+  summary: KeySummary;
+  lastSeq: number;
 }
 
 const txStates = new WeakMap<Database, TxState>();
@@ -105,7 +112,7 @@ function txState(db: Database): TxState {
       if (fresh.seq !== null && fresh.seq !== fresh.seqStored) {
         db.prepare("UPDATE sequences SET value = ? WHERE name = 'metric_points'").run(fresh.seq);
       }
-      for (const { runId, summary } of fresh.summaries.values()) saveSummary(db, runId, summary);
+      for (const held of fresh.summaries.values()) saveSummary(db, held);
       // Cleared here: a COMMIT that then fails rolls these back through the undo callbacks.
       const seq = fresh.seq;
       const summaries = fresh.summaries;
@@ -171,26 +178,41 @@ export function writePoints(db: Database, runId: string, points: PointWrite[]): 
   for (const [key, list] of byKey) {
     // A loop, not Math.min(...steps): a batch may hold more points than a call has arguments.
     let minStep = Infinity;
-    for (const p of list) if (p.step < minStep) minStep = p.step;
+    let rising = true;
+    let prev = -Infinity;
+    for (const p of list) {
+      if (p.step < minStep) minStep = p.step;
+      if (p.step <= prev) rising = false;
+      prev = p.step;
+    }
+    const lastSeq = list[list.length - 1].seq;
     invalidateBlocks(db, runId, key, minStep);
-    updateSummary(db, runId, key, list, minStep);
+    const appended = updateSummary(db, runId, key, list, minStep, lastSeq);
+    // Anything but steps rising above the key's last step is listed, so that a resume knows
+    // where else than above its last step a newer point may be (see `pointsAfter`).
+    if (!appended || !rising) {
+      db.prepare("INSERT INTO metric_rewrites (run_id, key, seq, min_step) VALUES (?, ?, ?, ?)")
+        .run(runId, key, lastSeq, minStep);
+    }
   }
   return stored;
 }
 
+/** Returns whether every added step lies above the key's last step before them. */
 function updateSummary(
   db: Database,
   runId: string,
   key: string,
   added: StoredPoint[],
   minStep: number,
-): void {
+  lastSeq: number,
+): boolean {
   const old = getKeySummary(db, runId, key);
   if (old && minStep <= old.last_step) {
     // A rewrite or an out-of-order step: extremes may have moved, so recount from the points.
     flushSummary(db, runId, key);
-    recomputeSummary(db, runId, key);
-    return;
+    recomputeSummary(db, runId, key, lastSeq);
+    return false;
   }
   let s: KeySummary = old ?? {
     key,
@@ -225,19 +247,21 @@ function updateSummary(
   }
   // A new key's row is written at once (key counts and lists read the table); a known key's
   // summary is written once, before the commit.
-  if (!old || !db.sqlite.isTransaction) saveSummary(db, runId, s);
-  else keepSummary(db, runId, s);
+  const held = { runId, summary: s, lastSeq };
+  if (!old || !db.sqlite.isTransaction) saveSummary(db, held);
+  else keepSummary(db, held);
+  return true;
 }
 
 const summaryId = (runId: string, key: string) => `${runId}\u0000${key}`;
 
 /** Holds a known key's new summary until the transaction commits. */
-function keepSummary(db: Database, runId: string, s: KeySummary): void {
+function keepSummary(db: Database, held: HeldSummary): void {
   const map = txState(db).summaries;
-  const id = summaryId(runId, s.key);
+  const id = summaryId(held.runId, held.summary.key);
   const prev = map.get(id);
   db.onRollback(() => prev ? map.set(id, prev) : map.delete(id));
-  map.set(id, { runId, summary: s });
+  map.set(id, held);
 }
 
 /** Writes a held summary of this key now (before a query reads the table). */
@@ -246,12 +270,12 @@ function flushSummary(db: Database, runId: string, key: string): void {
   const id = summaryId(runId, key);
   const held = map?.get(id);
   if (!map || !held) return;
-  saveSummary(db, runId, held.summary);
+  saveSummary(db, held);
   map.delete(id);
   db.onRollback(() => map.set(id, held));
 }
 
-function recomputeSummary(db: Database, runId: string, key: string): void {
+function recomputeSummary(db: Database, runId: string, key: string, lastSeq: number): void {
   const agg = db.prepare(
     "SELECT COUNT(*) AS n, MIN(step) AS first_step, MAX(step) AS last_step FROM metric_points WHERE run_id = ? AND key = ?",
   ).get(runId, key) as { n: number; first_step: number; last_step: number };
@@ -266,7 +290,7 @@ function recomputeSummary(db: Database, runId: string, key: string): void {
     ).get(runId, key) as { step: number; value: number } | undefined;
   const lo = extreme("ASC");
   const hi = extreme("DESC");
-  saveSummary(db, runId, {
+  const summary: KeySummary = {
     key,
     points: agg.n,
     first_step: agg.first_step,
@@ -277,19 +301,21 @@ function recomputeSummary(db: Database, runId: string, key: string): void {
     min_step: lo?.step ?? null,
     max_value: hi?.value ?? null,
     max_step: hi?.step ?? null,
-  });
+  };
+  saveSummary(db, { runId, summary, lastSeq });
 }
 
-function saveSummary(db: Database, runId: string, s: KeySummary): void {
+function saveSummary(db: Database, { runId, summary: s, lastSeq }: HeldSummary): void {
   db.prepare(
     `INSERT INTO metric_keys (run_id, key, points, first_step, last_step, last_value,
-       last_wall_time, min_value, min_step, max_value, max_step)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       last_wall_time, min_value, min_step, max_value, max_step, last_seq)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (run_id, key) DO UPDATE SET points = excluded.points,
        first_step = excluded.first_step, last_step = excluded.last_step,
        last_value = excluded.last_value, last_wall_time = excluded.last_wall_time,
        min_value = excluded.min_value, min_step = excluded.min_step,
-       max_value = excluded.max_value, max_step = excluded.max_step`,
+       max_value = excluded.max_value, max_step = excluded.max_step,
+       last_seq = excluded.last_seq`,
   ).run(
     runId,
     s.key,
@@ -302,8 +328,13 @@ function saveSummary(db: Database, runId: string, s: KeySummary): void {
     s.min_step,
     s.max_value,
     s.max_step,
+    lastSeq,
   );
 }
+
+/** The columns of a `KeySummary`. */
+const SUMMARY_COLUMNS = "key, points, first_step, last_step, last_value, last_wall_time, " +
+  "min_value, min_step, max_value, max_step";
 
 interface SummaryRow extends Omit<KeySummary, "last_value"> {
   last_value: number | null;
@@ -312,18 +343,19 @@ interface SummaryRow extends Omit<KeySummary, "last_value"> {
 export function getKeySummary(db: Database, runId: string, key: string): KeySummary | null {
   const held = txStates.get(db)?.summaries.get(summaryId(runId, key));
   if (held) return held.summary;
-  const row = db.prepare("SELECT * FROM metric_keys WHERE run_id = ? AND key = ?").get(
-    runId,
-    key,
-  ) as SummaryRow | undefined;
+  const row = db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM metric_keys WHERE run_id = ? AND key = ?`)
+    .get(
+      runId,
+      key,
+    ) as SummaryRow | undefined;
   return row ? { ...row, last_value: fromSql(row.last_value) } : null;
 }
 
 /** Every key a run has, with its summary. */
 export function listKeySummaries(db: Database, runId: string): KeySummary[] {
-  const rows = db.prepare("SELECT * FROM metric_keys WHERE run_id = ? ORDER BY key").all(
-    runId,
-  ) as unknown as SummaryRow[];
+  const rows = db.prepare(
+    `SELECT ${SUMMARY_COLUMNS} FROM metric_keys WHERE run_id = ? ORDER BY key`,
+  ).all(runId) as unknown as SummaryRow[];
   const held = txStates.get(db)?.summaries;
   return rows.map((row) =>
     held?.get(summaryId(runId, row.key))?.summary ??
@@ -359,27 +391,109 @@ export function readSeries(
   return { steps, values, wall_times: wallTimes };
 }
 
-/** Points of a run written after `seq`, in write order (SSE resume). */
+type PointRow = Omit<StoredPoint, "value"> & { value: number | null };
+
+/** A run's keys with their steps and the sequence number of their newest write. */
+function keySeqs(
+  db: Database,
+  runId: string,
+): { key: string; first_step: number; last_step: number; last_seq: number }[] {
+  const rows = db.prepare(
+    "SELECT key, first_step, last_step, last_seq FROM metric_keys WHERE run_id = ?",
+  ).all(runId) as unknown as {
+    key: string;
+    first_step: number;
+    last_step: number;
+    last_seq: number;
+  }[];
+  const held = txStates.get(db)?.summaries;
+  if (!held?.size) return rows;
+  return rows.map((r) => {
+    const h = held.get(summaryId(runId, r.key));
+    return h
+      ? {
+        key: r.key,
+        first_step: h.summary.first_step,
+        last_step: h.summary.last_step,
+        last_seq: h.lastSeq,
+      }
+      : r;
+  });
+}
+
+/**
+ * The lowest step from which every point of the key below `hi` was written after `afterSeq`
+ * (`hi` when none was). Below `hi` — the key's last step + 1, or the lowest step a listed
+ * rewrite after `afterSeq` touched — the points written after `afterSeq` are those above the
+ * key's last step at `afterSeq`, so their steps are a suffix: found by bisection on the primary
+ * key, each probe one seek.
+ */
+function firstStepAfter(
+  db: Database,
+  runId: string,
+  key: string,
+  afterSeq: number,
+  lo: number,
+  hi: number,
+): number {
+  const probe = db.prepare(
+    "SELECT step, seq FROM metric_points WHERE run_id = ? AND key = ? AND step >= ? ORDER BY step LIMIT 1",
+  );
+  let a = lo;
+  let b = hi;
+  while (a < b) {
+    const mid = a + Math.floor((b - a) / 2);
+    const row = probe.get(runId, key, mid) as { step: number; seq: number } | undefined;
+    if (!row || row.step >= hi || row.seq > afterSeq) b = mid;
+    else a = row.step + 1;
+  }
+  return a;
+}
+
+/**
+ * Points of a run written after `seq`, in write order, at most `limit` (SSE resume). Each key
+ * whose newest write is after `seq` is read from the primary key: from the step
+ * `firstStepAfter` finds, in step order (which is write order there) unless a rewrite after
+ * `seq` is listed for the key, then from its lowest step, keeping the newer points.
+ */
 export function pointsAfter(
   db: Database,
   runId: string,
   afterSeq: number,
   limit: number,
 ): StoredPoint[] {
-  const rows = db.prepare(
-    "SELECT key, step, value, wall_time, seq FROM metric_points WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-  ).all(runId, afterSeq, limit) as unknown as (Omit<StoredPoint, "value"> & {
-    value: number | null;
-  })[];
+  const rewrites = new Map<string, number>();
+  for (
+    const r of db.prepare(
+      "SELECT key, MIN(min_step) AS min_step FROM metric_rewrites WHERE run_id = ? AND seq > ? GROUP BY key",
+    ).all(runId, afterSeq) as unknown as { key: string; min_step: number }[]
+  ) rewrites.set(r.key, r.min_step);
+  const rows: PointRow[] = [];
+  for (const k of keySeqs(db, runId)) {
+    if (k.last_seq <= afterSeq) continue;
+    const rewrittenFrom = rewrites.get(k.key);
+    const hi = rewrittenFrom ?? k.last_step + 1;
+    const from = firstStepAfter(db, runId, k.key, afterSeq, Math.min(k.first_step, hi), hi);
+    const page = rewrittenFrom === undefined
+      ? db.prepare(
+        "SELECT key, step, value, wall_time, seq FROM metric_points WHERE run_id = ? AND key = ? AND step >= ? ORDER BY step LIMIT ?",
+      ).all(runId, k.key, from, limit)
+      : db.prepare(
+        "SELECT key, step, value, wall_time, seq FROM metric_points WHERE run_id = ? AND key = ? AND step >= ? AND seq > ? ORDER BY seq LIMIT ?",
+      ).all(runId, k.key, from, afterSeq, limit);
+    for (const r of page as unknown as PointRow[]) rows.push(r);
+  }
+  // Each key gave its first `limit` points after the id: none below the cut can be missing.
+  rows.sort((a, b) => a.seq - b.seq);
+  if (rows.length > limit) rows.length = limit;
   return rows.map((r) => ({ ...r, value: fromSql(r.value) }));
 }
 
 /** The newest write sequence number of a run (0 when it has no points). */
 export function lastPointSeq(db: Database, runId: string): number {
-  const row = db.prepare("SELECT MAX(seq) AS s FROM metric_points WHERE run_id = ?").get(
-    runId,
-  ) as { s: number | null };
-  return row.s ?? 0;
+  let last = 0;
+  for (const k of keySeqs(db, runId)) if (k.last_seq > last) last = k.last_seq;
+  return last;
 }
 
 /** The value of `key` at the nearest step at or below `step`. */
@@ -409,8 +523,6 @@ export function pointsBefore(
   const rows = db.prepare(
     `SELECT key, step, value, wall_time, seq FROM metric_points
      WHERE run_id = ? AND seq < ? AND (${keys}) ORDER BY seq`,
-  ).all(runId, beforeSeq, ...likePatterns) as unknown as (Omit<StoredPoint, "value"> & {
-    value: number | null;
-  })[];
+  ).all(runId, beforeSeq, ...likePatterns) as unknown as PointRow[];
   return rows.map((r) => ({ ...r, value: fromSql(r.value) }));
 }
