@@ -37,7 +37,8 @@ function time(fn: () => void): number {
  * and their ratio holds still better than their rates.
  */
 export function benchIngest(dir: string, report: Report): void {
-  // Baseline: the same rows into the same table shape with plain batched node:sqlite inserts.
+  // Baseline: the same rows (the run's own id) into the same table shape with plain batched
+  // node:sqlite inserts.
   const raw = new DatabaseSync(`${dir}/raw.db`);
   raw.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
   raw.exec(
@@ -53,7 +54,7 @@ export function benchIngest(dir: string, report: Report): void {
     rawMs += time(() => {
       const pts = batchPoints(b);
       raw.exec("BEGIN");
-      for (const p of pts) ins.run("r-bench", p.key, p.step, p.value, p.wall_time, ++seq);
+      for (const p of pts) ins.run(run.id, p.key, p.step, p.value, p.wall_time, ++seq);
       raw.exec("COMMIT");
     });
     ms += time(() => ingestBatch(ctx, run.id, { points: batchPoints(b) }));

@@ -159,9 +159,10 @@ export function writePoints(db: Database, runId: string, points: PointWrite[]): 
      ON CONFLICT (run_id, key, step) DO UPDATE SET value = excluded.value,
        wall_time = excluded.wall_time, seq = excluded.seq`,
   );
-  const stored: StoredPoint[] = [];
-  const byKey = new Map<string, StoredPoint[]>();
-  for (const p of unique) {
+  const stored: StoredPoint[] = new Array(unique.length);
+  const byKey = new Map<string, KeyAdds>();
+  for (let i = 0; i < unique.length; i++) {
+    const p = unique[i];
     const sp: StoredPoint = {
       key: p.key,
       step: p.step,
@@ -169,85 +170,100 @@ export function writePoints(db: Database, runId: string, points: PointWrite[]): 
       wall_time: p.wall_time,
       seq: ++seq,
     };
-    upsert.run(runId, p.key, p.step, Number.isNaN(p.value) ? null : p.value, p.wall_time, sp.seq);
-    stored.push(sp);
-    let list = byKey.get(p.key);
-    if (!list) byKey.set(p.key, list = []);
-    list.push(sp);
+    upsert.run(runId, p.key, p.step, Number.isNaN(p.value) ? null : p.value, p.wall_time, seq);
+    stored[i] = sp;
+    const a = byKey.get(p.key);
+    if (a) addPoint(a, sp);
+    else byKey.set(p.key, newKeyAdds(sp));
   }
-  for (const [key, list] of byKey) {
-    // A loop, not Math.min(...steps): a batch may hold more points than a call has arguments.
-    let minStep = Infinity;
-    let rising = true;
-    let prev = -Infinity;
-    for (const p of list) {
-      if (p.step < minStep) minStep = p.step;
-      if (p.step <= prev) rising = false;
-      prev = p.step;
-    }
-    const lastSeq = list[list.length - 1].seq;
-    invalidateBlocks(db, runId, key, minStep);
-    const appended = updateSummary(db, runId, key, list, minStep, lastSeq);
+  for (const [key, a] of byKey) {
+    invalidateBlocks(db, runId, key, a.minStep);
+    const appended = updateSummary(db, runId, key, a);
     // Anything but steps rising above the key's last step is listed, so that a resume knows
     // where else than above its last step a newer point may be (see `pointsAfter`).
-    if (!appended || !rising) {
+    if (!appended || !a.rising) {
       db.prepare("INSERT INTO metric_rewrites (run_id, key, seq, min_step) VALUES (?, ?, ?, ?)")
-        .run(runId, key, lastSeq, minStep);
+        .run(runId, key, a.lastSeq, a.minStep);
     }
   }
   return stored;
 }
 
+/** What one batch adds to one key, gathered as its points are stored (in write order). */
+interface KeyAdds {
+  points: number;
+  minStep: number;
+  /** Whether each step is above the one written before it in the batch. */
+  rising: boolean;
+  /** The point written last, the one with the highest step, and the finite extremes. */
+  last: StoredPoint;
+  top: StoredPoint;
+  min: StoredPoint | null;
+  max: StoredPoint | null;
+  lastSeq: number;
+}
+
+function newKeyAdds(p: StoredPoint): KeyAdds {
+  const finite = Number.isFinite(p.value);
+  return {
+    points: 1,
+    minStep: p.step,
+    rising: true,
+    last: p,
+    top: p,
+    min: finite ? p : null,
+    max: finite ? p : null,
+    lastSeq: p.seq,
+  };
+}
+
+function addPoint(a: KeyAdds, p: StoredPoint): void {
+  a.points++;
+  if (p.step < a.minStep) a.minStep = p.step;
+  if (p.step <= a.last.step) a.rising = false;
+  if (p.step > a.top.step) a.top = p;
+  if (Number.isFinite(p.value)) {
+    if (a.min === null || p.value < a.min.value) a.min = p;
+    if (a.max === null || p.value > a.max.value) a.max = p;
+  }
+  a.last = p;
+  a.lastSeq = p.seq;
+}
+
 /** Returns whether every added step lies above the key's last step before them. */
-function updateSummary(
-  db: Database,
-  runId: string,
-  key: string,
-  added: StoredPoint[],
-  minStep: number,
-  lastSeq: number,
-): boolean {
+function updateSummary(db: Database, runId: string, key: string, a: KeyAdds): boolean {
   const old = getKeySummary(db, runId, key);
-  if (old && minStep <= old.last_step) {
+  if (old && a.minStep <= old.last_step) {
     // A rewrite or an out-of-order step: extremes may have moved, so recount from the points.
     flushSummary(db, runId, key);
-    recomputeSummary(db, runId, key, lastSeq);
+    recomputeSummary(db, runId, key, a.lastSeq);
     return false;
   }
-  let s: KeySummary = old ?? {
+  // Every added step is above the old last step: the highest is the new last one, and an
+  // extreme moves only to a strictly lower (higher) value, as if added one by one.
+  const s: KeySummary = {
     key,
-    points: 0,
-    first_step: minStep,
-    last_step: -1,
-    last_value: NaN,
-    last_wall_time: 0,
-    min_value: null,
-    min_step: null,
-    max_value: null,
-    max_step: null,
+    points: (old?.points ?? 0) + a.points,
+    first_step: old?.first_step ?? a.minStep,
+    last_step: a.top.step,
+    last_value: a.top.value,
+    last_wall_time: a.top.wall_time,
+    min_value: old?.min_value ?? null,
+    min_step: old?.min_step ?? null,
+    max_value: old?.max_value ?? null,
+    max_step: old?.max_step ?? null,
   };
-  s = { ...s };
-  for (const p of added) {
-    s.points++;
-    if (p.step > s.last_step) {
-      s.last_step = p.step;
-      s.last_value = p.value;
-      s.last_wall_time = p.wall_time;
-    }
-    if (Number.isFinite(p.value)) {
-      if (s.min_value === null || p.value < s.min_value) {
-        s.min_value = p.value;
-        s.min_step = p.step;
-      }
-      if (s.max_value === null || p.value > s.max_value) {
-        s.max_value = p.value;
-        s.max_step = p.step;
-      }
-    }
+  if (a.min && (s.min_value === null || a.min.value < s.min_value)) {
+    s.min_value = a.min.value;
+    s.min_step = a.min.step;
+  }
+  if (a.max && (s.max_value === null || a.max.value > s.max_value)) {
+    s.max_value = a.max.value;
+    s.max_step = a.max.step;
   }
   // A new key's row is written at once (key counts and lists read the table); a known key's
   // summary is written once, before the commit.
-  const held = { runId, summary: s, lastSeq };
+  const held = { runId, summary: s, lastSeq: a.lastSeq };
   if (!old || !db.sqlite.isTransaction) saveSummary(db, held);
   else keepSummary(db, held);
   return true;
