@@ -11,6 +11,7 @@ import { type Database, openDatabase } from "./database.ts";
 import { lastPointSeq, pointsAfter, type PointWrite, writePoints } from "./metrics.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/mod.ts";
+import { migration011PointResume } from "./migrations/011_point_resume.ts";
 import { insertRun } from "./runs.ts";
 import { ensureProject } from "./projects.ts";
 
@@ -146,12 +147,12 @@ Deno.test("points after a sequence number inside the transaction that wrote them
   db.close();
 });
 
-Deno.test("a store from before migration 11 resumes the same: rewritten keys are listed, the index is gone", async () => {
+Deno.test("a store from before the point-resume migration resumes the same: rewritten keys are listed, the index is gone", async () => {
   const dir = await Deno.makeTempDir({ prefix: "gpuctl-resume-" });
   try {
     const path = `${dir}/gpuctl.db`;
     const old = new DatabaseSync(path);
-    migrate(old, MIGRATIONS.filter((m) => m.version < 11));
+    migrate(old, MIGRATIONS.filter((m) => m.version < migration011PointResume.version));
     old.exec(
       `INSERT INTO projects (name, created_at, updated_at) VALUES ('p', 't', 't');
        INSERT INTO runs (id, job_id, attempt, project, experiment, name, source, status, config,
