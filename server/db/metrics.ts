@@ -466,11 +466,40 @@ function firstStepAfter(
   return a;
 }
 
+/** Where one key's points after a sequence number are read from, and those read so far. */
+interface KeyCursor {
+  key: string;
+  /** The lowest step that may hold a point after the sequence number. */
+  from: number;
+  /** Whether the points from `from` on are in write order by step (no rewrite listed). */
+  ordered: boolean;
+  rows: PointRow[];
+  /** Whether every point of the key after the sequence number is in `rows`. */
+  done: boolean;
+}
+
+/** Reads up to `n` more of the cursor's points, in write order. */
+function readMore(db: Database, runId: string, afterSeq: number, c: KeyCursor, n: number): void {
+  const last = c.rows.length ? c.rows[c.rows.length - 1] : null;
+  const page = (c.ordered
+    ? db.prepare(
+      "SELECT key, step, value, wall_time, seq FROM metric_points WHERE run_id = ? AND key = ? AND step >= ? ORDER BY step LIMIT ?",
+    ).all(runId, c.key, last ? last.step + 1 : c.from, n)
+    : db.prepare(
+      "SELECT key, step, value, wall_time, seq FROM metric_points WHERE run_id = ? AND key = ? AND step >= ? AND seq > ? ORDER BY seq LIMIT ?",
+    ).all(runId, c.key, c.from, last ? last.seq : afterSeq, n)) as unknown as PointRow[];
+  for (const r of page) c.rows.push(r);
+  if (page.length < n) c.done = true;
+}
+
 /**
  * Points of a run written after `seq`, in write order, at most `limit` (SSE resume). Each key
  * whose newest write is after `seq` is read from the primary key: from the step
  * `firstStepAfter` finds, in step order (which is write order there) unless a rewrite after
- * `seq` is listed for the key, then from its lowest step, keeping the newer points.
+ * `seq` is listed for the key, then from its lowest step, keeping the newer points. The keys
+ * are read a share of `limit` at a time, doubled until the points up to the lowest sequence
+ * number a key still has unread beyond are at least `limit` (or none is left unread): so a run
+ * of many keys reads about `limit` rows a page, not `limit` a key.
  */
 export function pointsAfter(
   db: Database,
@@ -484,22 +513,31 @@ export function pointsAfter(
       "SELECT key, MIN(min_step) AS min_step FROM metric_rewrites WHERE run_id = ? AND seq > ? GROUP BY key",
     ).all(runId, afterSeq) as unknown as { key: string; min_step: number }[]
   ) rewrites.set(r.key, r.min_step);
-  const rows: PointRow[] = [];
+  const cursors: KeyCursor[] = [];
   for (const k of keySeqs(db, runId)) {
     if (k.last_seq <= afterSeq) continue;
     const rewrittenFrom = rewrites.get(k.key);
     const hi = rewrittenFrom ?? k.last_step + 1;
     const from = firstStepAfter(db, runId, k.key, afterSeq, Math.min(k.first_step, hi), hi);
-    const page = rewrittenFrom === undefined
-      ? db.prepare(
-        "SELECT key, step, value, wall_time, seq FROM metric_points WHERE run_id = ? AND key = ? AND step >= ? ORDER BY step LIMIT ?",
-      ).all(runId, k.key, from, limit)
-      : db.prepare(
-        "SELECT key, step, value, wall_time, seq FROM metric_points WHERE run_id = ? AND key = ? AND step >= ? AND seq > ? ORDER BY seq LIMIT ?",
-      ).all(runId, k.key, from, afterSeq, limit);
-    for (const r of page as unknown as PointRow[]) rows.push(r);
+    cursors.push({ key: k.key, from, ordered: rewrittenFrom === undefined, rows: [], done: false });
   }
-  // Each key gave its first `limit` points after the id: none below the cut can be missing.
+  if (cursors.length === 0 || limit <= 0) return [];
+  let n = Math.ceil((2 * limit) / cursors.length);
+  for (const c of cursors) readMore(db, runId, afterSeq, c, n);
+  let cut = Infinity;
+  for (;;) {
+    // Every point up to `cut` has been read: each key not done has read past it.
+    cut = Infinity;
+    for (const c of cursors) if (!c.done) cut = Math.min(cut, c.rows[c.rows.length - 1].seq);
+    if (cut === Infinity) break;
+    let below = 0;
+    for (const c of cursors) for (const r of c.rows) if (r.seq <= cut) below++;
+    if (below >= limit) break;
+    n *= 2;
+    for (const c of cursors) if (!c.done) readMore(db, runId, afterSeq, c, n);
+  }
+  const rows: PointRow[] = [];
+  for (const c of cursors) for (const r of c.rows) if (r.seq <= cut) rows.push(r);
   rows.sort((a, b) => a.seq - b.seq);
   if (rows.length > limit) rows.length = limit;
   return rows.map((r) => ({ ...r, value: fromSql(r.value) }));

@@ -199,3 +199,42 @@ Deno.test("a store from before the point-resume migration resumes the same: rewr
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a page of a run with many keys reads about a page of rows, not a page a key", () => {
+  const db = openDatabase(":memory:");
+  addRun(db, "r-a");
+  const keys = Array.from({ length: 100 }, (_, i) => `k/${i}`);
+  db.tx(() => {
+    for (let step = 0; step < 200; step++) {
+      writePoints(db, "r-a", keys.map((key) => ({ key, step, value: step, wall_time: step })));
+    }
+  });
+  // One key written on long after the others: its points are the last ones.
+  writePoints(
+    db,
+    "r-a",
+    Array.from({ length: 300 }, (_, i) => ({ key: "k/7", step: 200 + i, value: i, wall_time: 0 })),
+  );
+  let rowsRead = 0;
+  const prepare = db.prepare.bind(db);
+  (db as { prepare: typeof db.prepare }).prepare = (sql: string) => {
+    const stmt = prepare(sql);
+    if (!sql.includes("ORDER BY step LIMIT ?") && !sql.includes("ORDER BY seq LIMIT ?")) {
+      return stmt;
+    }
+    return {
+      all: (...args: unknown[]) => {
+        // deno-lint-ignore no-explicit-any
+        const rows = (stmt.all as any)(...args);
+        rowsRead += rows.length;
+        return rows;
+      },
+    } as unknown as typeof stmt;
+  };
+  for (const after of [0, 7_000, 19_900, 20_100]) {
+    rowsRead = 0;
+    assertEquals(pointsAfter(db, "r-a", after, 500), oracle(db, "r-a", after).slice(0, 500));
+    assert(rowsRead <= 4 * 500, `${rowsRead} rows read for a page of 500 after ${after}`);
+  }
+  db.close();
+});
