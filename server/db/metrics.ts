@@ -441,8 +441,8 @@ function keySeqs(
  * The lowest step from which every point of the key below `hi` was written after `afterSeq`
  * (`hi` when none was). Below `hi` — the key's last step + 1, or the lowest step a listed
  * rewrite after `afterSeq` touched — the points written after `afterSeq` are those above the
- * key's last step at `afterSeq`, so their steps are a suffix: found by bisection on the primary
- * key, each probe one seek.
+ * key's last step at `afterSeq`, so their steps are a suffix: found by probing down from `hi`
+ * in doubling strides, then by bisection, each probe one seek of the primary key.
  */
 function firstStepAfter(
   db: Database,
@@ -455,13 +455,24 @@ function firstStepAfter(
   const probe = db.prepare(
     "SELECT step, seq FROM metric_points WHERE run_id = ? AND key = ? AND step >= ? ORDER BY step LIMIT 1",
   );
+  // Whether every point at or above `step` (and below `hi`) was written after `afterSeq`;
+  // false moves the lower bound past the point found.
   let a = lo;
   let b = hi;
+  const after = (step: number): boolean => {
+    const row = probe.get(runId, key, step) as { step: number; seq: number } | undefined;
+    if (!row || row.step >= hi || row.seq > afterSeq) return true;
+    a = row.step + 1;
+    return false;
+  };
+  // Down from the top in growing strides first: a resumed stream mostly missed recent points.
+  for (let stride = 1; hi - stride > a; stride *= 2) {
+    if (!after(hi - stride)) break;
+    b = hi - stride;
+  }
   while (a < b) {
     const mid = a + Math.floor((b - a) / 2);
-    const row = probe.get(runId, key, mid) as { step: number; seq: number } | undefined;
-    if (!row || row.step >= hi || row.seq > afterSeq) b = mid;
-    else a = row.step + 1;
+    if (after(mid)) b = mid;
   }
   return a;
 }
