@@ -16,7 +16,8 @@
  * (default 4), --runs N (default 50), --sse N (default 5), --group N (default 50).
  */
 import { parseArgs } from "node:util";
-import { agentFrame, type DataFrame, type DispatchSpec } from "../protocol/agent.ts";
+import type { DataFrame, DispatchSpec } from "../protocol/agent.ts";
+import { parseAgentFrame } from "../server/gateway/parse_frame.ts";
 import { createContext } from "../server/context.ts";
 import { openDatabase } from "../server/db/mod.ts";
 import { topics } from "../server/bus/bus.ts";
@@ -213,7 +214,7 @@ function measure(kind: "metrics" | "logs", n: number, group: number): Stages {
   let frames: DataFrame[] = [];
   const schema = timed(() =>
     frames = raws.map((r) => {
-      const p = agentFrame.safeParse(r);
+      const p = parseAgentFrame(r);
       if (!p.success) throw new Error(p.error.message);
       return p.data as DataFrame;
     })
@@ -263,7 +264,7 @@ function report(kind: "metrics" | "logs", group: number) {
   const row = (name: string, s: { wall: number; cpu: number }) =>
     console.log(`  ${name.padEnd(26)} ${us(s.cpu)}  ${us(s.wall)}`);
   row("JSON.parse", st.json);
-  row("wire schema (zod)", st.schema);
+  row("wire schema", st.schema);
   row("apply, commit, fan-out", st.apply);
   row("ack encoded", st.ack);
   console.log(`  inside apply (wall µs a frame, calls a frame, statement):`);

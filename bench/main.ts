@@ -2,7 +2,6 @@
  * `deno task bench`: the DESIGN targets, each measured next to a raw baseline from the same
  * run on the same machine. Numbers, not pass/fail: this machine is shared and noisy.
  */
-import { DatabaseSync } from "node:sqlite";
 import { type Context, createContext } from "../server/context.ts";
 import { openDatabase } from "../server/db/mod.ts";
 import { ingestBatch, registerSdkRun } from "../server/runs/service.ts";
@@ -12,6 +11,7 @@ import { BlockSealer } from "../server/metrics/block_sealer.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
 import { benchCluster, benchSdkOverhead } from "./cluster.ts";
 import { benchCharts } from "./charts.ts";
+import { benchIngest } from "./ingest.ts";
 import { benchConsole } from "./console.ts";
 import { benchMcp } from "./mcp.ts";
 import { benchPeers } from "./peers.ts";
@@ -48,58 +48,8 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
-// --- Ingest -----------------------------------------------------------------------------
-const BATCH = 5000;
-const BATCHES = 100;
-const KEYS = 10;
-function batchPoints(b: number) {
-  return Array.from({ length: BATCH }, (_, i) => ({
-    key: `train/k${i % KEYS}`,
-    step: b * (BATCH / KEYS) + Math.floor(i / KEYS),
-    value: Math.random(),
-    wall_time: 1_700_000_000 + b,
-  }));
-}
-{
-  // Baseline: the same rows into the same table shape with plain batched node:sqlite inserts.
-  const raw = new DatabaseSync(`${dir}/raw.db`);
-  raw.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
-  raw.exec(
-    "CREATE TABLE p (run_id TEXT, key TEXT, step INTEGER, value REAL, wall_time REAL, seq INTEGER, PRIMARY KEY (run_id, key, step)) WITHOUT ROWID",
-  );
-  const ins = raw.prepare("INSERT INTO p VALUES (?, ?, ?, ?, ?, ?)");
-  let seq = 0;
-  const [, rawMs] = time(() => {
-    for (let b = 0; b < BATCHES; b++) {
-      const pts = batchPoints(b);
-      raw.exec("BEGIN");
-      for (const p of pts) ins.run("r-bench", p.key, p.step, p.value, p.wall_time, ++seq);
-      raw.exec("COMMIT");
-    }
-  });
-  raw.close();
-  const ctx = context(`${dir}/ingest.db`);
-  const run = registerSdkRun(ctx, { project: "bench" }).run;
-  const [, ms] = time(() => {
-    for (let b = 0; b < BATCHES; b++) ingestBatch(ctx, run.id, { points: batchPoints(b) });
-  });
-  ctx.db.close();
-  const total = BATCH * BATCHES;
-  const rate = total / (ms / 1000);
-  const rawRate = total / (rawMs / 1000);
-  report({
-    name: "ingest (service layer, batches of 5000)",
-    value: { value: rate, unit: "points/s" },
-    baseline: {
-      value: rawRate,
-      unit: "points/s",
-      text: `raw batched inserts ${Math.round(rawRate).toLocaleString("en")} points/s (ours ${
-        Math.round((rate / rawRate) * 100)
-      } %)`,
-    },
-    target: { op: ">=", value: 200_000, also: { op: ">=", ratio: 0.8 } },
-  });
-}
+// --- Ingest ----------------------------------------------------------------------------
+await benchIngest(dir, report);
 
 // --- metrics:query ----------------------------------------------------------------------
 {

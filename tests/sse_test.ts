@@ -87,6 +87,31 @@ Deno.test("metrics stream: SDK points arrive live, and a resumed stream fills th
   }
 });
 
+Deno.test("metrics stream: a resume with more points missed than one page gets them all", async () => {
+  const h = await createHarness();
+  const s = await serve(h);
+  try {
+    const run = (await h.call("POST", "/api/sdk/runs", { body: { project: "p" } })).json;
+    // 6,000 points missed: more than the 5,000 of one backlog page.
+    for (let i = 0; i < 6000; i += 1000) {
+      const points = Array.from(
+        { length: 1000 },
+        (_, j) => ({ key: "loss", step: i + j, value: j }),
+      );
+      await h.call("POST", `/api/sdk/runs/${run.id}/log`, { body: { points } });
+    }
+    const resumed = await openSse(`${s.base}/api/runs/${run.id}/metrics/stream`, h.tokens.read, 0);
+    const steps = (c: typeof resumed) =>
+      c.messages.flatMap((m) => m.data.points.map((p: { step: number }) => p.step));
+    await resumed.until((c) => steps(c).length === 6000);
+    assertEquals(steps(resumed), Array.from({ length: 6000 }, (_, i) => i));
+    await resumed.close();
+  } finally {
+    await s.stop();
+    await h.close();
+  }
+});
+
 Deno.test("many-runs metrics stream: points of every run in write order, a resume fills the gap exactly, and it ends when every run has", async () => {
   const h = await createHarness();
   const s = await serve(h);

@@ -6,7 +6,6 @@
  * frame applier's (`apply_frame.ts`); the scheduler loop hears of node changes on the bus.
  */
 import {
-  agentFrame,
   type DispatchSpec,
   type HeartbeatFrame,
   type HelloFrame,
@@ -16,6 +15,7 @@ import {
 } from "../../protocol/agent.ts";
 import { cursors, isTransientStoreError, nodes as nodesDb, tokens as tokensDb } from "../db/mod.ts";
 import type { JobState } from "../db/jobs.ts";
+import { parseAgentFrame } from "./parse_frame.ts";
 import { topics } from "../bus/bus.ts";
 import type { Context } from "../context.ts";
 import { DEFAULT_GRACE_S, type LeaseHold } from "../jobs/transitions.ts";
@@ -320,7 +320,7 @@ export class AgentGateway implements NodeLink {
     let frame;
     try {
       if (typeof data !== "string") throw new Error("frames are JSON text");
-      const parsed = agentFrame.safeParse(JSON.parse(data));
+      const parsed = parseAgentFrame(JSON.parse(data));
       if (!parsed.success) {
         const i = parsed.error.issues[0];
         throw new Error(`${i.path.join(".") || "frame"}: ${i.message}`);

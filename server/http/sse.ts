@@ -232,7 +232,10 @@ export function sseResponse(req: Request, source: SseSource, opts: SseOptions): 
             }
             // Backlog and switch happen in one synchronous turn, so no message published in
             // between can be missed: publishing happens after a commit, never inside this code.
-            if (page.length < pageSize) {
+            // Live once a page comes back empty: a page's messages may each hold many items (a
+            // metrics page is one message of up to `pageSize` points), so a short page does not
+            // say the backlog is done.
+            if (page.length === 0) {
               live = true;
               if (endIfEnded()) return;
             }

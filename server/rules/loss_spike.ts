@@ -47,10 +47,12 @@ export function detectLossSpike(
     return null;
   }
   const med = median(previous);
-  const mad = median(previous.map((v) => Math.abs(v - med)));
   const excess = value - med;
-  if (excess <= cfg.lossSpikeMadFactor * mad) return null;
+  // The test without the deviation first: most points lie near the median and stop here,
+  // before the second sort.
   if (excess <= cfg.lossSpikeMinRise * Math.abs(med)) return null;
+  const mad = median(previous.map((v) => Math.abs(v - med)));
+  if (excess <= cfg.lossSpikeMadFactor * mad) return null;
   series.lastFiredStep = step;
   return {
     type: "LOSS_SPIKE",
