@@ -9,6 +9,7 @@ import { migration007Sweeps } from "./007_sweeps.ts";
 import { migration008CheckpointState } from "./008_checkpoint_state.ts";
 import { migration009Lineage } from "./009_lineage.ts";
 import { migration010Budgets } from "./010_budgets.ts";
+import { migration012MetricSummaries } from "./012_metric_summaries.ts";
 
 /** One forward-only schema change. */
 export interface Migration {
@@ -29,4 +30,5 @@ export const MIGRATIONS: Migration[] = [
   migration008CheckpointState,
   migration009Lineage,
   migration010Budgets,
+  migration012MetricSummaries,
 ];
