@@ -34,8 +34,16 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
-/** Measures the `metrics:query` rows in a store under `dir`. */
-export async function benchQuery(report: Report, dir: string): Promise<void> {
+/**
+ * Measures the `metrics:query` rows in a store under `dir`. With `restarts`, also that many
+ * more restarts, each timed on the store as sealed and, in turn, on a copy without block
+ * summaries (as a store sealed by a version before them reads until they are written).
+ */
+export async function benchQuery(
+  report: Report,
+  dir: string,
+  options: { restarts?: number } = {},
+): Promise<void> {
   const context = (path: string): Context =>
     createContext({ db: openDatabase(path), backupDir: `${dir}/backups` });
   const ctx = context(`${dir}/query.db`);
@@ -135,5 +143,47 @@ export async function benchQuery(report: Report, dir: string): Promise<void> {
     note: "≤ the raw SELECT of it",
   });
   restarted.db.close();
+  if (options.restarts) {
+    ctx.db.sqlite.exec(`VACUUM INTO '${dir}/blocks-only.db'`);
+    const old = context(`${dir}/blocks-only.db`);
+    old.db.sqlite.exec(
+      "DELETE FROM metric_summaries; UPDATE metric_seals SET summarized_step = NULL",
+    );
+    old.db.close();
+    const times = { summaries: [[], []] as number[][], blocks: [[], []] as number[][] };
+    for (let r = 0; r < options.restarts; r++) {
+      for (
+        const [store, t] of [["query", times.summaries], ["blocks-only", times.blocks]] as const
+      ) {
+        const c = context(`${dir}/${store}.db`);
+        t[0].push((await timeAsync(() => queryBig(c)))[1]);
+        t[1].push((await timeAsync(() => queryMany(c)))[1]);
+        c.db.close();
+      }
+    }
+    const range = (xs: number[]) =>
+      ms(
+        median(xs),
+        `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} ms, median ${
+          median(xs).toFixed(0)
+        } of ${xs.length}`,
+      );
+    for (
+      const [what, k] of [["1,000,000 points → 2,000", 0], [
+        "20 runs × 100,000 points → 2,000 each",
+        1,
+      ]] as const
+    ) {
+      report({
+        name: `metrics:query ${what}, ${options.restarts} more restarts`,
+        value: range(times.summaries[k]),
+        baseline: {
+          ...range(times.blocks[k]),
+          text: `blocks only (no summaries) ${range(times.blocks[k]).text}`,
+        },
+        target: { op: "<=", value: k === 0 ? 50 : 100 },
+      });
+    }
+  }
   ctx.db.close();
 }
