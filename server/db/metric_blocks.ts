@@ -384,7 +384,8 @@ export function insertSummary(
 
 /**
  * Called for every write: drops the sealed blocks (and their summaries) a write at `minStep`
- * or later falls into, so that blocks never disagree with the rows. Must run inside the write's transaction.
+ * or later falls into, so that blocks never disagree with the rows. Must run inside the
+ * write's transaction.
  */
 export function invalidateBlocks(db: Database, runId: string, key: string, minStep: number): void {
   const seal = getSeal(db, runId, key);

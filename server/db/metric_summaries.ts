@@ -49,14 +49,15 @@ export function summaryCoverage(
     if (!seal || seal.summarized_step !== seal.sealed_step) return { summarized: 0, tail: points };
     return { summarized: seal.sealed_points, tail: Math.max(0, points - seal.sealed_points) };
   }
+  const from = Number.isFinite(range.from) ? range.from : Number.MIN_SAFE_INTEGER;
   const to = Number.isFinite(range.to) ? range.to : Number.MAX_SAFE_INTEGER;
   const summarized = seal
     ? (db.prepare(
       `SELECT COALESCE(SUM(points), 0) AS n FROM metric_summaries
        WHERE run_id = ? AND key = ? AND first_step >= ? AND first_step <= ? AND last_step <= ?`,
-    ).get(runId, key, range.from, to, to) as { n: number }).n
+    ).get(runId, key, from, to, to) as { n: number }).n
     : 0;
-  const after = Math.max(seal?.sealed_step ?? -1, Math.ceil(range.from) - 1);
+  const after = Math.max(seal?.sealed_step ?? -1, Math.ceil(from) - 1);
   const tail = (db.prepare(
     `SELECT COUNT(*) AS n FROM (SELECT 1 FROM metric_points
        WHERE run_id = ? AND key = ? AND step > ? AND step <= ? LIMIT ?)`,
