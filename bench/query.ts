@@ -74,7 +74,7 @@ export async function benchQuery(
     }
   }
   // Three readings of each query: the very first (rows out of SQLite, before the background
-  // sealer ran), the first after a restart (from sealed blocks, an empty cache), then warm.
+  // sealer ran), the first after a restart (from block summaries, an empty cache), then warm.
   const queryBig = (c: Context) =>
     queryMetrics(c, { runs: [big.id], keys: ["loss"], max_points: 2000 });
   const firstBig = (await timeAsync(() => queryBig(ctx)))[1];
@@ -99,7 +99,7 @@ export async function benchQuery(
     target: { op: "<=", value: 50 },
   });
   report({
-    name: "metrics:query 1,000,000 points → 2,000, right after a restart (sealed blocks)",
+    name: "metrics:query 1,000,000 points → 2,000, right after a restart (block summaries)",
     value: ms(afterRestartBig),
     baseline: ms(median(lttbOnly), `LTTB alone ${median(lttbOnly).toFixed(0)} ms`),
     target: { op: "<=", value: 50 },
