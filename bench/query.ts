@@ -147,7 +147,8 @@ export async function benchQuery(
     ctx.db.sqlite.exec(`VACUUM INTO '${dir}/blocks-only.db'`);
     const old = context(`${dir}/blocks-only.db`);
     old.db.sqlite.exec(
-      "DELETE FROM metric_summaries; UPDATE metric_seals SET summarized_step = NULL",
+      `DELETE FROM metric_summaries; DELETE FROM metric_summaries_coarse;
+       UPDATE metric_seals SET summarized_step = NULL`,
     );
     old.db.close();
     const times = { summaries: [[], []] as number[][], blocks: [[], []] as number[][] };

@@ -9,7 +9,7 @@
  */
 import type { Database } from "./database.ts";
 import { allAsArrays } from "./_rows.ts";
-import { summarizeInto } from "./summarize.ts";
+import { summarizeInto, SUMMARY_LEVELS, type SummaryLevel } from "./summarize.ts";
 
 /** Points in one sealed block. */
 export const BLOCK_POINTS = 4096;
@@ -344,9 +344,12 @@ function writeBlocks(
       BLOCK_POINTS,
       new Uint8Array(packed.buffer),
     );
-    summary.length = 0;
-    summarizeInto(columns, at, end, summary);
-    insertSummary(db, runId, key, columns.steps[at], columns.steps[end - 1], BLOCK_POINTS, summary);
+    for (const level of SUMMARY_LEVELS) {
+      summary.length = 0;
+      summarizeInto(columns, at, end, summary, level.bucket);
+      const [first, last] = [columns.steps[at], columns.steps[end - 1]];
+      insertSummary(db, level, runId, key, first, last, BLOCK_POINTS, summary);
+    }
   }
   // The summaries are complete up to the new seal if they were up to the old one (a store
   // sealed before summaries existed is summarised from its start by `summarizeNext`).
@@ -361,9 +364,10 @@ function writeBlocks(
   ).run(runId, key, sealed, sealedBefore + columns.length, sealed);
 }
 
-/** Writes (or replaces) the summary of the block that starts at `firstStep`. */
+/** Writes (or replaces) the summary at `level` of the block that starts at `firstStep`. */
 export function insertSummary(
   db: Database,
+  level: SummaryLevel,
   runId: string,
   key: string,
   firstStep: number,
@@ -377,7 +381,7 @@ export function insertSummary(
   packed.set(summary.values.subarray(0, n), n);
   packed.set(summary.wallTimes.subarray(0, n), 2 * n);
   db.prepare(
-    `INSERT OR REPLACE INTO metric_summaries (run_id, key, first_step, last_step, points, kept, data)
+    `INSERT OR REPLACE INTO ${level.table} (run_id, key, first_step, last_step, points, kept, data)
      VALUES (?, ?, ?, ?, ?, ?, ?)`,
   ).run(runId, key, firstStep, lastStep, points, n, new Uint8Array(packed.buffer));
 }
@@ -400,11 +404,13 @@ function dropBlocksFrom(db: Database, runId: string, key: string, step: number):
       key,
       from,
     );
-    db.prepare("DELETE FROM metric_summaries WHERE run_id = ? AND key = ? AND last_step >= ?").run(
-      runId,
-      key,
-      from,
-    );
+    for (const { table } of SUMMARY_LEVELS) {
+      db.prepare(`DELETE FROM ${table} WHERE run_id = ? AND key = ? AND last_step >= ?`).run(
+        runId,
+        key,
+        from,
+      );
+    }
     const left = db.prepare(
       "SELECT MAX(last_step) AS step, SUM(points) AS points FROM metric_blocks WHERE run_id = ? AND key = ?",
     ).get(runId, key) as { step: number | null; points: number | null };

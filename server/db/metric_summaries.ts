@@ -16,9 +16,9 @@ import {
   insertSummary,
   type SeriesColumns,
 } from "./metric_blocks.ts";
-import { summarizeInto } from "./summarize.ts";
+import { summarizeInto, SUMMARY_LEVELS, type SummaryLevel } from "./summarize.ts";
 
-export { summarizeInto, SUMMARY_BUCKET } from "./summarize.ts";
+export { summarizeInto, SUMMARY_BUCKET, SUMMARY_LEVELS, type SummaryLevel } from "./summarize.ts";
 
 interface SummaryRow {
   first_step: number;
@@ -77,6 +77,7 @@ export function summaryCoverage(
  */
 export function appendSummaries(
   db: Database,
+  level: SummaryLevel,
   runId: string,
   key: string,
   afterStep: number,
@@ -87,7 +88,7 @@ export function appendSummaries(
   const to = Number.isFinite(toStep) ? toStep : Number.MAX_SAFE_INTEGER;
   const whole = getSeal(db, runId, key)?.summarized_step ?? -Infinity;
   const rows = db.prepare(
-    `SELECT first_step, last_step, points, kept, data FROM metric_summaries
+    `SELECT first_step, last_step, points, kept, data FROM ${level.table}
      WHERE run_id = ? AND key = ? AND first_step > ? AND first_step <= ?
      ORDER BY first_step LIMIT ?`,
   ).all(runId, key, afterStep, to, maxBlocks) as unknown as SummaryRow[];
@@ -148,9 +149,11 @@ export function summarizeNext(db: Database, runId: string, key: string, maxBlock
         wallTimes: f.subarray(2 * b.points, 3 * b.points),
         length: b.points,
       };
-      summary.length = 0;
-      summarizeInto(block, 0, b.points, summary);
-      insertSummary(db, runId, key, b.first_step, b.last_step, b.points, summary);
+      for (const level of SUMMARY_LEVELS) {
+        summary.length = 0;
+        summarizeInto(block, 0, b.points, summary, level.bucket);
+        insertSummary(db, level, runId, key, b.first_step, b.last_step, b.points, summary);
+      }
     }
     const done = blocks.length < maxBlocks
       ? seal.sealed_step

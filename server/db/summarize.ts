@@ -1,15 +1,23 @@
 /**
- * The reduction behind block summaries (see `metric_summaries.ts`): of every
- * `SUMMARY_BUCKET` consecutive points, the one with the lowest and the one with the highest
- * finite value, and the first NaN, +Infinity and -Infinity; with the first and last point of
- * what is reduced. What is kept is a subsequence of the points (exact steps, values and wall
- * times), so every extreme of the series, and every run of NaN/Inf to within 32 points,
- * survives a downsampling of the summary.
+ * The reduction behind block summaries (see `metric_summaries.ts`): of every `bucket`
+ * consecutive points, the one with the lowest and the one with the highest finite value, and
+ * the first NaN, +Infinity and -Infinity; with the first and last point of what is reduced.
+ * What is kept is a subsequence of the points (exact steps, values and wall times), so every
+ * extreme of the series, and every run of NaN/Inf to within a bucket, survives a downsampling
+ * of the summary. Each block has two summaries: per 32 points and per 256.
  */
 import type { ColumnsBuilder, SeriesColumns } from "./metric_blocks.ts";
 
 /** Points per summary bucket: a summary keeps at most 2 of them (plus NaN/Inf markers). */
 export const SUMMARY_BUCKET = 32;
+
+/** A block's summaries, the coarsest first: the bucket size, and the table that holds them. */
+export const SUMMARY_LEVELS = [
+  { bucket: 256, table: "metric_summaries_coarse" },
+  { bucket: SUMMARY_BUCKET, table: "metric_summaries" },
+] as const;
+
+export type SummaryLevel = typeof SUMMARY_LEVELS[number];
 
 /**
  * Appends to `out` the points of `src` in `[from, to)` that a chart needs (see the module
@@ -20,14 +28,15 @@ export function summarizeInto(
   from: number,
   to: number,
   out: ColumnsBuilder,
+  bucket: number = SUMMARY_BUCKET,
 ): void {
   if (to <= from) return;
   const { values } = src;
   // At most 5 points a bucket (low, high, NaN, +Inf, -Inf), and the first and last point.
-  out.reserve(Math.ceil((to - from) / SUMMARY_BUCKET) * 5 + 2);
+  out.reserve(Math.ceil((to - from) / bucket) * 5 + 2);
   const keep = [0, 0, 0, 0, 0, 0, 0];
-  for (let a = from; a < to; a += SUMMARY_BUCKET) {
-    const b = Math.min(a + SUMMARY_BUCKET, to);
+  for (let a = from; a < to; a += bucket) {
+    const b = Math.min(a + bucket, to);
     let lo = -1;
     let hi = -1;
     let nan = -1;

@@ -14,8 +14,9 @@ import type { ColumnsBuilder, SeriesColumns } from "../db/metric_blocks.ts";
 import {
   appendSummaries,
   summarizeInto,
-  SUMMARY_BUCKET,
+  SUMMARY_LEVELS,
   summaryCoverage,
+  type SummaryLevel,
 } from "../db/metric_summaries.ts";
 import type { Database } from "../db/database.ts";
 import type { Context } from "../context.ts";
@@ -168,11 +169,14 @@ function limiterOf(db: Database): Limiter {
 }
 
 /**
- * Raw points per output point from which a chart is read from summaries: each output point
- * then stands for at least one summary bucket, so the summary loses nothing at the chart's
- * resolution (see `summarize.ts`).
+ * The summary a chart of `maxPoints` over `points` is read from: the coarsest with at least
+ * one bucket for each output point, so it loses nothing at the chart's resolution (see
+ * `summarize.ts`: 256 or more points per output point read the coarse one, 32 or more the
+ * fine one); none below that.
  */
-export const SUMMARY_MIN_RATIO = SUMMARY_BUCKET;
+export function summaryLevelFor(points: number, maxPoints: number): SummaryLevel | undefined {
+  return SUMMARY_LEVELS.find((l) => points >= l.bucket * maxPoints);
+}
 
 /** Unsealed points in the range above which a chart is read exactly (and cached) instead. */
 export const SUMMARY_MAX_TAIL = 4 * metricBlocks.BLOCK_POINTS;
@@ -200,11 +204,12 @@ export async function withChartSeries<T>(
     const from = range ? range.from : -Infinity;
     const to = range ? range.to : Infinity;
     const cover = summaryCoverage(ctx.db, runId, key, range, SUMMARY_MAX_TAIL);
-    if (cover.summarized >= SUMMARY_MIN_RATIO * maxPoints && cover.tail < SUMMARY_MAX_TAIL) {
-      const out = takeColumns(Math.ceil(cover.summarized / 12) + cover.tail);
+    const level = summaryLevelFor(cover.summarized, maxPoints);
+    if (level && cover.tail < SUMMARY_MAX_TAIL) {
+      const out = takeColumns(Math.ceil(cover.summarized * 3 / level.bucket) + cover.tail);
       const scratch = takeColumns(0);
       try {
-        const total = await loadSummarized(ctx.db, runId, key, from, to, out, scratch);
+        const total = await loadSummarized(ctx.db, level, runId, key, from, to, out, scratch);
         // A nearly constant series leaves too few summary points to downsample: read exactly.
         if (out.length > maxPoints) return use(view(out), total);
       } finally {
@@ -223,6 +228,7 @@ export async function withChartSeries<T>(
  */
 function loadSummarized(
   db: Database,
+  level: SummaryLevel,
   runId: string,
   key: string,
   from: number,
@@ -235,7 +241,7 @@ function loadSummarized(
     const toStep = Number.isFinite(to) ? Math.floor(to) : Infinity;
     let total = 0;
     for (;;) {
-      const s = appendSummaries(db, runId, key, after, toStep, SUMMARY_CHUNK_BLOCKS, out);
+      const s = appendSummaries(db, level, runId, key, after, toStep, SUMMARY_CHUNK_BLOCKS, out);
       if (s.blocks === 0) {
         // Points up to the next summary that may be used: read, then reduced like a block.
         scratch.length = 0;
@@ -249,7 +255,7 @@ function loadSummarized(
           scratch,
         );
         if (chunk.added === 0) return total;
-        summarizeInto(scratch, 0, scratch.length, out);
+        summarizeInto(scratch, 0, scratch.length, out, level.bucket);
         total += chunk.added;
         after = scratch.lastStep();
       } else {

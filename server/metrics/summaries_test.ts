@@ -3,14 +3,13 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import { type Context, createContext } from "../context.ts";
 import { backupDatabase, openDatabase } from "../db/mod.ts";
 import { BLOCK_POINTS, readSeriesColumns } from "../db/metric_blocks.ts";
-import { SUMMARY_BUCKET } from "../db/metric_summaries.ts";
 import { type PointWrite, writePoints } from "../db/metrics.ts";
 import { registerSdkRun } from "../runs/service.ts";
 import { encodeMetricValue } from "../../protocol/metric_value.ts";
 import type { Series } from "../../protocol/objects.ts";
 import { BlockSealer } from "./block_sealer.ts";
 import { shape } from "./query.ts";
-import { type SeriesRange, withChartSeries } from "./read_series.ts";
+import { type SeriesRange, summaryLevelFor, withChartSeries } from "./read_series.ts";
 import { queryMetrics } from "./service.ts";
 
 function context(path = ":memory:"): Context {
@@ -62,6 +61,7 @@ Deno.test("a chart from summaries keeps the extremes, every NaN/Inf, and stays w
     blocks: fc.integer({ min: 5, max: 11 }),
     tail: fc.integer({ min: 0, max: BLOCK_POINTS - 1 }),
     maxPoints: fc.integer({ min: 100, max: 600 }),
+    coarse: fc.boolean(), // ask for few enough points to read the coarse summaries
     stride: fc.constantFrom(1, 3),
     shape: fc.constantFrom("noise", "walk", "decay"),
     seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
@@ -116,13 +116,20 @@ Deno.test("a chart from summaries keeps the extremes, every NaN/Inf, and stays w
           })),
         );
         sealAll(ctx);
-        const from = await source(ctx, runId, "loss", p.maxPoints);
+        const maxPoints = p.coarse ? Math.floor(n / 300) : p.maxPoints;
+        const from = await source(ctx, runId, "loss", maxPoints);
         assert(from.fromSummaries, "read from summaries");
         assertEquals(from.total, n);
-        const got = await query(ctx, runId, p.maxPoints, { x: p.x });
-        const raw = exactAnswer(ctx, runId, p.maxPoints, p.x);
+        // 32 points a bucket, or 256 from 256 points per point asked for.
+        const bucket = summaryLevelFor(n, maxPoints)!.bucket;
+        assertEquals(bucket, p.coarse ? 256 : n >= 256 * maxPoints ? 256 : 32);
+        // At most 2 points a bucket, NaN/Inf markers, and each block's (and the tail's) ends.
+        const most = (2 * n) / bucket + 3 * p.odd.length + 4 * (p.blocks + 1);
+        assert(from.kept <= most, `${from.kept} summary points, at most ${most}`);
+        const got = await query(ctx, runId, maxPoints, { x: p.x });
+        const raw = exactAnswer(ctx, runId, maxPoints, p.x);
         assertEquals([got.total_points, got.downsampled], [n, true]);
-        assert(got.steps.length <= p.maxPoints);
+        assert(got.steps.length <= maxPoints);
         assertEquals(Object.keys(got).sort(), Object.keys(raw).sort(), "the same wire shape");
         // Every point drawn is a point of the series, the first and last included.
         const at = got.steps.map((s) => s / p.stride);
@@ -135,22 +142,22 @@ Deno.test("a chart from summaries keeps the extremes, every NaN/Inf, and stays w
         const finite = Array.from(values).filter(Number.isFinite);
         assertEquals(Math.min(...finiteOf(got.min)), Math.min(...finite));
         assertEquals(Math.max(...finiteOf(got.max)), Math.max(...finite));
-        // Every NaN/±Inf is marked within its bucket of 32 points.
+        // Every NaN/±Inf is marked within its bucket.
         for (let i = 0; i < n; i++) {
           if (Number.isFinite(values[i])) continue;
-          const b = Math.floor(i / SUMMARY_BUCKET) * SUMMARY_BUCKET;
+          const b = Math.floor(i / bucket) * bucket;
           const want = encodeMetricValue(values[i]);
           assert(
-            at.some((j, k) => j >= b && j < b + SUMMARY_BUCKET && got.values[k] === want),
+            at.some((j, k) => j >= b && j < b + bucket && got.values[k] === want),
             `${want} at point ${i} is marked`,
           );
         }
         // The band drawn holds every point of the series within W points of it: a point's
-        // bucket's lowest and highest points are in the summary, within 32 points of it, and
+        // bucket's lowest and highest points are in the summary, within a bucket of it, and
         // each lands in an LTTB bucket of at most ceil(every) + 1 summary points, which lie
-        // at most 64 points apart (two buckets), around the point drawn for it.
-        const every = (from.kept - 2) / (p.maxPoints - Math.floor(p.maxPoints / 10) - 2);
-        const W = SUMMARY_BUCKET + (Math.ceil(every) + 1) * 2 * SUMMARY_BUCKET;
+        // at most two buckets apart, around the point drawn for it.
+        const every = (from.kept - 2) / (maxPoints - Math.floor(maxPoints / 10) - 2);
+        const W = bucket + (Math.ceil(every) + 1) * 2 * bucket;
         const bandNear = (i: number, reach: number) => {
           let lo = Infinity;
           let hi = -Infinity;
@@ -168,7 +175,7 @@ Deno.test("a chart from summaries keeps the extremes, every NaN/Inf, and stays w
         }
         // So is what LTTB over every point draws, band included, within W and one of its
         // buckets.
-        const R = Math.ceil((n - 2) / (p.maxPoints - Math.floor(p.maxPoints / 10) - 2)) + 1;
+        const R = Math.ceil((n - 2) / (maxPoints - Math.floor(maxPoints / 10) - 2)) + 1;
         raw.steps.forEach((s, k) => {
           const [lo, hi] = bandNear(s / p.stride, W + R);
           for (const v of [raw.min![k], raw.max![k]]) {
@@ -233,6 +240,14 @@ Deno.test("right after a restart a long series is charted from summaries, tail i
     assert(from.kept < n / 12, `${from.kept} summary points for ${n}`);
     assertFaithful(await query(restarted, runId, 2000), points);
     assertEquals(restarted.series?.size, 0, "nothing read into memory");
+    // 256 points or more per point asked for: the coarse summaries, an eighth of the size.
+    const coarse = await source(restarted, runId, "loss", 400);
+    assertEquals([coarse.fromSummaries, coarse.total], [true, n]);
+    assert(coarse.kept < n / 100, `${coarse.kept} coarse summary points for ${n}`);
+    const chart = await query(restarted, runId, 400);
+    assertEquals([chart.total_points, chart.steps.length, chart.steps.at(-1)], [n, 400, n - 1]);
+    assertEquals([Math.min(...finiteOf(chart.min)), Math.max(...finiteOf(chart.max))], [-3, 50]);
+    assert(chart.values.includes("NaN") && chart.values.includes("Infinity"));
     // Exact reads (a short range, small max_points ratio) still read every point.
     const range = await query(restarted, runId, 2000, { range: [70_000, 70_009] });
     assertEquals(range.steps, Array.from({ length: 10 }, (_, i) => 70_000 + i));
@@ -271,12 +286,14 @@ Deno.test("a write into a sealed range drops its blocks and summaries; they are 
   write(ctx, runId, points);
   sealAll(ctx);
   write(ctx, runId, [{ key: "loss", step: 5 * BLOCK_POINTS + 3, value: -40, wall_time: 1 }]);
-  assertEquals([countOf(ctx, "metric_blocks"), countOf(ctx, "metric_summaries")], [5, 5]);
+  const counts = () =>
+    ["metric_blocks", "metric_summaries", "metric_summaries_coarse"].map((t) => countOf(ctx, t));
+  assertEquals(counts(), [5, 5, 5]);
   // Until resealed, the rows stand in for the dropped blocks (reduced like them).
   const before = await query(ctx, runId, 2000);
   assertEquals(Math.min(...finiteOf(before.min)), -40);
   sealAll(ctx);
-  assertEquals([countOf(ctx, "metric_blocks"), countOf(ctx, "metric_summaries")], [20, 20]);
+  assertEquals(counts(), [20, 20, 20]);
   const seal = ctx.db.sqlite.prepare("SELECT sealed_step, summarized_step FROM metric_seals")
     .get() as { sealed_step: number; summarized_step: number };
   assertEquals(seal.summarized_step, seal.sealed_step);
@@ -298,7 +315,7 @@ Deno.test("a store sealed before summaries existed is migrated, charted from blo
     write(old, runId, points);
     sealAll(old);
     // Back to schema 10's shape: no summaries, no summarized_step, version 12 not applied.
-    old.db.sqlite.exec(`DROP TABLE metric_summaries;
+    old.db.sqlite.exec(`DROP TABLE metric_summaries; DROP TABLE metric_summaries_coarse;
       ALTER TABLE metric_seals DROP COLUMN summarized_step;
       DELETE FROM schema_version WHERE version = 12;`);
     old.db.close();
@@ -315,6 +332,7 @@ Deno.test("a store sealed before summaries existed is migrated, charted from blo
       0,
     ]);
     assertEquals(countOf(ctx, "metric_summaries"), 25);
+    assertEquals(countOf(ctx, "metric_summaries_coarse"), 25);
     ctx.series = undefined;
     assert((await source(ctx, runId, "loss", 2000)).fromSummaries);
     assertFaithful(await query(ctx, runId, 2000), points);
@@ -332,9 +350,8 @@ Deno.test("blocks sealed while older ones wait for summaries leave no gap in a c
   sealAll(ctx);
   // The first 20 blocks lose their summaries (as if sealed by an older version), then 20
   // more are sealed with theirs: summaries exist for blocks 20–39 only.
-  ctx.db.sqlite.exec(
-    "DELETE FROM metric_summaries; UPDATE metric_seals SET summarized_step = NULL",
-  );
+  ctx.db.sqlite.exec(`DELETE FROM metric_summaries; DELETE FROM metric_summaries_coarse;
+    UPDATE metric_seals SET summarized_step = NULL`);
   write(ctx, runId, points.slice(20 * BLOCK_POINTS));
   const sealer = new BlockSealer(ctx);
   for (let i = 0; i < 5; i++) assertEquals(sealer.runOnce(), 4); // sealing goes first
