@@ -1,12 +1,13 @@
 /**
  * Block summaries: for each sealed block, the points of it a downsampled chart needs (see
- * `summarize.ts`: the lowest and highest value of every 32 points, the first NaN, +Infinity
- * and -Infinity among them, and the block's first and last point), at most a sixteenth of
- * its points for finite values. A chart of a long series that is not in memory reads these
- * instead of the blocks: a million points are about 1.5 MB of summaries instead of 24 MB
- * of blocks. Summaries are written with their block, dropped with it, and kept for the same
- * steps; a store sealed before summaries existed has them added in the background
- * (`summarizeNext`), and reads use blocks where a summary is missing.
+ * `summarize.ts`: the lowest and highest value of every 32 points, or of every 256 in the
+ * coarse summary, the first NaN, +Infinity and -Infinity among them, and the block's first
+ * and last point), at most a sixteenth (a 128th) of its points for finite values. A chart of
+ * a long series that is not in memory reads these instead of the blocks: a million points
+ * are about 1.5 MB of fine summaries, 200 KB of coarse ones, instead of 24 MB of blocks.
+ * Summaries are written with their block, dropped with it, and kept for the same steps; a
+ * store sealed before summaries existed has them added in the background (`summarizeNext`),
+ * and reads use blocks where a summary is missing.
  */
 import type { Database } from "./database.ts";
 import {

@@ -7,7 +7,8 @@
  * from the store at once, which bounds the memory that many concurrent queries can hold.
  *
  * A chart of a long series that is not in memory reads the series' block summaries instead
- * (`withChartSeries`): a sixteenth of the points, with every extreme and NaN/Inf marker.
+ * (`withChartSeries`): a sixteenth of the points or fewer, with every extreme and NaN/Inf
+ * marker.
  */
 import { metricBlocks } from "../db/mod.ts";
 import type { ColumnsBuilder, SeriesColumns } from "../db/metric_blocks.ts";

@@ -1,6 +1,6 @@
 /**
- * Schema version 12: a summary of each sealed block, so a chart of a long series reads a
- * sixteenth of its points (see `db/metric_summaries.ts`).
+ * Schema version 12: summaries of each sealed block, so a chart of a long series reads a
+ * sixteenth of its points or fewer (see `db/metric_summaries.ts`).
  */
 import type { Migration } from "./mod.ts";
 
