@@ -5,9 +5,6 @@
 import { type Context, createContext } from "../server/context.ts";
 import { openDatabase } from "../server/db/mod.ts";
 import { ingestBatch, registerSdkRun } from "../server/runs/service.ts";
-import { queryMetrics } from "../server/metrics/service.ts";
-import { lttb } from "../server/metrics/lttb.ts";
-import { BlockSealer } from "../server/metrics/block_sealer.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
 import { benchCluster, benchSdkOverhead } from "./cluster.ts";
 import { benchCharts } from "./charts.ts";
@@ -15,6 +12,7 @@ import { benchIngest } from "./ingest.ts";
 import { benchConsole } from "./console.ts";
 import { benchMcp } from "./mcp.ts";
 import { benchPeers } from "./peers.ts";
+import { benchQuery } from "./query.ts";
 import { BenchReport } from "./report.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "gpuctl-bench-" });
@@ -31,18 +29,6 @@ function time<T>(fn: () => T): [T, number] {
   return [r, performance.now() - t];
 }
 
-async function timeAsync<T>(fn: () => Promise<T>): Promise<[T, number]> {
-  const t = performance.now();
-  const r = await fn();
-  return [r, performance.now() - t];
-}
-
-async function repeat(n: number, fn: () => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) out.push((await timeAsync(fn))[1]);
-  return out;
-}
-
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
@@ -52,103 +38,7 @@ function median(xs: number[]): number {
 await benchIngest(dir, report);
 
 // --- metrics:query ----------------------------------------------------------------------
-{
-  const ctx = context(`${dir}/query.db`);
-  const big = registerSdkRun(ctx, { project: "bench", name: "big" }).run;
-  for (let b = 0; b < 100; b++) {
-    ingestBatch(ctx, big.id, {
-      points: Array.from({ length: 10_000 }, (_, i) => ({
-        key: "loss",
-        step: b * 10_000 + i,
-        value: Math.exp(-(b * 10_000 + i) / 300_000) + Math.random() * 0.01,
-        wall_time: 1_700_000_000 + b,
-      })),
-    });
-  }
-  const runs: string[] = [];
-  for (let r = 0; r < 20; r++) {
-    const run = registerSdkRun(ctx, { project: "bench", name: `r${r}` }).run;
-    runs.push(run.id);
-    for (let b = 0; b < 10; b++) {
-      ingestBatch(ctx, run.id, {
-        points: Array.from({ length: 10_000 }, (_, i) => ({
-          key: "loss",
-          step: b * 10_000 + i,
-          value: Math.random(),
-          wall_time: 1_700_000_000,
-        })),
-      });
-    }
-  }
-  // Three readings of each query: the very first (rows out of SQLite, before the background
-  // sealer ran), the first after a restart (from sealed blocks, an empty cache), then warm.
-  const queryBig = (c: Context) =>
-    queryMetrics(c, { runs: [big.id], keys: ["loss"], max_points: 2000 });
-  const firstBig = (await timeAsync(() => queryBig(ctx)))[1];
-  const queryMany = (c: Context) => queryMetrics(c, { runs, keys: ["loss"], max_points: 2000 });
-  const firstMany = (await timeAsync(() => queryMany(ctx)))[1];
-  const sealer = new BlockSealer(ctx);
-  while (sealer.runOnce() > 0) { /* what the server does in the background as series grow */ }
-  const restarted = context(`${dir}/query.db`);
-  const afterRestartBig = (await timeAsync(() => queryBig(restarted)))[1];
-  const one = await repeat(5, () => queryBig(restarted));
-  const xs = Float64Array.from({ length: 1_000_000 }, (_, i) => i);
-  const ys = Float64Array.from({ length: 1_000_000 }, (_, i) => Math.sin(i / 1000));
-  const lttbOnly = Array.from({ length: 5 }, () => time(() => lttb(xs, ys, 2000))[1]);
-  const ms = (value: number, text?: string) => ({ value, unit: "ms", text });
-  report({
-    name: "metrics:query 1,000,000 points → 2,000 (LTTB), warm",
-    value: ms(median(one), `${median(one).toFixed(0)} ms median of 5`),
-    baseline: ms(median(lttbOnly), `LTTB alone on the same size ${median(lttbOnly).toFixed(0)} ms`),
-    target: { op: "<=", value: 50 },
-  });
-  report({
-    name: "metrics:query 1,000,000 points → 2,000, right after a restart (sealed blocks)",
-    value: ms(afterRestartBig),
-    baseline: ms(median(lttbOnly), `LTTB alone ${median(lttbOnly).toFixed(0)} ms`),
-    target: { op: "<=", value: 50 },
-  });
-  const afterRestartMany = (await timeAsync(() => queryMany(restarted)))[1];
-  const many = await repeat(5, () => queryMany(restarted));
-  const rawRead = Array.from({ length: 3 }, () =>
-    time(() => {
-      for (const id of runs) {
-        ctx.db.sqlite.prepare(
-          "SELECT step, value, wall_time FROM metric_points WHERE run_id = ? AND key = 'loss' ORDER BY step",
-        )
-          .all(id);
-      }
-    })[1]);
-  const rawText = `raw SELECT of the same rows ${median(rawRead).toFixed(0)} ms`;
-  report({
-    name: "metrics:query 20 runs × 100,000 points → 2,000 each, warm",
-    value: ms(median(many), `${median(many).toFixed(0)} ms median of 5`),
-    baseline: ms(median(rawRead), rawText),
-    target: { op: "<=", value: 100 },
-  });
-  report({
-    name: "metrics:query 20 runs × 100,000 points → 2,000 each, right after a restart",
-    value: ms(afterRestartMany),
-    baseline: ms(median(rawRead), rawText),
-    target: { op: "<=", value: 100 },
-  });
-  report({
-    name: "metrics:query 20 runs × 100,000 points, the very first read (rows, before sealing)",
-    value: ms(firstMany),
-    baseline: ms(median(rawRead), rawText),
-    target: { op: "<=", value: median(rawRead) },
-    note: "≤ the raw SELECT",
-  });
-  report({
-    name: "metrics:query 1,000,000 points, the very first read (rows, before sealing)",
-    value: ms(firstBig),
-    baseline: null,
-    target: null,
-    note: "≤ the raw SELECT of it",
-  });
-  restarted.db.close();
-  ctx.db.close();
-}
+await benchQuery(report, dir);
 
 // --- Scheduling pass --------------------------------------------------------------------
 {

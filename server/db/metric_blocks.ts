@@ -4,10 +4,12 @@
  * reading the same points as 245 blobs costs tens of milliseconds. Rows in `metric_points`
  * remain the record: blocks are a copy, written in the background as series grow (see
  * `BlockSealer`), and dropped from the first step a later write touches (a rewrite or an
- * out-of-order point).
+ * out-of-order point). Each block is sealed with its summary (`metric_summaries.ts`), which
+ * is written and dropped with it.
  */
 import type { Database } from "./database.ts";
 import { allAsArrays } from "./_rows.ts";
+import { summarizeInto, SUMMARY_LEVELS, type SummaryLevel } from "./summarize.ts";
 
 /** Points in one sealed block. */
 export const BLOCK_POINTS = 4096;
@@ -28,6 +30,8 @@ export interface SeriesChunk extends SeriesColumns {
 interface Seal {
   sealed_step: number;
   sealed_points: number;
+  /** Every block up to this step has its summary (null: none yet, see migration 12). */
+  summarized_step: number | null;
 }
 
 // Blobs hold the host's float64 layout; every platform Deno ships for is little-endian.
@@ -35,9 +39,9 @@ if (new Uint8Array(new Float64Array([1]).buffer)[7] !== 0x3f) {
   throw new Error("metric blocks assume a little-endian host");
 }
 
-function getSeal(db: Database, runId: string, key: string): Seal | undefined {
+export function getSeal(db: Database, runId: string, key: string): Seal | undefined {
   return db.prepare(
-    "SELECT sealed_step, sealed_points FROM metric_seals WHERE run_id = ? AND key = ?",
+    "SELECT sealed_step, sealed_points, summarized_step FROM metric_seals WHERE run_id = ? AND key = ?",
   ).get(runId, key) as Seal | undefined;
 }
 
@@ -193,6 +197,8 @@ export function appendSeriesChunk(
   const to = Number.isFinite(toStep) ? toStep : Number.MAX_SAFE_INTEGER;
   if (maxPoints <= 0 || afterStep >= to) return { added: 0, fromBlocks: 0 };
   let blocks: Block[] = [];
+  // Rows end before this step: the next block, where only rows before it kept it from use.
+  let rowsTo = to;
   if (seal && afterStep < seal.sealed_step && maxPoints >= BLOCK_POINTS) {
     blocks = db.prepare(
       `SELECT first_step, last_step, points, data FROM metric_blocks
@@ -205,10 +211,10 @@ export function appendSeriesChunk(
     let prev = afterStep;
     let usable = 0;
     for (const b of blocks) {
-      if (
-        b.first_step <= prev || b.data.length !== b.points * 24 ||
-        gap.get(runId, key, prev, b.first_step)
-      ) {
+      if (b.first_step <= prev || b.data.length !== b.points * 24) break;
+      if (gap.get(runId, key, prev, b.first_step)) {
+        // A read that starts inside a block: its rows up to the next block, then blocks.
+        if (usable === 0) rowsTo = b.first_step - 1;
         break;
       }
       usable++;
@@ -218,7 +224,7 @@ export function appendSeriesChunk(
   }
   const start = out.length;
   if (blocks.length === 0) {
-    // Rows up to the next block that may be usable (at most one block's worth past it).
+    // Rows up to the next block that may be usable (at most one block's worth).
     const rows = allAsArrays<[number, number | null, number]>(
       db.prepare(
         "SELECT step, value, wall_time FROM metric_points WHERE run_id = ? AND key = ? AND step > ? AND step <= ? ORDER BY step LIMIT ?",
@@ -227,7 +233,7 @@ export function appendSeriesChunk(
         runId,
         key,
         afterStep,
-        to,
+        rowsTo,
         Math.min(maxPoints, seal && afterStep < seal.sealed_step ? BLOCK_POINTS : maxPoints),
       ],
     );
@@ -323,6 +329,7 @@ function writeBlocks(
   const insert = db.prepare(
     "INSERT INTO metric_blocks (run_id, key, first_step, last_step, points, data) VALUES (?, ?, ?, ?, ?, ?)",
   );
+  const summary = new ColumnsBuilder(BLOCK_POINTS);
   for (let at = 0; at < columns.length; at += BLOCK_POINTS) {
     const end = at + BLOCK_POINTS;
     const packed = new Float64Array(3 * BLOCK_POINTS);
@@ -337,17 +344,52 @@ function writeBlocks(
       BLOCK_POINTS,
       new Uint8Array(packed.buffer),
     );
+    for (const level of SUMMARY_LEVELS) {
+      summary.length = 0;
+      summarizeInto(columns, at, end, summary, level.bucket);
+      const [first, last] = [columns.steps[at], columns.steps[end - 1]];
+      insertSummary(db, level, runId, key, first, last, BLOCK_POINTS, summary);
+    }
   }
+  // The summaries are complete up to the new seal if they were up to the old one (a store
+  // sealed before summaries existed is summarised from its start by `summarizeNext`).
+  const sealed = columns.steps[columns.length - 1];
   db.prepare(
-    `INSERT INTO metric_seals (run_id, key, sealed_step, sealed_points) VALUES (?, ?, ?, ?)
+    `INSERT INTO metric_seals (run_id, key, sealed_step, sealed_points, summarized_step)
+     VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (run_id, key) DO UPDATE SET sealed_step = excluded.sealed_step,
-       sealed_points = excluded.sealed_points`,
-  ).run(runId, key, columns.steps[columns.length - 1], sealedBefore + columns.length);
+       sealed_points = excluded.sealed_points,
+       summarized_step = CASE WHEN summarized_step = sealed_step THEN excluded.summarized_step
+         ELSE summarized_step END`,
+  ).run(runId, key, sealed, sealedBefore + columns.length, sealed);
+}
+
+/** Writes (or replaces) the summary at `level` of the block that starts at `firstStep`. */
+export function insertSummary(
+  db: Database,
+  level: SummaryLevel,
+  runId: string,
+  key: string,
+  firstStep: number,
+  lastStep: number,
+  points: number,
+  summary: SeriesColumns,
+): void {
+  const n = summary.length;
+  const packed = new Float64Array(3 * n);
+  packed.set(summary.steps.subarray(0, n), 0);
+  packed.set(summary.values.subarray(0, n), n);
+  packed.set(summary.wallTimes.subarray(0, n), 2 * n);
+  db.prepare(
+    `INSERT OR REPLACE INTO ${level.table} (run_id, key, first_step, last_step, points, kept, data)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  ).run(runId, key, firstStep, lastStep, points, n, new Uint8Array(packed.buffer));
 }
 
 /**
- * Called for every write: drops the sealed blocks a write at `minStep` or later falls into,
- * so that blocks never disagree with the rows. Must run inside the write's transaction.
+ * Called for every write: drops the sealed blocks (and their summaries) a write at `minStep`
+ * or later falls into, so that blocks never disagree with the rows. Must run inside the
+ * write's transaction.
  */
 export function invalidateBlocks(db: Database, runId: string, key: string, minStep: number): void {
   const seal = getSeal(db, runId, key);
@@ -356,19 +398,29 @@ export function invalidateBlocks(db: Database, runId: string, key: string, minSt
 
 function dropBlocksFrom(db: Database, runId: string, key: string, step: number): void {
   db.tx(() => {
+    const from = Number.isFinite(step) ? step : Number.MIN_SAFE_INTEGER;
     db.prepare("DELETE FROM metric_blocks WHERE run_id = ? AND key = ? AND last_step >= ?").run(
       runId,
       key,
-      Number.isFinite(step) ? step : Number.MIN_SAFE_INTEGER,
+      from,
     );
+    for (const { table } of SUMMARY_LEVELS) {
+      db.prepare(`DELETE FROM ${table} WHERE run_id = ? AND key = ? AND last_step >= ?`).run(
+        runId,
+        key,
+        from,
+      );
+    }
     const left = db.prepare(
       "SELECT MAX(last_step) AS step, SUM(points) AS points FROM metric_blocks WHERE run_id = ? AND key = ?",
     ).get(runId, key) as { step: number | null; points: number | null };
     if (left.step === null) {
       db.prepare("DELETE FROM metric_seals WHERE run_id = ? AND key = ?").run(runId, key);
     } else {
+      // MIN of NULL is NULL: a series still to be summarised stays so.
       db.prepare(
-        "UPDATE metric_seals SET sealed_step = ?, sealed_points = ? WHERE run_id = ? AND key = ?",
+        `UPDATE metric_seals SET sealed_step = ?1, sealed_points = ?2,
+           summarized_step = MIN(summarized_step, ?1) WHERE run_id = ?3 AND key = ?4`,
       ).run(left.step, left.points, runId, key);
     }
   });

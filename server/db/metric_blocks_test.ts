@@ -2,7 +2,13 @@ import { assert, assertEquals } from "../../tests/assert.ts";
 import { openDatabase } from "./database.ts";
 import { migrate } from "./migrate.ts";
 import { readSeries, writePoints } from "./metrics.ts";
-import { BLOCK_POINTS, readSeriesColumns, sealNext } from "./metric_blocks.ts";
+import {
+  appendSeriesChunk,
+  BLOCK_POINTS,
+  ColumnsBuilder,
+  readSeriesColumns,
+  sealNext,
+} from "./metric_blocks.ts";
 
 function memoryDb() {
   const db = openDatabase(":memory:");
@@ -63,6 +69,22 @@ Deno.test("a sealed series reads back exactly what its rows hold, NaN and -Infin
   db.close();
 });
 
+Deno.test("a read that starts inside a block reads rows up to the next block, then blocks", () => {
+  const db = memoryDb();
+  write(db, points(0, 4 * BLOCK_POINTS));
+  sealNext(db, "r", "loss", 100);
+  const out = new ColumnsBuilder(0);
+  const after = 2 * 100; // steps are even: inside the first block
+  const first = appendSeriesChunk(db, "r", "loss", after, Infinity, 65_536, out);
+  assertEquals([first.added, first.fromBlocks], [BLOCK_POINTS - 101, 0]);
+  assertEquals(out.lastStep(), 2 * (BLOCK_POINTS - 1), "up to the end of the first block");
+  const rest = appendSeriesChunk(db, "r", "loss", out.lastStep(), Infinity, 65_536, out);
+  assertEquals([rest.added, rest.fromBlocks], [3 * BLOCK_POINTS, 3 * BLOCK_POINTS]);
+  const all = fromRows(db);
+  assertEquals(Array.from(out.values.subarray(0, out.length)), all.values.slice(101));
+  db.close();
+});
+
 Deno.test("a rewrite inside a sealed block drops that block and the ones after it, not before", () => {
   const db = memoryDb();
   write(db, points(0, 3 * BLOCK_POINTS + 10));
@@ -75,6 +97,11 @@ Deno.test("a rewrite inside a sealed block drops that block and the ones after i
     points(resumeAt, resumeAt + 50).map((p) => ({ ...p, value: p.value * 10 })),
   );
   assertEquals(blockRows(db).length, 1, "only the first block is still sealed");
+  assertEquals(
+    db.sqlite.prepare("SELECT first_step FROM metric_summaries").all().map((r) => r.first_step),
+    [0],
+    "and only its summary",
+  );
   const s = readSeriesColumns(db, "r", "loss");
   assertEquals(plain(s), fromRows(db));
   assertEquals(s.values[resumeAt + 1], 10 / (resumeAt + 4));

@@ -11,7 +11,7 @@ import type { SeriesColumns } from "../db/metric_blocks.ts";
 import { metrics as metricsDb, runs as runsDb } from "../db/mod.ts";
 import type { Context } from "../context.ts";
 import { lttb } from "./lttb.ts";
-import { readSeries, type SeriesRange } from "./read_series.ts";
+import { type SeriesRange, withChartSeries } from "./read_series.ts";
 
 /** One series in columns, as `POST /api/runs/metrics:query` returns it. */
 
@@ -62,24 +62,36 @@ export function planMetricsQuery(ctx: Context, q: MetricsQuery): MetricsPlan {
 /**
  * The planned series one at a time, each read in chunks that let other requests and the
  * agents' heartbeats run in between, and downsampled with LTTB (with each bucket's
- * extremes in `min`/`max`) when longer than the plan's `maxPoints`.
+ * extremes in `min`/`max`) when longer than the plan's `maxPoints`. A long series not in
+ * memory is downsampled from its block summaries (see `withChartSeries`).
  */
 export async function* readPlannedSeries(ctx: Context, plan: MetricsPlan): AsyncGenerator<Series> {
   for (const { run_id, key } of plan.series) {
-    const columns = await readSeries(ctx, run_id, key, plan.range);
-    yield shape(run_id, key, columns, plan.maxPoints, plan.x);
+    yield await withChartSeries(
+      ctx,
+      run_id,
+      key,
+      plan.range,
+      plan.maxPoints,
+      (columns, total) => shape(run_id, key, columns, plan.maxPoints, plan.x, total),
+    );
   }
 }
 
-function shape(
+/**
+ * The answer for one series from the columns `s`: all of them, or downsampled to
+ * `maxPoints`. `total` is the number of points they stand for (more than `s.length` when
+ * `s` is a summary, which is then always downsampled).
+ */
+export function shape(
   runId: string,
   key: string,
   s: SeriesColumns,
   maxPoints: number,
   x: "step" | "wall",
+  total = s.length,
 ): Series {
-  const total = s.length;
-  if (total <= maxPoints) {
+  if (s.length <= maxPoints && total === s.length) {
     return {
       run_id: runId,
       key,
@@ -90,9 +102,10 @@ function shape(
       downsampled: false,
     };
   }
+  const n = s.length;
   const xs = x === "wall" ? s.wallTimes : s.steps;
   const odd: number[] = [];
-  for (let i = 0; i < total; i++) if (!Number.isFinite(s.values[i])) odd.push(i);
+  for (let i = 0; i < n; i++) if (!Number.isFinite(s.values[i])) odd.push(i);
   if (odd.length === 0) {
     // The common case: every value finite, downsampled straight from the columns.
     const d = lttb(xs, s.values, maxPoints);
@@ -110,10 +123,10 @@ function shape(
   }
   // LTTB needs finite values; NaN/Inf points are kept apart and merged back, capped so the
   // answer never exceeds max_points.
-  const finite = new Uint32Array(total - odd.length);
+  const finite = new Uint32Array(n - odd.length);
   const fx = new Float64Array(finite.length);
   const fy = new Float64Array(finite.length);
-  for (let i = 0, j = 0, o = 0; i < total; i++) {
+  for (let i = 0, j = 0, o = 0; i < n; i++) {
     if (o < odd.length && odd[o] === i) {
       o++;
       continue;

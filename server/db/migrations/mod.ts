@@ -10,6 +10,7 @@ import { migration008CheckpointState } from "./008_checkpoint_state.ts";
 import { migration009Lineage } from "./009_lineage.ts";
 import { migration010Budgets } from "./010_budgets.ts";
 import { migration011PointResume } from "./011_point_resume.ts";
+import { migration012MetricSummaries } from "./012_metric_summaries.ts";
 
 /** One forward-only schema change. */
 export interface Migration {
@@ -31,4 +32,5 @@ export const MIGRATIONS: Migration[] = [
   migration009Lineage,
   migration010Budgets,
   migration011PointResume,
+  migration012MetricSummaries,
 ];
