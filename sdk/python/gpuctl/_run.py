@@ -15,7 +15,7 @@ from time import time as _now
 from collections.abc import Mapping
 
 from . import _exit, _settings
-from ._buffer import Buffer
+from ._buffer import SPELLED, Buffer
 from ._debug import debug, debug_enabled, never_raises
 from ._sender import Options, Sender
 from ._values import (
@@ -172,6 +172,7 @@ class Run(object):
 
     def _queued(self):
         """After a full batch was queued: wake the sender; far too many points go to disk."""
+        self._buffer.woken()
         self._sender.wake()
         if self._buffer.pending_points() >= self._options.queue_size * MAX_QUEUE_MULTIPLE:
             self._sender.spill_now()
@@ -199,7 +200,7 @@ class Run(object):
                            if encoded is SKIP else "the key " + key_problem(key))
                     debug("log(): %r skipped: %s" % (key, why))
                 continue
-            points[key] = encoded
+            points[key] = SPELLED[encoded] if type(encoded) is str else encoded
             # `epoch`, or a split's (`train/epoch`, as the Hugging Face callback logs it).
             if key == "epoch" or key.endswith("/epoch"):
                 self._buffer.set_epoch(as_epoch(value))

@@ -35,6 +35,10 @@ from ._transport import INVALID, OK, Journal, Poster, encode
 
 #: Points per journal line when memory is spilled to disk (larger lines send faster).
 SPILL_BATCH_POINTS = 5000
+#: Points waiting, at most about, before the thread writes them to the journal while batches
+#: go there: taken often, the calls' memory is used again instead of fresh memory (which the
+#: system must map and zero, a cost the training thread pays).
+JOURNAL_WAKE_POINTS = 1000
 #: Longest backoff between retries once the run is finishing (the exit clock is running).
 CLOSING_BACKOFF_S = 0.25
 #: Statuses that say the token will never be accepted: keep the data for `gpuctl sync`.
@@ -166,9 +170,9 @@ class Sender(object):
             closing = self._closing.is_set()
             journaling = self.journal.pending()
             # While batches go to the journal, the thread writes it every flush interval
-            # (or retry) and needs no wake-up per batch: fewer turns of the training
-            # thread's interpreter lock. Past queue_size points it is woken all the same.
-            full = (options.queue_size if journaling or self.mode == "spool" or not self._registered
+            # (or retry), and as soon as JOURNAL_WAKE_POINTS points wait.
+            full = (min(options.queue_size, JOURNAL_WAKE_POINTS)
+                    if journaling or self.mode == "spool" or not self._registered
                     else options.batch_size)
             if self.buffer.wake_every != full:
                 self.buffer.wake_after(full)
@@ -355,7 +359,7 @@ class Sender(object):
             # What is queued now, and the rare items right behind it: a training loop that
             # logs while this runs adds more than it could ever catch up with.
             buffer = self.buffer
-            end = buffer.entries_taken + len(buffer.queue)
+            end = buffer.entries_taken + buffer.waiting_entries()
             if batch is None:
                 batch = buffer.take_batch(SPILL_BATCH_POINTS)
             while batch is not None:
