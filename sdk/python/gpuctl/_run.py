@@ -1,7 +1,7 @@
 """``Run``: the public face of the SDK.
 
 Every public method is wrapped by ``never_raises`` and only touches memory on
-the calling thread (a deque append, a lock for the rare items; ``log`` queues a copy
+the calling thread (a list append, a lock for the rare items; ``log`` queues a copy
 of its dict without a lock, and the sender's thread numbers its step and writes its
 JSON); HTTP, disk and git happen on the run's sender thread. ``finish`` is the one
 call that waits, and only up to its time limit.

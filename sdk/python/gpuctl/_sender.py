@@ -1,8 +1,9 @@
 """The background thread that takes batches from the buffer and delivers them.
 
-One daemon thread per run. It first takes the environment snapshot and, outside
-a job, registers the run; then it sends a batch every ``flush_interval_s``, or
-as soon as ``batch_size`` points wait, whichever comes first.
+One daemon thread per run. It first takes the environment snapshot (on a helper
+thread, while it takes what is logged meanwhile into batches for the journal) and,
+outside a job, registers the run; then it sends a batch every ``flush_interval_s``,
+or as soon as ``batch_size`` points wait, whichever comes first.
 
 Nothing is thrown away because it could not be sent. While the endpoint answers,
 batches go straight from memory; when it does not (the server is down, the agent
