@@ -1,6 +1,6 @@
 """The environment snapshot recorded with a run.
 
-Taken on the SDK's background thread, never on the training thread. Two things
+Taken on a helper of the SDK's sender thread, never on the training thread. Two things
 are deliberately *not* done, because they would change the training process:
 
 * torch is never imported by the SDK: it is read from ``sys.modules`` when the

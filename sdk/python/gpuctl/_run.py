@@ -1,7 +1,7 @@
 """``Run``: the public face of the SDK.
 
 Every public method is wrapped by ``never_raises`` and only touches memory on
-the calling thread (a deque append, a lock for the rare items; ``log`` queues a copy
+the calling thread (a list append, a lock for the rare items; ``log`` queues a copy
 of its dict without a lock, and the sender's thread numbers its step and writes its
 JSON); HTTP, disk and git happen on the run's sender thread. ``finish`` is the one
 call that waits, and only up to its time limit.
@@ -15,7 +15,7 @@ from time import time as _now
 from collections.abc import Mapping
 
 from . import _exit, _settings
-from ._buffer import Buffer
+from ._buffer import SPELLED, Buffer
 from ._debug import debug, debug_enabled, never_raises
 from ._sender import Options, Sender
 from ._values import (
@@ -172,6 +172,7 @@ class Run(object):
 
     def _queued(self):
         """After a full batch was queued: wake the sender; far too many points go to disk."""
+        self._buffer.woken()
         self._sender.wake()
         if self._buffer.pending_points() >= self._options.queue_size * MAX_QUEUE_MULTIPLE:
             self._sender.spill_now()
@@ -199,7 +200,7 @@ class Run(object):
                            if encoded is SKIP else "the key " + key_problem(key))
                     debug("log(): %r skipped: %s" % (key, why))
                 continue
-            points[key] = encoded
+            points[key] = SPELLED[encoded] if type(encoded) is str else encoded
             # `epoch`, or a split's (`train/epoch`, as the Hugging Face callback logs it).
             if key == "epoch" or key.endswith("/epoch"):
                 self._buffer.set_epoch(as_epoch(value))

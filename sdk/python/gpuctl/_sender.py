@@ -1,8 +1,9 @@
 """The background thread that takes batches from the buffer and delivers them.
 
-One daemon thread per run. It first takes the environment snapshot and, outside
-a job, registers the run; then it sends a batch every ``flush_interval_s``, or
-as soon as ``batch_size`` points wait, whichever comes first.
+One daemon thread per run. It first takes the environment snapshot (on a helper
+thread, while it takes what is logged meanwhile into batches for the journal) and,
+outside a job, registers the run; then it sends a batch every ``flush_interval_s``,
+or as soon as ``batch_size`` points wait, whichever comes first.
 
 Nothing is thrown away because it could not be sent. While the endpoint answers,
 batches go straight from memory; when it does not (the server is down, the agent
@@ -35,6 +36,12 @@ from ._transport import INVALID, OK, Journal, Poster, encode
 
 #: Points per journal line when memory is spilled to disk (larger lines send faster).
 SPILL_BATCH_POINTS = 5000
+#: Points waiting, at most about, before the thread writes them to the journal while batches
+#: go there: taken often, the calls' memory is used again instead of fresh memory (which the
+#: system must map and zero, a cost the training thread pays).
+JOURNAL_WAKE_POINTS = 1000
+#: How often the thread looks for points to take while the environment snapshot runs.
+EARLY_POLL_S = 0.02
 #: Longest backoff between retries once the run is finishing (the exit clock is running).
 CLOSING_BACKOFF_S = 0.25
 #: Statuses that say the token will never be accepted: keep the data for `gpuctl sync`.
@@ -89,6 +96,7 @@ class Sender(object):
             self.flush_interval_s = min(options.flush_interval_s, JOB_FLUSH_INTERVAL_S)
         self._lock = threading.Lock()  # guards the in-flight batch and moves to the journal
         self._inflight = None
+        self._early = []  # batches taken while the environment snapshot runs, for the journal
         self._wake = threading.Event()
         self._closing = threading.Event()
         self._done = threading.Event()
@@ -130,7 +138,8 @@ class Sender(object):
         if self._thread.is_alive():
             self._done.wait(max(0.0, timeout_s))
         with self._lock:
-            if self._inflight is None and self.buffer.is_empty() and not self.journal.pending():
+            if (self._inflight is None and not self._early and self.buffer.is_empty()
+                    and not self.journal.pending()):
                 return True
         self._spill()  # inside a job the agent takes the journal when the process has ended
         debug("run %s: not all delivered at finish; kept in %s" % (self.run_id, self.journal.path))
@@ -148,7 +157,7 @@ class Sender(object):
             self._done.set()
 
     def _prepare(self):
-        self.env = _environment.snapshot()
+        self.env = self._snapshot_meanwhile()
         if self.mode == "job":
             self.buffer.add_control("env", self.env)
             return
@@ -159,16 +168,40 @@ class Sender(object):
         if self.mode == "offline":
             self._switch_to_spool()
 
+    def _snapshot_meanwhile(self):
+        """The environment snapshot, taken on a helper thread (git may take a while), while
+        this one turns what is logged meanwhile into batches for the journal: the calls'
+        memory is used again instead of growing (fresh memory costs the training thread)."""
+        box = []
+        helper = threading.Thread(target=lambda: box.append(_environment.snapshot()),
+                                  name="gpuctl-env-%s" % (self.run_id,), daemon=True)
+        helper.start()
+        woken = False
+        while helper.is_alive() and not self._closing.is_set():
+            woken = self._wake.wait(EARLY_POLL_S) or woken
+            self._wake.clear()
+            if self.buffer.pending_points() >= JOURNAL_WAKE_POINTS:
+                with self._lock:
+                    batch = self.buffer.take_batch(SPILL_BATCH_POINTS)
+                    if batch is not None:
+                        self._early.append(batch)
+        helper.join()
+        if woken:
+            self._wake.set()  # a wake-up meant for the loop: it still sees it
+        return box[0] if box else {}
+
     def _loop(self):
         options = self.options
+        if self._early:
+            self._spill()  # the batches taken during the snapshot: first in the journal
         next_due = time.monotonic() + self.flush_interval_s
         while True:
             closing = self._closing.is_set()
             journaling = self.journal.pending()
             # While batches go to the journal, the thread writes it every flush interval
-            # (or retry) and needs no wake-up per batch: fewer turns of the training
-            # thread's interpreter lock. Past queue_size points it is woken all the same.
-            full = (options.queue_size if journaling or self.mode == "spool" or not self._registered
+            # (or retry), and as soon as JOURNAL_WAKE_POINTS points wait.
+            full = (min(options.queue_size, JOURNAL_WAKE_POINTS)
+                    if journaling or self.mode == "spool" or not self._registered
                     else options.batch_size)
             if self.buffer.wake_every != full:
                 self.buffer.wake_after(full)
@@ -351,11 +384,14 @@ class Sender(object):
         Each batch is written as it is taken, so a long spill is on disk as it goes.
         """
         with self._lock:
+            early, self._early = self._early, []
+            if early and not self.journal.append(early):
+                self.buffer.add_dropped(sum(points_in(body) for body in early))
             batch, self._inflight = self._inflight, None
             # What is queued now, and the rare items right behind it: a training loop that
             # logs while this runs adds more than it could ever catch up with.
             buffer = self.buffer
-            end = buffer.entries_taken + len(buffer.queue)
+            end = buffer.entries_taken + buffer.waiting_entries()
             if batch is None:
                 batch = buffer.take_batch(SPILL_BATCH_POINTS)
             while batch is not None:

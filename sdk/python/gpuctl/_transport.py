@@ -57,12 +57,29 @@ def encode(body):
     ``points`` may be an ``EncodedPoints`` (from ``Buffer.take_batch``): already JSON, it
     is put in as it is.
     """
+    if not isinstance(body.get("points"), EncodedPoints):
+        return json.dumps(body, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    return b"".join(encode_pieces(body))
+
+
+def encode_pieces(body, start=b"{", end=b""):
+    """``encode(body)`` in pieces whose concatenation it is, but with ``start`` for its "{"
+    and ``end`` after it; an ``EncodedPoints``' bytes are one of the pieces, not copied."""
     points = body.get("points")
     if not isinstance(points, EncodedPoints):
-        return json.dumps(body, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        return [start + encode(body)[1:] + end]
+    pieces = [start + b'"points":[']
+    for chunk in points.chunks:
+        if len(pieces) > 1:
+            pieces.append(b",")
+        pieces.append(chunk)
     rest = {key: value for key, value in body.items() if key != "points"}
-    text = json.dumps(rest, allow_nan=False, separators=(",", ":"))
-    return ('{"points":[' + points.text + ("]," if rest else "]") + text[1:]).encode("utf-8")
+    if not rest:
+        pieces.append(b"]}" + end)
+    else:
+        tail = json.dumps(rest, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        pieces.append(b"]," + tail[1:] + end)
+    return pieces
 
 
 class Poster(object):
@@ -175,6 +192,10 @@ def _error_detail(error):
 
 #: The start of every log line; the body posted is the line without it.
 _LOG_PREFIX = b'{"type":"log",'
+#: Whether ``os.writev`` is there (not on Windows).
+_WRITEV = hasattr(os, "writev")
+#: The most pieces written in one ``writev`` (systems allow at least 1024).
+MAX_WRITE_PIECES = 512
 
 
 class Journal(object):
@@ -198,6 +219,7 @@ class Journal(object):
         self._size = None  # bytes in the file; None until it is opened
         self._sent = 0
         self._reader = None
+        self._fd = None  # open for appending while lines are written, closed when all are sent
 
     def append(self, bodies):
         """Append log bodies; False (and a debug line) when the disk refuses them."""
@@ -206,8 +228,11 @@ class Journal(object):
         with self._lock:
             try:
                 self._open()
-                data = b"".join(_log_line(body) for body in bodies)
-                self._write(data)
+                pieces = []
+                for body in bodies:
+                    if body:
+                        pieces.extend(encode_pieces(body, _LOG_PREFIX, b"\n"))
+                self._write(pieces)
                 return True
             except Exception as error:
                 debug("cannot write to %s: %r" % (self.path, error))
@@ -305,19 +330,29 @@ class Journal(object):
         if size == 0:
             line = dict(type="run")
             line.update(self.run_body)
-            self._write(encode(line) + b"\n")
+            self._write([encode(line) + b"\n"])
             self._sent = self._size  # the offset file is written at the first delivery
 
-    def _write(self, data):
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    def _write(self, pieces):
+        """Append ``pieces`` (bytes), in one system call where the system allows."""
+        if len(pieces) > 1 and (not _WRITEV or len(pieces) > MAX_WRITE_PIECES):
+            pieces = [b"".join(pieces)]
+        pieces = [piece for piece in pieces if piece]
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            while pieces:
+                written = (os.writev(self._fd, pieces) if _WRITEV
+                           else os.write(self._fd, pieces[0]))
                 self._size += written
-        finally:
-            os.close(fd)
+                while pieces and written >= len(pieces[0]):
+                    written -= len(pieces[0])
+                    del pieces[0]
+                if written:  # a short write: the rest of this piece next
+                    pieces[0] = memoryview(pieces[0])[written:]
+        except Exception:
+            self._close_fd()  # opened afresh next time
+            raise
 
     def _mark(self, end):
         self._sent = end
@@ -327,17 +362,22 @@ class Journal(object):
         except Exception as error:  # the lines are resent then: the server dedupes them
             debug("cannot write %s: %r" % (self.sent_path, error))
 
+    def _close_fd(self):
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
     def _close(self):
+        self._close_fd()
         if self._reader is not None:
             try:
                 self._reader.close()
             except Exception:
                 pass
             self._reader = None
-
-
-def _log_line(body):
-    return _LOG_PREFIX + encode(body)[1:] + b"\n" if body else b""
 
 
 def _read_offset(path):

@@ -85,6 +85,30 @@ class AgentRestartTest(JobTestCase):
         self.assertFalse(os.path.exists(journal))  # delivered, so removed
         self.assertEqual(run.dropped, 0)
 
+    def test_a_second_absence_of_the_agent_is_kept_on_disk_and_arrives_like_the_first(self):
+        socket_path = self.socket_path()
+        agent = self.server(unix_path=socket_path)
+        run_dir = self.run_dir()
+        enter_job(agent, run_dir)
+        run = self.fast_run()
+        journal = os.path.join(run_dir, ".gpuctl", "r-job000000001.jsonl")
+        agents = [agent]
+        for first in (0, 100):
+            agents[-1].stop()
+            for step in range(first, first + 100):
+                run.log({"loss": float(step)}, step=step)
+            self.assertTrue(wait_until(lambda: os.path.exists(journal)))
+            agents.append(self.server(unix_path=socket_path))  # back, on the same socket
+            # Delivered, then removed; the next absence writes a new journal, not the old one.
+            self.assertTrue(wait_until(lambda: not os.path.exists(journal)))
+        run.finish(timeout=10)
+        points = {}
+        for each in agents:
+            points.update(each.run_points("job"))
+        self.assertEqual(sorted(s for _, s in points), list(range(200)))
+        self.assertEqual(sum(each.points_sent("job") for each in agents), 200)  # each once
+        self.assertEqual(run.dropped, 0)
+
     def test_a_job_that_exits_while_its_agent_is_away_leaves_the_rest_in_its_folder(self):
         agent = self.server(unix_path=self.socket_path())
         run_dir = self.run_dir()
