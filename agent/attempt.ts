@@ -210,6 +210,7 @@ export class ManagedAttempt {
     this.#detach();
     await this.#batcher.flush();
     await this.#watching;
+    await this.#watchers?.close();
   }
 
   /**
@@ -336,6 +337,7 @@ export class ManagedAttempt {
     await this.#startReport;
     await this.#batcher.flush();
     await this.#watch(true);
+    await this.#watchers?.close();
     await this.#noteMissingEventFiles();
     const results = await readEvalOutput(this.spec, this.#files);
     if (results && "metrics" in results) {

@@ -241,6 +241,11 @@ export class RunWatchers {
     };
   }
 
+  /** Closes the files kept open between polls (the attempt ended, or the agent detached). */
+  async close(): Promise<void> {
+    await this.#tailer.close();
+  }
+
   state(): WatcherStates {
     return { tensorboard: this.#tailer.state(), checkpoints: this.#checkpoints.state() };
   }

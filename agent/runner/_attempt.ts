@@ -178,8 +178,8 @@ export class Attempt implements RunHandle {
       const alive = this.#wrapperAliveForPoll();
       if (alive && Date.now() - this.#lastScan >= this.#init.scanMs) {
         this.#lastScan = Date.now();
-        this.#tree.scan();
-        if (this.#init.oomCounter) this.#oom.observe(this.#tree.alive());
+        const running = this.#tree.scan();
+        if (this.#init.oomCounter) this.#oom.observe(running);
         await this.#lookForMainPid();
       }
       const lines = await this.#init.tail.poll(false);

@@ -88,7 +88,20 @@ interface Cursor {
   notes: EventNotes;
   /** Bytes after the last complete record at the last read: a record still being written. */
   tailBytes: number;
+  /**
+   * The file, kept open between polls: the inode `ino` names, opened when its path led inside
+   * the folder (see `openInside`). Closed when the path leads to another inode.
+   */
+  handle: Deno.FsFile | null;
+  /** The device of `handle`'s file (inode numbers are unique within one device only). */
+  dev: number | null;
 }
+
+/**
+ * Files a tailer keeps open between polls (more are opened for each read): a file that grows
+ * is then read with a seek and a read, without resolving its path and opening it again.
+ */
+export const MAX_OPEN_FILES = 16;
 
 /** What a tailer left out of the files it read (an import reports it). */
 export interface SkippedReport {
@@ -144,6 +157,8 @@ export class TensorBoardTailer {
     lastError: null,
   };
   #running: Promise<unknown> = Promise.resolve();
+  /** Cursors holding a handle. */
+  #open = 0;
 
   /** A tailer over `root`; a `state` of an unknown version is ignored (points are reread). */
   constructor(root: string, options: TailerOptions = {}) {
@@ -171,6 +186,8 @@ export class TensorBoardTailer {
         refused: file.refused === true,
         notes: createEventNotes(),
         tailBytes: 0,
+        handle: null,
+        dev: null,
       });
     }
   }
@@ -201,6 +218,18 @@ export class TensorBoardTailer {
   /** Counters since construction. */
   stats(): TailerStats {
     return { ...this.#stats, files: this.#cursors.size };
+  }
+
+  /** Closes the files kept open; a later poll opens them again. */
+  close(): Promise<void> {
+    const next = this.#running.then(() => this.#closeAll(), () => this.#closeAll());
+    this.#running = next;
+    return next;
+  }
+
+  #closeAll(): void {
+    for (const cursor of this.#cursors.values()) closeHandle(cursor);
+    this.#open = 0;
   }
 
   /** What the polls so far left out of the files still present, and their hparams. */
@@ -288,6 +317,8 @@ export class TensorBoardTailer {
     }
     if (!info.isFile) return undefined;
     const replaced = cursor.ino !== null && info.ino !== null && info.ino !== cursor.ino;
+    // The path leads to another device than the open file's: the file is opened afresh.
+    if (cursor.handle !== null && info.dev !== cursor.dev) this.#release(cursor, cursor.handle);
     if (info.size < cursor.offset || replaced) {
       this.#forget(file.relPath);
       cursor = this.#newCursor(file);
@@ -295,18 +326,25 @@ export class TensorBoardTailer {
     }
     cursor.ino = info.ino;
     if (cursor.framingLost || cursor.refused || info.size === cursor.offset) return undefined;
-    // Only a file inside the folder followed: a job may plant a link to a file the agent
-    // (possibly root) can read and the job cannot; such a file is never read.
-    const opened = await openInside(file.path, this.root);
-    if (opened === "gone") return undefined;
-    if (opened === "outside") {
-      cursor.refused = true;
-      return undefined;
-    }
-    const handle = opened.file;
-    try {
+    let handle = cursor.handle;
+    if (handle === null) {
+      // Only a file inside the folder followed: a job may plant a link to a file the agent
+      // (possibly root) can read and the job cannot; such a file is never read.
+      const opened = await openInside(file.path, this.root);
+      if (opened === "gone") return undefined;
+      if (opened === "outside") {
+        cursor.refused = true;
+        return undefined;
+      }
       // Replaced between the stat and the open: the next poll starts it over.
-      if ((await handle.stat()).ino !== info.ino) return undefined;
+      if (opened.ino !== info.ino) {
+        opened.file.close();
+        return undefined;
+      }
+      handle = opened.file;
+    }
+    let kept = false;
+    try {
       const read = await readEventRange(
         handle,
         cursor.offset,
@@ -316,8 +354,30 @@ export class TensorBoardTailer {
         cursor.notes,
       );
       cursor.tailBytes = info.size - read.nextOffset;
+      kept = this.#keep(file.relPath, cursor, handle, info.dev);
       return read;
     } finally {
+      // A read that failed opens the file again next time.
+      if (!kept) this.#release(cursor, handle);
+    }
+  }
+
+  /** Keeps `handle` open in `cursor` for the next poll, while under MAX_OPEN_FILES. */
+  #keep(relPath: string, cursor: Cursor, handle: Deno.FsFile, dev: number): boolean {
+    if (cursor.handle === handle) return true;
+    // Forgotten meanwhile (a concurrent close), or too many open: closed after this read.
+    if (this.#cursors.get(relPath) !== cursor || this.#open >= MAX_OPEN_FILES) return false;
+    cursor.handle = handle;
+    cursor.dev = dev;
+    this.#open++;
+    return true;
+  }
+
+  #release(cursor: Cursor, handle: Deno.FsFile): void {
+    if (cursor.handle === handle) {
+      closeHandle(cursor);
+      this.#open--;
+    } else {
       handle.close();
     }
   }
@@ -366,6 +426,11 @@ export class TensorBoardTailer {
   }
 
   #forget(relPath: string): void {
+    const cursor = this.#cursors.get(relPath);
+    if (cursor?.handle) {
+      closeHandle(cursor);
+      this.#open--;
+    }
     this.#cursors.delete(relPath);
     this.#index.delete(relPath);
   }
@@ -380,7 +445,18 @@ function newCursor(): Cursor {
     refused: false,
     notes: createEventNotes(),
     tailBytes: 0,
+    handle: null,
+    dev: null,
   };
+}
+
+function closeHandle(cursor: Cursor): void {
+  try {
+    cursor.handle?.close();
+  } catch {
+    // Closed already.
+  }
+  cursor.handle = null;
 }
 
 function addStep(index: Map<string, Set<number>>, tag: string, step: number): void {

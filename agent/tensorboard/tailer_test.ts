@@ -350,3 +350,48 @@ Deno.test("an event file a job links to a file outside the followed folder is ne
     deepStrictEqual(points.map((p) => [p.tag, p.step]), [["runs/loss", 5]]);
   });
 });
+
+Deno.test("a file kept open between polls is let go once its path leads to a link out of the folder", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/private`);
+    const secret = eventFileBytes([
+      fileVersionEvent(1),
+      summaryEvent(1, 2, [{ tag: "client_secret", simpleValue: 4242 }]),
+      summaryEvent(1, 3, [{ tag: "client_secret", simpleValue: 4343 }]),
+    ]);
+    await Deno.writeFile(`${dir}/private/events.out.tfevents.1.host`, secret, { mode: 0o600 });
+    await Deno.mkdir(`${dir}/job/runs`, { recursive: true });
+    const path = `${dir}/job/runs/events.out.tfevents.2.host`;
+    await Deno.writeFile(path, eventFileBytes([fileVersionEvent(1)]));
+    const tailer = new TensorBoardTailer(`${dir}/job`);
+    try {
+      await append(path, eventFileBytes([summaryEvent(5, 2, [{ tag: "loss", simpleValue: 1 }])]));
+      deepStrictEqual((await tailer.poll()).map((p) => [p.tag, p.step]), [["runs/loss", 5]]);
+      // The job swaps its file for a link to a longer file it cannot read itself.
+      await Deno.remove(path);
+      await Deno.symlink(`${dir}/private/events.out.tfevents.1.host`, path);
+      const later = [...await tailer.poll(), ...await tailer.poll()];
+      deepStrictEqual(later, []);
+    } finally {
+      await tailer.close();
+    }
+  });
+});
+
+Deno.test("close() lets go of the open files, and a later poll reads on from where it was", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/events.out.tfevents.1.host`;
+    await Deno.writeFile(path, eventFileBytes([fileVersionEvent(1)]));
+    const tailer = new TensorBoardTailer(dir);
+    const loss = (step: number) =>
+      eventFileBytes([summaryEvent(step, step, [{ tag: "loss", simpleValue: step }])]);
+    await append(path, loss(1));
+    deepStrictEqual((await tailer.poll()).map((p) => p.step), [1]);
+    await append(path, loss(2));
+    deepStrictEqual((await tailer.poll()).map((p) => p.step), [2]);
+    await tailer.close();
+    await append(path, loss(3));
+    deepStrictEqual((await tailer.poll()).map((p) => p.step), [3]);
+    await tailer.close();
+  });
+});
