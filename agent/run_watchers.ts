@@ -61,8 +61,8 @@ export interface TensorBoardSource {
   root: string;
   /** True when the job named its folder (`tensorboard_dir`). */
   explicit: boolean;
-  /** Finds the event files under `root`, each with its key prefix. */
-  list(root: string): Promise<EventFile[]>;
+  /** Finds the event files under `root`, each with its key prefix (see `TailerOptions.list`). */
+  list(root: string, folders?: string[]): Promise<EventFile[]>;
   /** Folders that are never a job's logs (the agent's own runs folder). */
   ignore: readonly string[];
 }
@@ -82,7 +82,7 @@ export function watchedDirs(
     : {
       root: spec.working_dir,
       explicit: false,
-      list: (root) => discoverEventFiles(root, ignore),
+      list: (root, folders) => discoverEventFiles(root, ignore, folders),
       ignore,
     };
   return {

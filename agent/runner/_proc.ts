@@ -57,6 +57,8 @@ export interface ProcessSnapshot {
 }
 
 let shared: { lines: string[]; snapshot: ProcessSnapshot } | null = null;
+/** Each line of the last walk, parsed: a walk mostly hands back the lines it read before. */
+let parsed = new Map<string, ProcStat | null>();
 
 /**
  * Every running process on the host; `fresh` skips the shared, slightly older walk. The
@@ -67,14 +69,18 @@ export function listProcesses(fresh = false): ProcessSnapshot {
   if (shared?.lines === lines) return shared.snapshot;
   const all: ProcStat[] = [];
   const children = new Map<number, ProcStat[]>();
+  const parsedNow = new Map<string, ProcStat | null>();
   for (const line of lines) {
-    const stat = parseStat(line);
+    let stat = parsed.get(line);
+    if (stat === undefined) stat = parseStat(line);
+    parsedNow.set(line, stat);
     if (!stat || stat.state === "Z" || stat.state === "X") continue;
     all.push(stat);
     const list = children.get(stat.ppid);
     if (list) list.push(stat);
     else children.set(stat.ppid, [stat]);
   }
+  parsed = parsedNow;
   shared = { lines, snapshot: { all, children } };
   return shared.snapshot;
 }

@@ -45,15 +45,25 @@ export function compareEventFiles(a: EventFile, b: EventFile): number {
   return a.relPath < b.relPath ? -1 : a.relPath > b.relPath ? 1 : 0;
 }
 
-/** Every event file under `root`, oldest first; a missing root has none. */
-export async function listEventFiles(root: string): Promise<EventFile[]> {
+/**
+ * Every event file under `root`, oldest first; a missing root has none. `folders`, when
+ * given, gets the path of every folder whose entries were listed (a file added to or removed
+ * from one of them changes its modification time).
+ */
+export async function listEventFiles(root: string, folders?: string[]): Promise<EventFile[]> {
   const base = root.length > 1 ? root.replace(/\/+$/, "") : root;
   const files: EventFile[] = [];
-  await walk(base, "", files);
+  await walk(base, "", files, folders);
   return files.sort(compareEventFiles);
 }
 
-async function walk(path: string, dir: string, out: EventFile[]): Promise<void> {
+async function walk(
+  path: string,
+  dir: string,
+  out: EventFile[],
+  folders: string[] | undefined,
+): Promise<void> {
+  folders?.push(path);
   const entries: Deno.DirEntry[] = [];
   try {
     for await (const entry of Deno.readDir(path)) entries.push(entry);
@@ -67,7 +77,7 @@ async function walk(path: string, dir: string, out: EventFile[]): Promise<void> 
     const relPath = dir === "" ? entry.name : `${dir}/${entry.name}`;
     // Symlinked folders are not followed: a link back up the tree would never end.
     if (entry.isDirectory) {
-      await walk(childPath, relPath, out);
+      await walk(childPath, relPath, out, folders);
     } else if (entry.name.startsWith(EVENT_FILE_PREFIX) && (entry.isFile || entry.isSymlink)) {
       out.push({ path: childPath, relPath, dir, timestamp: eventFileTimestamp(entry.name) });
     }
@@ -149,7 +159,9 @@ export async function readEventRange(
 
 async function readAt(file: Deno.FsFile, position: number, length: number): Promise<Uint8Array> {
   const buffer = new Uint8Array(length);
-  await file.seek(position, Deno.SeekMode.Start);
+  // A seek only sets the open file's offset (no I/O, even on a network file system): done in
+  // place, it spares a hand-off to another thread.
+  file.seekSync(position, Deno.SeekMode.Start);
   let filled = 0;
   while (filled < length) {
     const n = await file.read(buffer.subarray(filled));

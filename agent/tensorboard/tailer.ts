@@ -45,10 +45,12 @@ export interface TailerOptions {
   chunkBytes?: number;
   /**
    * Finds the event files to tail, oldest first; each file's `dir` is its tags' prefix and
-   * the group whose files compete for a (tag, step).
+   * the group whose files compete for a (tag, step). A list that pushes onto `folders` the
+   * folders whose entries decided its answer is not called again while none of them changed
+   * (see {@linkcode RELIST_MS}).
    * @default listEventFiles: every file under the root, prefixed by its folder
    */
-  list?: (root: string) => Promise<EventFile[]>;
+  list?: (root: string, folders?: string[]) => Promise<EventFile[]>;
   /**
    * Asked once for each file the tailer has not seen (and again when one is replaced): false
    * leaves it unread, as another writer's. @default every file is read
@@ -98,6 +100,23 @@ interface Cursor {
 }
 
 /**
+ * How long a listing of event files serves while none of its folders changed (a folder's
+ * modification time moves when an entry is added, removed or renamed in it): a poll then
+ * costs a stat of each folder instead of listing them. Past this the folders are listed
+ * again anyway, for what their times do not show (a log root made inside a subfolder of the
+ * working dir). A listing that found no file is kept for less: a job's first file is found
+ * within {@linkcode RELIST_EMPTY_MS} even where no watched folder shows it.
+ */
+export const RELIST_MS = 10_000;
+/** See {@linkcode RELIST_MS}. */
+export const RELIST_EMPTY_MS = 3000;
+/**
+ * A folder changed this close to its listing may have changed again within the same tick of
+ * the file system's clock, after the listing read it: it is listed again until it is older.
+ */
+const FOLDER_SETTLE_MS = 2000;
+
+/**
  * Files a tailer keeps open between polls (more are opened for each read): a file that grows
  * is then read with a seek and a read, without resolving its path and opening it again.
  */
@@ -140,7 +159,9 @@ export class TensorBoardTailer {
   /** The directory being tailed. */
   readonly root: string;
   #chunkBytes: number;
-  #list: (root: string) => Promise<EventFile[]>;
+  #list: (root: string, folders?: string[]) => Promise<EventFile[]>;
+  /** The last listing, with the modification time of each folder it read (-1: missing). */
+  #listing: { files: EventFile[]; folders: Map<string, number>; at: number } | null = null;
   #accept: ((file: EventFile) => boolean) | null;
   #cursors = new Map<string, Cursor>();
   // relPath → prefixed tag → steps in the file's consumed bytes; see the class comment.
@@ -252,8 +273,25 @@ export class TensorBoardTailer {
     return report;
   }
 
+  /** The event files: the last listing while its folders are unchanged, else a new one. */
+  async #files(): Promise<EventFile[]> {
+    const last = this.#listing;
+    if (last !== null && await unchanged(last)) return last.files;
+    this.#listing = null;
+    const at = Date.now();
+    const folders: string[] = [];
+    const files = await this.#list(this.root, folders);
+    if (folders.length > 0) {
+      const times = await Promise.all(folders.map(folderTime));
+      if (times.every((time) => time !== null)) {
+        this.#listing = { files, folders: new Map(folders.map((f, i) => [f, times[i]!])), at };
+      }
+    }
+    return files;
+  }
+
   async #poll(): Promise<ScalarPoint[]> {
-    const files = await this.#list(this.root);
+    const files = await this.#files();
     const present = new Set(files.map((file) => file.relPath));
     for (const relPath of this.#cursors.keys()) {
       if (!present.has(relPath)) this.#forget(relPath);
@@ -448,6 +486,28 @@ function newCursor(): Cursor {
     handle: null,
     dev: null,
   };
+}
+
+/** A folder's modification time in ms; -1 when it does not exist; null when unknown. */
+async function folderTime(path: string): Promise<number | null> {
+  try {
+    return (await Deno.stat(path)).mtime?.getTime() ?? null;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound ? -1 : null;
+  }
+}
+
+/** True when a listing may serve again: young enough, and no folder of it changed since. */
+async function unchanged(
+  listing: { files: EventFile[]; folders: Map<string, number>; at: number },
+): Promise<boolean> {
+  const age = Date.now() - listing.at;
+  if (age >= (listing.files.length > 0 ? RELIST_MS : RELIST_EMPTY_MS)) return false;
+  const folders = [...listing.folders];
+  const times = await Promise.all(folders.map(([path]) => folderTime(path)));
+  return folders.every(([, before], i) =>
+    times[i] === before && before < listing.at - FOLDER_SETTLE_MS
+  );
 }
 
 function closeHandle(cursor: Cursor): void {

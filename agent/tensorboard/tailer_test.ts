@@ -11,6 +11,7 @@ import {
 } from "./_fixtures.ts";
 import type { ScalarPoint } from "./event_decoder.ts";
 import { RECORD_OVERHEAD } from "./record_reader.ts";
+import { listEventFiles } from "./event_file.ts";
 import { mergeScalars } from "./read_event_dir.ts";
 import { type TailerState, TensorBoardTailer } from "./tailer.ts";
 
@@ -393,5 +394,68 @@ Deno.test("close() lets go of the open files, and a later poll reads on from whe
     await append(path, loss(3));
     deepStrictEqual((await tailer.poll()).map((p) => p.step), [3]);
     await tailer.close();
+  });
+});
+
+Deno.test("poll() lists the folders again only once one of them changed", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/train`);
+    const first = `${dir}/train/events.out.tfevents.1.host`;
+    await Deno.writeFile(first, eventFileBytes([fileVersionEvent(1)]));
+    // Folders last changed an hour ago: their listing can serve again.
+    const hourAgo = new Date(Date.now() - 3600_000);
+    for (const folder of [dir, `${dir}/train`]) await Deno.utime(folder, hourAgo, hourAgo);
+    let listings = 0;
+    const tailer = new TensorBoardTailer(dir, {
+      list: (root, folders) => {
+        listings++;
+        return listEventFiles(root, folders);
+      },
+    });
+    const loss = (step: number) =>
+      eventFileBytes([summaryEvent(step, step, [{ tag: "loss", simpleValue: step }])]);
+    try {
+      await append(first, loss(1));
+      deepStrictEqual((await tailer.poll()).map((p) => [p.tag, p.step]), [["train/loss", 1]]);
+      await append(first, loss(2));
+      deepStrictEqual((await tailer.poll()).map((p) => [p.tag, p.step]), [["train/loss", 2]]);
+      strictEqual(listings, 1, "a file growing changes no folder");
+      // A new file changes its folder: listed again, and read in the same poll.
+      await Deno.writeFile(
+        `${dir}/train/events.out.tfevents.2.host`,
+        eventFileBytes([fileVersionEvent(2), summaryEvent(3, 3, [{ tag: "acc", simpleValue: 1 }])]),
+      );
+      deepStrictEqual((await tailer.poll()).map((p) => [p.tag, p.step]), [["train/acc", 3]]);
+      strictEqual(listings, 2);
+      // A new folder under the root changes the root.
+      await Deno.utime(dir, hourAgo, hourAgo);
+      await Deno.utime(`${dir}/train`, hourAgo, hourAgo);
+      await tailer.poll();
+      const listed = listings;
+      await Deno.mkdir(`${dir}/eval`);
+      await Deno.writeFile(
+        `${dir}/eval/events.out.tfevents.3.host`,
+        eventFileBytes([fileVersionEvent(3), summaryEvent(4, 4, [{ tag: "f1", simpleValue: 1 }])]),
+      );
+      deepStrictEqual((await tailer.poll()).map((p) => [p.tag, p.step]), [["eval/f1", 4]]);
+      strictEqual(listings, listed + 1);
+    } finally {
+      await tailer.close();
+    }
+  });
+});
+
+Deno.test("poll() lists every time with a list that names no folders", async () => {
+  await withTempDir(async (dir) => {
+    let listings = 0;
+    const tailer = new TensorBoardTailer(dir, {
+      list: (root) => {
+        listings++;
+        return listEventFiles(root);
+      },
+    });
+    await tailer.poll();
+    await tailer.poll();
+    strictEqual(listings, 2);
   });
 });
