@@ -5,6 +5,7 @@
  */
 import type { DispatchSpec } from "../protocol/agent.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest/fields.ts";
+import { isLocalDevice } from "./local_fs.ts";
 import {
   CheckpointWatcher,
   type CheckpointWatcherState,
@@ -171,6 +172,7 @@ export class RunWatchers {
     const tailer = new TensorBoardTailer(dirs.tensorboard.root, {
       state: tensorboard ?? undefined,
       list: dirs.tensorboard.list,
+      localDevice: isLocalDevice,
       // Two attempts may share a working dir (a sweep's trials): a new file whose writer is
       // a live process of another attempt is that attempt's, not this one's.
       accept: otherAttempt

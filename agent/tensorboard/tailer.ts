@@ -52,6 +52,13 @@ export interface TailerOptions {
    */
   list?: (root: string, folders?: string[]) => Promise<EventFile[]>;
   /**
+   * True when `dev` (a `st_dev`) is a local file system, where a stat or read of an open file
+   * returns at once: the tailer then makes them in place, without a hand-off to another
+   * thread (an open file is never looked up by path again, so a link cannot lead such a
+   * call elsewhere). @default none is: every call goes to another thread
+   */
+  localDevice?: (dev: number) => boolean;
+  /**
    * Asked once for each file the tailer has not seen (and again when one is replaced): false
    * leaves it unread, as another writer's. @default every file is read
    */
@@ -97,6 +104,23 @@ interface Cursor {
   handle: Deno.FsFile | null;
   /** The device of `handle`'s file (inode numbers are unique within one device only). */
   dev: number | null;
+  /** `handle` is on a local file system (see `TailerOptions.localDevice`). */
+  local: boolean;
+}
+
+/** A folder a listing read, and its modification time then (-1: it did not exist). */
+interface Folder {
+  path: string;
+  time: number;
+  /** Open on a local file system, for a stat in place; else it is looked up by path. */
+  handle: Deno.FsFile | null;
+}
+
+interface Listing {
+  files: EventFile[];
+  folders: Folder[];
+  /** Unix ms when the listing began. */
+  at: number;
 }
 
 /**
@@ -121,6 +145,8 @@ const FOLDER_SETTLE_MS = 2000;
  * is then read with a seek and a read, without resolving its path and opening it again.
  */
 export const MAX_OPEN_FILES = 16;
+/** Folders a tailer keeps open between polls, on local disks, to see whether they changed. */
+export const MAX_OPEN_FOLDERS = 16;
 
 /** What a tailer left out of the files it read (an import reports it). */
 export interface SkippedReport {
@@ -160,8 +186,9 @@ export class TensorBoardTailer {
   readonly root: string;
   #chunkBytes: number;
   #list: (root: string, folders?: string[]) => Promise<EventFile[]>;
-  /** The last listing, with the modification time of each folder it read (-1: missing). */
-  #listing: { files: EventFile[]; folders: Map<string, number>; at: number } | null = null;
+  /** The last listing, with the modification time of each folder it read. */
+  #listing: Listing | null = null;
+  #localDevice: (dev: number) => boolean;
   #accept: ((file: EventFile) => boolean) | null;
   #cursors = new Map<string, Cursor>();
   // relPath → prefixed tag → steps in the file's consumed bytes; see the class comment.
@@ -187,6 +214,7 @@ export class TensorBoardTailer {
     this.#chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     this.#list = options.list ?? listEventFiles;
     this.#accept = options.accept ?? null;
+    this.#localDevice = options.localDevice ?? (() => false);
     if (!Number.isSafeInteger(this.#chunkBytes) || this.#chunkBytes < 1) {
       throw new RangeError(
         `Cannot tail "${root}": chunkBytes must be a positive integer, got ${options.chunkBytes}`,
@@ -209,6 +237,7 @@ export class TensorBoardTailer {
         tailBytes: 0,
         handle: null,
         dev: null,
+        local: false,
       });
     }
   }
@@ -251,6 +280,8 @@ export class TensorBoardTailer {
   #closeAll(): void {
     for (const cursor of this.#cursors.values()) closeHandle(cursor);
     this.#open = 0;
+    for (const folder of this.#listing?.folders ?? []) folder.handle?.close();
+    this.#listing = null;
   }
 
   /** What the polls so far left out of the files still present, and their hparams. */
@@ -273,25 +304,33 @@ export class TensorBoardTailer {
     return report;
   }
 
-  /** The event files: the last listing while its folders are unchanged, else a new one. */
-  async #files(): Promise<EventFile[]> {
+  /**
+   * The event files: the last listing while its folders are unchanged (`listed` false), else
+   * a new one.
+   */
+  async #files(): Promise<{ files: EventFile[]; listed: boolean }> {
     const last = this.#listing;
-    if (last !== null && await unchanged(last)) return last.files;
+    if (last !== null && await unchanged(last)) return { files: last.files, listed: false };
     this.#listing = null;
+    if (last !== null) { for (const folder of last.folders) folder.handle?.close(); }
     const at = Date.now();
-    const folders: string[] = [];
-    const files = await this.#list(this.root, folders);
-    if (folders.length > 0) {
-      const times = await Promise.all(folders.map(folderTime));
-      if (times.every((time) => time !== null)) {
-        this.#listing = { files, folders: new Map(folders.map((f, i) => [f, times[i]!])), at };
+    const paths: string[] = [];
+    const files = await this.#list(this.root, paths);
+    if (paths.length > 0) {
+      const folders = await Promise.all(
+        paths.map((path, i) => watchFolder(path, i < MAX_OPEN_FOLDERS ? this.#localDevice : null)),
+      );
+      if (folders.every((folder) => folder !== null)) {
+        this.#listing = { files, folders: folders as Folder[], at };
+      } else {
+        for (const folder of folders) folder?.handle?.close();
       }
     }
-    return files;
+    return { files, listed: true };
   }
 
   async #poll(): Promise<ScalarPoint[]> {
-    const files = await this.#files();
+    const { files, listed } = await this.#files();
     const present = new Set(files.map((file) => file.relPath));
     for (const relPath of this.#cursors.keys()) {
       if (!present.has(relPath)) this.#forget(relPath);
@@ -300,7 +339,7 @@ export class TensorBoardTailer {
     for (let i = 0; i < files.length; i++) {
       const file = files[i];
       try {
-        const read = await this.#readNew(file);
+        const read = await this.#readNew(file, listed);
         if (read === undefined) continue;
         // Looked up before the cursor moves: if this throws, the bytes are read again next
         // poll instead of their points being lost.
@@ -337,8 +376,11 @@ export class TensorBoardTailer {
     if (read.framingLost) this.#stats.framingLost++;
   }
 
-  /** Reads a file from its cursor to its current size (without moving the cursor). */
-  async #readNew(file: EventFile): Promise<RangeRead | undefined> {
+  /**
+   * Reads a file from its cursor to its current size (without moving the cursor). `listed`:
+   * its folder was listed in this poll, so the file at its path may be another one now.
+   */
+  async #readNew(file: EventFile, listed: boolean): Promise<RangeRead | undefined> {
     let cursor = this.#cursors.get(file.relPath);
     if (cursor === undefined) {
       cursor = this.#newCursor(file);
@@ -346,8 +388,11 @@ export class TensorBoardTailer {
     }
     let info: Deno.FileInfo;
     try {
-      // A stat by path is the whole cost of a poll for a file with nothing new.
-      info = await Deno.stat(file.path);
+      // A file open on a local disk, in a folder that did not change: its size, in place.
+      // Otherwise a stat by path, the whole cost of a poll for a file with nothing new.
+      info = !listed && cursor.handle !== null && cursor.local
+        ? cursor.handle.statSync()
+        : await Deno.stat(file.path);
     } catch (error) {
       // Deleted between the directory walk and now: the next poll forgets it.
       if (error instanceof Deno.errors.NotFound) return undefined;
@@ -390,6 +435,7 @@ export class TensorBoardTailer {
         cursor.scalarTags,
         this.#chunkBytes,
         cursor.notes,
+        this.#localDevice(info.dev),
       );
       cursor.tailBytes = info.size - read.nextOffset;
       kept = this.#keep(file.relPath, cursor, handle, info.dev);
@@ -407,6 +453,7 @@ export class TensorBoardTailer {
     if (this.#cursors.get(relPath) !== cursor || this.#open >= MAX_OPEN_FILES) return false;
     cursor.handle = handle;
     cursor.dev = dev;
+    cursor.local = this.#localDevice(dev);
     this.#open++;
     return true;
   }
@@ -485,28 +532,60 @@ function newCursor(): Cursor {
     tailBytes: 0,
     handle: null,
     dev: null,
+    local: false,
   };
 }
 
-/** A folder's modification time in ms; -1 when it does not exist; null when unknown. */
-async function folderTime(path: string): Promise<number | null> {
+/**
+ * A folder of a listing with its modification time; null when it cannot be known. With
+ * `localDevice` (under the cap on open folders) a folder on a local disk is kept open, so
+ * that later checks are a stat in place.
+ */
+async function watchFolder(
+  path: string,
+  localDevice: ((dev: number) => boolean) | null,
+): Promise<Folder | null> {
+  let info: Deno.FileInfo;
   try {
-    return (await Deno.stat(path)).mtime?.getTime() ?? null;
+    info = await Deno.stat(path);
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound ? { path, time: -1, handle: null } : null;
+  }
+  const time = info.mtime?.getTime();
+  if (time === undefined) return null;
+  if (!info.isDirectory || localDevice === null || !localDevice(info.dev)) {
+    return { path, time, handle: null };
+  }
+  try {
+    const handle = await Deno.open(path, { read: true });
+    const open = handle.statSync();
+    // Replaced meanwhile: looked up by path, and listed again at the next poll.
+    if (!open.isDirectory || open.ino !== info.ino || open.dev !== info.dev) {
+      handle.close();
+      return { path, time: -2, handle: null };
+    }
+    return { path, time, handle };
+  } catch {
+    return { path, time, handle: null };
+  }
+}
+
+async function folderTime(folder: Folder): Promise<number | null> {
+  try {
+    const info = folder.handle ? folder.handle.statSync() : await Deno.stat(folder.path);
+    return info.mtime?.getTime() ?? null;
   } catch (error) {
     return error instanceof Deno.errors.NotFound ? -1 : null;
   }
 }
 
 /** True when a listing may serve again: young enough, and no folder of it changed since. */
-async function unchanged(
-  listing: { files: EventFile[]; folders: Map<string, number>; at: number },
-): Promise<boolean> {
+async function unchanged(listing: Listing): Promise<boolean> {
   const age = Date.now() - listing.at;
   if (age >= (listing.files.length > 0 ? RELIST_MS : RELIST_EMPTY_MS)) return false;
-  const folders = [...listing.folders];
-  const times = await Promise.all(folders.map(([path]) => folderTime(path)));
-  return folders.every(([, before], i) =>
-    times[i] === before && before < listing.at - FOLDER_SETTLE_MS
+  const times = await Promise.all(listing.folders.map(folderTime));
+  return listing.folders.every((folder, i) =>
+    times[i] === folder.time && folder.time < listing.at - FOLDER_SETTLE_MS
   );
 }
 

@@ -459,3 +459,31 @@ Deno.test("poll() lists every time with a list that names no folders", async () 
     strictEqual(listings, 2);
   });
 });
+
+Deno.test("on a local disk, a file kept open is followed in place, and a file put in its place is read from its start", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/events.out.tfevents.1.host`;
+    await Deno.writeFile(path, eventFileBytes([fileVersionEvent(1)]));
+    const hourAgo = new Date(Date.now() - 3600_000);
+    await Deno.utime(dir, hourAgo, hourAgo);
+    const tailer = new TensorBoardTailer(dir, { localDevice: () => true });
+    const loss = (step: number) =>
+      eventFileBytes([summaryEvent(step, step, [{ tag: "loss", simpleValue: step }])]);
+    try {
+      await append(path, loss(1));
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [1]);
+      await append(path, loss(2));
+      await append(path, loss(3));
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [2, 3]);
+      // The job writes a new file and renames it over the old one.
+      await Deno.writeFile(`${dir}/tmp`, eventFileBytes([fileVersionEvent(1)]));
+      await append(`${dir}/tmp`, loss(7));
+      await Deno.rename(`${dir}/tmp`, path);
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [7]);
+      await append(path, loss(8));
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [8]);
+    } finally {
+      await tailer.close();
+    }
+  });
+});
