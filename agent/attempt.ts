@@ -80,6 +80,8 @@ export class ManagedAttempt {
   /** Why the agent's fence stopped the attempt (its lease on the server ran out), or null. */
   #fenced: string | null = null;
   #detached = false;
+  /** The last watcher poll began: later polls of the loop would only open files again. */
+  #watchEnded = false;
   #pidsFailed = false;
   #detach!: () => void;
   #detachedSignal: Promise<null>;
@@ -210,6 +212,7 @@ export class ManagedAttempt {
     this.#detach();
     await this.#batcher.flush();
     await this.#watching;
+    await this.#watchers?.close();
   }
 
   /**
@@ -335,7 +338,9 @@ export class ManagedAttempt {
     // A start seen just before the end goes out first.
     await this.#startReport;
     await this.#batcher.flush();
+    this.#watchEnded = true;
     await this.#watch(true);
+    await this.#watchers?.close();
     await this.#noteMissingEventFiles();
     const results = await readEvalOutput(this.spec, this.#files);
     if (results && "metrics" in results) {
@@ -500,7 +505,7 @@ export class ManagedAttempt {
   #watch(final: boolean): Promise<void> {
     const run = async () => {
       const watchers = this.#watchers;
-      if (this.#detached && !final) return;
+      if ((this.#detached || this.#watchEnded) && !final) return;
       // Frames the spool refused go first. While any still wait, new scalars are left unread
       // in their files (the cursors do not move), so a long full disk costs no memory.
       if (!await this.#emitInOrder() && !final) return;

@@ -55,8 +55,11 @@ export interface JobManagerOptions {
 
 const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
 
-/** The longest a progress save waits (see #saveSoon). */
-export const PROGRESS_SAVE_MS = 1000;
+/**
+ * The longest a progress save waits (see #saveSoon): each save writes the whole state file,
+ * and with jobs writing scalars all the time there is progress at every poll.
+ */
+export const PROGRESS_SAVE_MS = 5000;
 
 /** Runs, follows and persists this agent's attempts. */
 export class JobManager {
@@ -276,8 +279,8 @@ export class JobManager {
   }
 
   /**
-   * Progress (output lines, watcher offsets) is saved at most once a second: a state a
-   * moment old only makes a restarted agent send some lines and points again, which the
+   * Progress (output lines, watcher offsets) is saved at most every PROGRESS_SAVE_MS: a state
+   * a moment old only makes a restarted agent send some lines and points again, which the
    * server stores once.
    */
   #saveSoon(): void {

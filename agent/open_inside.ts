@@ -5,7 +5,7 @@
 // link swapped in between is not read).
 
 /** An open regular file inside the folder; `outside`: not read (a link out); `gone`: vanished. */
-export type Opened = { file: Deno.FsFile; size: number } | "outside" | "gone";
+export type Opened = { file: Deno.FsFile; size: number; ino: number | null } | "outside" | "gone";
 
 /** Opens `path` for reading if it resolves to a regular file inside `root`. */
 export async function openInside(path: string, root: string): Promise<Opened> {
@@ -31,5 +31,5 @@ export async function openInside(path: string, root: string): Promise<Opened> {
     file.close();
     return "outside";
   }
-  return { file, size: after.size };
+  return { file, size: after.size, ino: after.ino };
 }

@@ -5,6 +5,7 @@
  */
 import type { DispatchSpec } from "../protocol/agent.ts";
 import { MAX_NAME_LENGTH } from "../protocol/rest/fields.ts";
+import { isLocalDevice } from "./local_fs.ts";
 import {
   CheckpointWatcher,
   type CheckpointWatcherState,
@@ -61,8 +62,8 @@ export interface TensorBoardSource {
   root: string;
   /** True when the job named its folder (`tensorboard_dir`). */
   explicit: boolean;
-  /** Finds the event files under `root`, each with its key prefix. */
-  list(root: string): Promise<EventFile[]>;
+  /** Finds the event files under `root`, each with its key prefix (see `TailerOptions.list`). */
+  list(root: string, folders?: string[]): Promise<EventFile[]>;
   /** Folders that are never a job's logs (the agent's own runs folder). */
   ignore: readonly string[];
 }
@@ -82,7 +83,7 @@ export function watchedDirs(
     : {
       root: spec.working_dir,
       explicit: false,
-      list: (root) => discoverEventFiles(root, ignore),
+      list: (root, folders) => discoverEventFiles(root, ignore, folders),
       ignore,
     };
   return {
@@ -171,6 +172,7 @@ export class RunWatchers {
     const tailer = new TensorBoardTailer(dirs.tensorboard.root, {
       state: tensorboard ?? undefined,
       list: dirs.tensorboard.list,
+      localDevice: isLocalDevice,
       // Two attempts may share a working dir (a sweep's trials): a new file whose writer is
       // a live process of another attempt is that attempt's, not this one's.
       accept: otherAttempt
@@ -239,6 +241,11 @@ export class RunWatchers {
       config: second.config ?? first.config,
       epoch: second.epoch ?? first.epoch,
     };
+  }
+
+  /** Closes the files kept open between polls (the attempt ended, or the agent detached). */
+  async close(): Promise<void> {
+    await this.#tailer.close();
   }
 
   state(): WatcherStates {

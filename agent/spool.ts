@@ -215,7 +215,7 @@ export class Spool {
       segment = await this.#roll(state);
     }
     state.file ??= await Deno.open(segment.path, { append: true, create: true });
-    await writeAll(state.file, bytes);
+    writeAll(state.file, bytes);
     segment.count++;
     segment.bytes += bytes.length;
     state.next++;
@@ -371,9 +371,14 @@ function segmentName(first: number): string {
   return `${String(first).padStart(16, "0")}.jsonl`;
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+/**
+ * Written synchronously: the spool lies in the agent's own data dir, and a frame is a few
+ * KB, while an asynchronous write costs several times the CPU in thread hand-offs, for every
+ * frame the agent sends.
+ */
+function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
   let written = 0;
-  while (written < bytes.length) written += await file.write(bytes.subarray(written));
+  while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
 }
 
 async function removeQuietly(path: string): Promise<void> {

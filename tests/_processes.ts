@@ -98,10 +98,15 @@ export function startAgentProcess(
     sampleS?: number;
     heartbeatS?: number;
     fenceAfterS?: number;
+    /** Flags for `deno run` before the script (`--inspect`, say). @default none */
+    denoFlags?: string[];
   },
 ): Proc {
+  const task = taskArgs("agent");
   const args = [
-    ...taskArgs("agent"),
+    task[0],
+    ...(opts.denoFlags ?? []),
+    ...task.slice(1),
     "--server",
     opts.server,
     "--token",
@@ -205,6 +210,8 @@ export async function startCluster(
     sampleS?: number;
     heartbeatS?: number;
     prefix?: string;
+    /** Flags for the agent's `deno run` (`--inspect`, say). @default none */
+    agentDenoFlags?: string[];
   } = {},
 ) {
   const home = await Deno.makeTempDir({ prefix: opts.prefix ?? "gpuctl-e2e-" });
@@ -218,6 +225,7 @@ export async function startCluster(
     fakeGpus: opts.fakeGpus ?? 2,
     sampleS: opts.sampleS,
     heartbeatS: opts.heartbeatS,
+    denoFlags: opts.agentDenoFlags,
   });
   const call = api(server.url, server.adminToken);
   try {

@@ -71,7 +71,8 @@ export class Attempt implements RunHandle {
   readonly #wrapperStart: number;
   #pid: number | null;
   #resolveExit: (info: ExitInfo) => void = () => {};
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Cancels the pending tick; undefined while a tick runs (or none is due). */
+  #timer: (() => void) | undefined;
   #stopped = false;
   #detached = false;
   #finished = false;
@@ -99,7 +100,7 @@ export class Attempt implements RunHandle {
       this.#childEnd = end;
       // Look now rather than at the next poll (a pending timer means no tick is running).
       if (this.#timer !== undefined) {
-        clearTimeout(this.#timer);
+        this.#timer();
         this.#schedule(0);
       }
     });
@@ -142,12 +143,13 @@ export class Attempt implements RunHandle {
     this.#detached = true;
     this.#stopped = true;
     this.#init.tail.mute();
-    clearTimeout(this.#timer);
+    this.#timer?.();
+    this.#timer = undefined;
   }
 
   #schedule(ms: number): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => this.#tick(), alignedDelay(ms));
+    this.#timer = onGrid(ms, () => this.#tick());
   }
 
   #wrapperAlive(): boolean {
@@ -178,8 +180,8 @@ export class Attempt implements RunHandle {
       const alive = this.#wrapperAliveForPoll();
       if (alive && Date.now() - this.#lastScan >= this.#init.scanMs) {
         this.#lastScan = Date.now();
-        this.#tree.scan();
-        if (this.#init.oomCounter) this.#oom.observe(this.#tree.alive());
+        const running = this.#tree.scan();
+        if (this.#init.oomCounter) this.#oom.observe(running);
         await this.#lookForMainPid();
       }
       const lines = await this.#init.tail.poll(false);
@@ -308,6 +310,46 @@ export function isExitInfo(value: unknown): value is ExitInfo {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
   return typeof v.reason === "string" && Array.isArray(v.log_tail) && "failure_class" in v;
+}
+
+/** Callbacks due at each moment on the clock grid, and the one timer that runs them. */
+const dueAt = new Map<
+  number,
+  { callbacks: Set<() => void>; timer: ReturnType<typeof setTimeout> }
+>();
+
+/**
+ * Runs `fn` at the next multiple of `ms` on the clock (at once for 0); returns what cancels
+ * it. Attempts polling at one interval share a single timer: a timer firing costs the agent
+ * about as much as a quiet attempt's poll.
+ */
+export function onGrid(ms: number, fn: () => void): () => void {
+  if (ms <= 0) {
+    const timer = setTimeout(fn, 0);
+    return () => clearTimeout(timer);
+  }
+  const now = Date.now();
+  const delay = alignedDelay(ms, now);
+  const at = now + delay;
+  let due = dueAt.get(at);
+  if (due === undefined) {
+    const callbacks = new Set<() => void>();
+    const timer = setTimeout(() => {
+      dueAt.delete(at);
+      for (const callback of callbacks) callback();
+    }, delay);
+    due = { callbacks, timer };
+    dueAt.set(at, due);
+  }
+  const slot = due;
+  slot.callbacks.add(fn);
+  return () => {
+    slot.callbacks.delete(fn);
+    if (slot.callbacks.size === 0 && dueAt.get(at) === slot) {
+      clearTimeout(slot.timer);
+      dueAt.delete(at);
+    }
+  };
 }
 
 /**

@@ -91,22 +91,37 @@ export function libcReadFile(path: string): string | null {
 
 /** The entry names of a folder through libc (without `.` and `..`); null when it cannot. */
 export function libcListDir(path: string): string[] | null {
+  return libcListDirInodes(path)?.map((entry) => entry.name) ?? null;
+}
+
+/** A folder entry with its inode number. */
+export interface DirEntryIno {
+  name: string;
+  ino: bigint;
+}
+
+/**
+ * The entries of a folder through libc (without `.` and `..`), each with its inode number;
+ * null when it cannot.
+ */
+export function libcListDirInodes(path: string): DirEntryIno[] | null {
   const c = openLibc();
   if (!c) return null;
   const dir = c.opendir(cString(path));
   if (dir === null) return null;
-  const names: string[] = [];
+  const entries: DirEntryIno[] = [];
   try {
     for (;;) {
       const entry = c.readdir(dir);
       if (entry === null) break;
-      const name = new Deno.UnsafePointerView(entry).getCString(DIRENT_NAME_OFFSET);
-      if (name !== "." && name !== "..") names.push(name);
+      const view = new Deno.UnsafePointerView(entry);
+      const name = view.getCString(DIRENT_NAME_OFFSET);
+      if (name !== "." && name !== "..") entries.push({ name, ino: view.getBigUint64(0) });
     }
   } finally {
     c.closedir(dir);
   }
-  return names;
+  return entries;
 }
 
 function catSync(args: string[], shell = false): string | null {
@@ -135,35 +150,84 @@ export function readKernelFile(path: string): string | null {
 }
 
 /**
+ * The stat lines of /proc's processes, read again only for entries not seen before. A
+ * process's `/proc/<pid>` entry keeps its inode while the process lives, and a pid taken by a
+ * new process comes with a new entry (a new inode), so an entry listed with the same name and
+ * inode as at the last walk is the same process: its pid, parent at the time, group and start
+ * time are what was read then. What a later read could change (a parent that died, a new
+ * group, a zombie) matters only for the processes an attempt knows, which read their own
+ * stat afresh (see `ProcessTree.scan`). A listing as a whole costs one `getdents` per few
+ * hundred processes instead of an open, a read and a close for each one.
+ */
+export class StatWalk {
+  #lines = new Map<string, { ino: bigint; line: string }>();
+
+  /** The lines of `entries` (the listing of /proc); `fresh` reads every process again. */
+  lines(
+    entries: readonly DirEntryIno[],
+    read: (name: string) => string | null,
+    fresh = false,
+  ): string[] {
+    const next = new Map<string, { ino: bigint; line: string }>();
+    const out: string[] = [];
+    for (const { name, ino } of entries) {
+      if (!isPid(name)) continue;
+      const known = fresh ? undefined : this.#lines.get(name);
+      const line = known !== undefined && known.ino === ino ? known.line : read(name);
+      // null when the process ended while we looked
+      if (line === null) continue;
+      next.set(name, { ino, line });
+      out.push(line);
+    }
+    this.#lines = next;
+    return out;
+  }
+}
+
+function isPid(name: string): boolean {
+  if (name.length === 0) return false;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/**
  * How long one walk of /proc serves every caller: each running attempt scans for its
  * descendants, and one shared walk keeps the agent's cost flat as attempts add up.
  */
 export const STATS_TTL_MS = 900;
 
 let cached: { at: number; lines: string[] } | null = null;
+const walk = new StatWalk();
 
-/** The `/proc/<pid>/stat` lines of every process, at most `maxAgeMs` old. */
+/**
+ * The `/proc/<pid>/stat` lines of every process, at most `maxAgeMs` old. A walk older than
+ * that lists /proc again, but reads only the processes it had not read before (see
+ * {@linkcode StatWalk}); `maxAgeMs` 0 reads every one.
+ */
 export function readAllStats(maxAgeMs = STATS_TTL_MS): string[] {
   const now = performance.now();
   if (cached && now - cached.at < maxAgeMs) return cached.lines;
-  cached = { at: now, lines: walkStats() };
+  cached = { at: now, lines: walkStats(maxAgeMs === 0) };
   return cached.lines;
 }
 
-function walkStats(): string[] {
+function walkStats(fresh: boolean): string[] {
   const how = kernelFileMethod();
   if (how === "cat") {
     const text = catSync(["cat /proc/[0-9]*/stat 2>/dev/null"], true) ?? "";
     return text.split("\n").filter((l) => l !== "").map((l) => l + "\n");
   }
-  const names = how === "libc"
-    ? libcListDir("/proc") ?? []
-    : [...Deno.readDirSync("/proc")].map((e) => e.name);
+  const read = (name: string) => readKernelFile(`/proc/${name}/stat`);
+  const entries = libcListDirInodes("/proc");
+  if (entries !== null) return walk.lines(entries, read, fresh);
   const lines: string[] = [];
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
     // null when the process ended while we looked
-    const line = readKernelFile(`/proc/${name}/stat`);
+    const line = read(entry.name);
     if (line !== null) lines.push(line);
   }
   return lines;

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../tests/assert.ts";
 import { AGENT_PERMISSIONS } from "../permissions.ts";
-import { libcListDir, libcReadFile } from "./_kernel_files.ts";
+import { libcListDir, libcListDirInodes, libcReadFile, StatWalk } from "./_kernel_files.ts";
 
 // Deno refuses /proc and /sys without --allow-all; the agent runs with a narrower list, so
 // the libc path (and, without --allow-ffi, the `cat` path) must give the same answers.
@@ -68,4 +68,56 @@ Deno.test("libc reads grow past their buffer for large files", async () => {
   } finally {
     await Deno.remove(file);
   }
+});
+
+Deno.test("libc listings give each entry's inode, as stat does", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/a`, "1");
+    await Deno.mkdir(`${dir}/b`);
+    const entries = libcListDirInodes(dir)!.sort((x, y) => x.name < y.name ? -1 : 1);
+    assertEquals(
+      entries.map((e) => [e.name, Number(e.ino)]),
+      [["a", Deno.lstatSync(`${dir}/a`).ino], ["b", Deno.lstatSync(`${dir}/b`).ino]],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a walk of /proc reads again only the entries it has not read before", () => {
+  const reads: string[] = [];
+  const texts: Record<string, string | null> = { "1": "one", "2": "two", "3": null };
+  const read = (name: string) => {
+    reads.push(name);
+    return texts[name];
+  };
+  const walk = new StatWalk();
+  const entry = (name: string, ino: number) => ({ name, ino: BigInt(ino) });
+  assertEquals(walk.lines([entry("1", 10), entry("2", 20), entry("self", 5)], read), [
+    "one",
+    "two",
+  ]);
+  assertEquals(reads, ["1", "2"]);
+  // The same processes: nothing read. A process that ended between listing and reading
+  // (null) is left out and read again next time.
+  reads.length = 0;
+  assertEquals(walk.lines([entry("1", 10), entry("2", 20), entry("3", 30)], read), [
+    "one",
+    "two",
+  ]);
+  assertEquals(reads, ["3"]);
+  // Pid 2 taken by a new process (a new entry, a new inode), pid 1 gone.
+  reads.length = 0;
+  texts["2"] = "two again";
+  assertEquals(walk.lines([entry("2", 21)], read), ["two again"]);
+  assertEquals(reads, ["2"]);
+  // A gone entry is forgotten: coming back with its old inode it is read again.
+  reads.length = 0;
+  assertEquals(walk.lines([entry("1", 10), entry("2", 21)], read), ["one", "two again"]);
+  assertEquals(reads, ["1"]);
+  // `fresh` reads every one.
+  reads.length = 0;
+  walk.lines([entry("1", 10), entry("2", 21)], read, true);
+  assertEquals(reads, ["1", "2"]);
 });

@@ -57,6 +57,8 @@ export interface ProcessSnapshot {
 }
 
 let shared: { lines: string[]; snapshot: ProcessSnapshot } | null = null;
+/** Each line of the last walk, parsed: a walk mostly hands back the lines it read before. */
+let parsed = new Map<string, ProcStat | null>();
 
 /**
  * Every running process on the host; `fresh` skips the shared, slightly older walk. The
@@ -67,14 +69,18 @@ export function listProcesses(fresh = false): ProcessSnapshot {
   if (shared?.lines === lines) return shared.snapshot;
   const all: ProcStat[] = [];
   const children = new Map<number, ProcStat[]>();
+  const parsedNow = new Map<string, ProcStat | null>();
   for (const line of lines) {
-    const stat = parseStat(line);
+    let stat = parsed.get(line);
+    if (stat === undefined) stat = parseStat(line);
+    parsedNow.set(line, stat);
     if (!stat || stat.state === "Z" || stat.state === "X") continue;
     all.push(stat);
     const list = children.get(stat.ppid);
     if (list) list.push(stat);
     else children.set(stat.ppid, [stat]);
   }
+  parsed = parsedNow;
   shared = { lines, snapshot: { all, children } };
   return shared.snapshot;
 }
@@ -114,30 +120,52 @@ export class ProcessTree {
   }
 
   /**
-   * Walks /proc once and adds the new descendants and group members of known processes.
-   * Periodic scans may share a walk a moment old; `fresh` (cancel, pids) sees the present.
+   * Walks /proc once and adds the new descendants and group members of known processes;
+   * returns the known processes running, sorted. Periodic scans may share a walk a moment
+   * old; `fresh` (cancel, pids) sees the present. Known processes are read afresh (a shared
+   * walk does not read again a process it read before: see `StatWalk`), and those that ended
+   * are forgotten: a pid is never the same process again.
    */
-  scan(fresh = false): void {
+  scan(fresh = false): number[] {
+    const ended = new Set<number>();
+    const alive = this.#prune(ended);
     const { all, children } = listProcesses(fresh);
     // The group is ours while a known process still runs in it (see groupIsOurs).
-    const groupTrusted = this.#pgid !== null &&
-      all.some((p) => p.pgrp === this.#pgid && this.#known.get(p.pid) === p.startTime);
+    const groupTrusted = this.#pgid !== null && alive.some((p) => p.pgrp === this.#pgid);
     const queue: number[] = [];
     for (const p of all) {
       if (this.#known.get(p.pid) === p.startTime) queue.push(p.pid);
-      else if (groupTrusted && p.pgrp === this.#pgid) {
+      else if (groupTrusted && p.pgrp === this.#pgid && !ended.has(p.pid)) {
         this.#known.set(p.pid, p.startTime);
         queue.push(p.pid);
       }
     }
+    const found: number[] = [];
     while (queue.length > 0) {
       const pid = queue.pop()!;
       for (const child of children.get(pid) ?? []) {
-        if (this.#known.get(child.pid) === child.startTime) continue;
+        if (ended.has(child.pid) || this.#known.get(child.pid) === child.startTime) continue;
         this.#known.set(child.pid, child.startTime);
         queue.push(child.pid);
+        found.push(child.pid);
       }
     }
+    // Those found were running at the walk, a moment ago; the others were read just now.
+    return [...alive.map((p) => p.pid), ...found].sort((a, b) => a - b);
+  }
+
+  /** Reads every known process, forgets (into `ended`) those that ended; the others' stats. */
+  #prune(ended: Set<number>): ProcStat[] {
+    const alive: ProcStat[] = [];
+    for (const [pid, startTime] of this.#known) {
+      const stat = readStat(pid);
+      if (stat !== null && stat.startTime === startTime) alive.push(stat);
+      else {
+        this.#known.delete(pid);
+        ended.add(pid);
+      }
+    }
+    return alive;
   }
 
   /** Known processes still running (each checked against its start time). */

@@ -45,15 +45,25 @@ export function compareEventFiles(a: EventFile, b: EventFile): number {
   return a.relPath < b.relPath ? -1 : a.relPath > b.relPath ? 1 : 0;
 }
 
-/** Every event file under `root`, oldest first; a missing root has none. */
-export async function listEventFiles(root: string): Promise<EventFile[]> {
+/**
+ * Every event file under `root`, oldest first; a missing root has none. `folders`, when
+ * given, gets the path of every folder whose entries were listed (a file added to or removed
+ * from one of them changes its modification time).
+ */
+export async function listEventFiles(root: string, folders?: string[]): Promise<EventFile[]> {
   const base = root.length > 1 ? root.replace(/\/+$/, "") : root;
   const files: EventFile[] = [];
-  await walk(base, "", files);
+  await walk(base, "", files, folders);
   return files.sort(compareEventFiles);
 }
 
-async function walk(path: string, dir: string, out: EventFile[]): Promise<void> {
+async function walk(
+  path: string,
+  dir: string,
+  out: EventFile[],
+  folders: string[] | undefined,
+): Promise<void> {
+  folders?.push(path);
   const entries: Deno.DirEntry[] = [];
   try {
     for await (const entry of Deno.readDir(path)) entries.push(entry);
@@ -67,7 +77,7 @@ async function walk(path: string, dir: string, out: EventFile[]): Promise<void> 
     const relPath = dir === "" ? entry.name : `${dir}/${entry.name}`;
     // Symlinked folders are not followed: a link back up the tree would never end.
     if (entry.isDirectory) {
-      await walk(childPath, relPath, out);
+      await walk(childPath, relPath, out, folders);
     } else if (entry.name.startsWith(EVENT_FILE_PREFIX) && (entry.isFile || entry.isSymlink)) {
       out.push({ path: childPath, relPath, dir, timestamp: eventFileTimestamp(entry.name) });
     }
@@ -94,6 +104,7 @@ export interface RangeRead {
  * Reads the complete records of `file` between `offset` and `end` (its size when it was
  * stat'ed) and decodes their scalars, updating the file's `scalarTags` (and `notes`, when
  * given: what was skipped, the hparams). A record cut off at `end` is left for a later read.
+ * `inPlace`: the file is on a local disk, read without a hand-off to another thread.
  */
 export async function readEventRange(
   file: Deno.FsFile,
@@ -102,6 +113,7 @@ export async function readEventRange(
   scalarTags: Set<string>,
   chunkBytes: number = DEFAULT_CHUNK_BYTES,
   notes?: EventNotes,
+  inPlace = false,
 ): Promise<RangeRead> {
   const result: RangeRead = {
     points: [],
@@ -117,7 +129,7 @@ export async function readEventRange(
   while (result.nextOffset < end) {
     const start = result.nextOffset;
     const length = Math.min(want, end - start);
-    const bytes = await readAt(file, start, length);
+    const bytes = inPlace ? readAtSync(file, start, length) : await readAt(file, start, length);
     const batch = readRecords(bytes, 0);
     for (const record of batch.records) {
       try {
@@ -147,9 +159,24 @@ export async function readEventRange(
   return result;
 }
 
+/** `readAt` in place: for a file on a local disk, where a read returns at once. */
+function readAtSync(file: Deno.FsFile, position: number, length: number): Uint8Array {
+  const buffer = new Uint8Array(length);
+  file.seekSync(position, Deno.SeekMode.Start);
+  let filled = 0;
+  while (filled < length) {
+    const n = file.readSync(buffer.subarray(filled));
+    if (n === null) break;
+    filled += n;
+  }
+  return buffer.subarray(0, filled);
+}
+
 async function readAt(file: Deno.FsFile, position: number, length: number): Promise<Uint8Array> {
   const buffer = new Uint8Array(length);
-  await file.seek(position, Deno.SeekMode.Start);
+  // A seek only sets the open file's offset (no I/O, even on a network file system): done in
+  // place, it spares a hand-off to another thread.
+  file.seekSync(position, Deno.SeekMode.Start);
   let filled = 0;
   while (filled < length) {
     const n = await file.read(buffer.subarray(filled));

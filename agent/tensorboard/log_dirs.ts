@@ -61,8 +61,14 @@ export function metricPrefix(dir: string): string {
  * Every event file under `root` (a `tensorboard_dir` given with the job), oldest first, with
  * `dir` being the key prefix: the folder relative to `root` less its run-instance levels.
  */
-export async function listKeyedEventFiles(root: string): Promise<EventFile[]> {
-  return (await listEventFiles(root)).map((file) => ({ ...file, dir: metricPrefix(file.dir) }));
+export async function listKeyedEventFiles(
+  root: string,
+  folders?: string[],
+): Promise<EventFile[]> {
+  return (await listEventFiles(root, folders)).map((file) => ({
+    ...file,
+    dir: metricPrefix(file.dir),
+  }));
 }
 
 /**
@@ -117,16 +123,21 @@ function isIgnored(path: string, ignore: readonly string[]): boolean {
  * Every event file in the default log roots under `workingDir`, oldest first: `relPath` is
  * relative to `workingDir` (the file's identity), `dir` the key prefix, relative to its root
  * and less its run-instance levels (`lightning_logs/version_0/…` → "", `logs/train/…` →
- * `train`, `out/runs/Dec02_01-18-45_vm/1796173826.32/…` → "").
+ * `train`, `out/runs/Dec02_01-18-45_vm/1796173826.32/…` → ""). `folders`, when given, gets
+ * the folders whose entries decided the answer, as `listEventFiles` gives them.
  */
 export async function discoverEventFiles(
   workingDir: string,
   ignore: readonly string[] = [],
+  folders?: string[],
 ): Promise<EventFile[]> {
   const base = workingDir.length > 1 ? workingDir.replace(/\/+$/, "") : workingDir;
   const files: EventFile[] = [];
+  // The working dir's own entries name the roots in it; a root made in one of its subfolders
+  // (`out/runs`) changes only that subfolder, which is not watched (see the tailer's relist).
+  folders?.push(base);
   for (const root of await findLogRoots(base, ignore)) {
-    for (const file of await listEventFiles(`${base}/${root}`)) {
+    for (const file of await listEventFiles(`${base}/${root}`, folders)) {
       files.push({ ...file, relPath: `${root}/${file.relPath}`, dir: metricPrefix(file.dir) });
     }
   }

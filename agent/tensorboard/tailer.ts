@@ -45,10 +45,19 @@ export interface TailerOptions {
   chunkBytes?: number;
   /**
    * Finds the event files to tail, oldest first; each file's `dir` is its tags' prefix and
-   * the group whose files compete for a (tag, step).
+   * the group whose files compete for a (tag, step). A list that pushes onto `folders` the
+   * folders whose entries decided its answer is not called again while none of them changed
+   * (see {@linkcode RELIST_MS}).
    * @default listEventFiles: every file under the root, prefixed by its folder
    */
-  list?: (root: string) => Promise<EventFile[]>;
+  list?: (root: string, folders?: string[]) => Promise<EventFile[]>;
+  /**
+   * True when `dev` (a `st_dev`) is a local file system, where a stat or read of an open file
+   * returns at once: the tailer then makes them in place, without a hand-off to another
+   * thread (an open file is never looked up by path again, so a link cannot lead such a
+   * call elsewhere). @default none is: every call goes to another thread
+   */
+  localDevice?: (dev: number) => boolean;
   /**
    * Asked once for each file the tailer has not seen (and again when one is replaced): false
    * leaves it unread, as another writer's. @default every file is read
@@ -88,7 +97,56 @@ interface Cursor {
   notes: EventNotes;
   /** Bytes after the last complete record at the last read: a record still being written. */
   tailBytes: number;
+  /**
+   * The file, kept open between polls: the inode `ino` names, opened when its path led inside
+   * the folder (see `openInside`). Closed when the path leads to another inode.
+   */
+  handle: Deno.FsFile | null;
+  /** The device of `handle`'s file (inode numbers are unique within one device only). */
+  dev: number | null;
+  /** `handle` is on a local file system (see `TailerOptions.localDevice`). */
+  local: boolean;
 }
+
+/** A folder a listing read, and its modification time then (-1: it did not exist). */
+interface Folder {
+  path: string;
+  time: number;
+  /** Open on a local file system, for a stat in place; else it is looked up by path. */
+  handle: Deno.FsFile | null;
+}
+
+interface Listing {
+  files: EventFile[];
+  folders: Folder[];
+  /** Unix ms when the listing began. */
+  at: number;
+}
+
+/**
+ * How long a listing of event files serves while none of its folders changed (a folder's
+ * modification time moves when an entry is added, removed or renamed in it): a poll then
+ * costs a stat of each folder instead of listing them. Past this the folders are listed
+ * again anyway, for what their times do not show (a log root made inside a subfolder of the
+ * working dir). A listing that found no file is kept for less: a job's first file is found
+ * within {@linkcode RELIST_EMPTY_MS} even where no watched folder shows it.
+ */
+export const RELIST_MS = 10_000;
+/** See {@linkcode RELIST_MS}. */
+export const RELIST_EMPTY_MS = 3000;
+/**
+ * A folder changed this close to its listing may have changed again within the same tick of
+ * the file system's clock, after the listing read it: it is listed again until it is older.
+ */
+const FOLDER_SETTLE_MS = 2000;
+
+/**
+ * Files a tailer keeps open between polls (more are opened for each read): a file that grows
+ * is then read with a seek and a read, without resolving its path and opening it again.
+ */
+export const MAX_OPEN_FILES = 16;
+/** Folders a tailer keeps open between polls, on local disks, to see whether they changed. */
+export const MAX_OPEN_FOLDERS = 16;
 
 /** What a tailer left out of the files it read (an import reports it). */
 export interface SkippedReport {
@@ -127,7 +185,10 @@ export class TensorBoardTailer {
   /** The directory being tailed. */
   readonly root: string;
   #chunkBytes: number;
-  #list: (root: string) => Promise<EventFile[]>;
+  #list: (root: string, folders?: string[]) => Promise<EventFile[]>;
+  /** The last listing, with the modification time of each folder it read. */
+  #listing: Listing | null = null;
+  #localDevice: (dev: number) => boolean;
   #accept: ((file: EventFile) => boolean) | null;
   #cursors = new Map<string, Cursor>();
   // relPath → prefixed tag → steps in the file's consumed bytes; see the class comment.
@@ -144,6 +205,8 @@ export class TensorBoardTailer {
     lastError: null,
   };
   #running: Promise<unknown> = Promise.resolve();
+  /** Cursors holding a handle. */
+  #open = 0;
 
   /** A tailer over `root`; a `state` of an unknown version is ignored (points are reread). */
   constructor(root: string, options: TailerOptions = {}) {
@@ -151,6 +214,7 @@ export class TensorBoardTailer {
     this.#chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     this.#list = options.list ?? listEventFiles;
     this.#accept = options.accept ?? null;
+    this.#localDevice = options.localDevice ?? (() => false);
     if (!Number.isSafeInteger(this.#chunkBytes) || this.#chunkBytes < 1) {
       throw new RangeError(
         `Cannot tail "${root}": chunkBytes must be a positive integer, got ${options.chunkBytes}`,
@@ -171,6 +235,9 @@ export class TensorBoardTailer {
         refused: file.refused === true,
         notes: createEventNotes(),
         tailBytes: 0,
+        handle: null,
+        dev: null,
+        local: false,
       });
     }
   }
@@ -203,6 +270,20 @@ export class TensorBoardTailer {
     return { ...this.#stats, files: this.#cursors.size };
   }
 
+  /** Closes the files kept open; a later poll opens them again. */
+  close(): Promise<void> {
+    const next = this.#running.then(() => this.#closeAll(), () => this.#closeAll());
+    this.#running = next;
+    return next;
+  }
+
+  #closeAll(): void {
+    for (const cursor of this.#cursors.values()) closeHandle(cursor);
+    this.#open = 0;
+    for (const folder of this.#listing?.folders ?? []) folder.handle?.close();
+    this.#listing = null;
+  }
+
   /** What the polls so far left out of the files still present, and their hparams. */
   skippedReport(): SkippedReport {
     const report: SkippedReport = {
@@ -223,8 +304,33 @@ export class TensorBoardTailer {
     return report;
   }
 
+  /**
+   * The event files: the last listing while its folders are unchanged (`listed` false), else
+   * a new one.
+   */
+  async #files(): Promise<{ files: EventFile[]; listed: boolean }> {
+    const last = this.#listing;
+    if (last !== null && await unchanged(last)) return { files: last.files, listed: false };
+    this.#listing = null;
+    if (last !== null) { for (const folder of last.folders) folder.handle?.close(); }
+    const at = Date.now();
+    const paths: string[] = [];
+    const files = await this.#list(this.root, paths);
+    if (paths.length > 0) {
+      const folders = await Promise.all(
+        paths.map((path, i) => watchFolder(path, i < MAX_OPEN_FOLDERS ? this.#localDevice : null)),
+      );
+      if (folders.every((folder) => folder !== null)) {
+        this.#listing = { files, folders: folders as Folder[], at };
+      } else {
+        for (const folder of folders) folder?.handle?.close();
+      }
+    }
+    return { files, listed: true };
+  }
+
   async #poll(): Promise<ScalarPoint[]> {
-    const files = await this.#list(this.root);
+    const { files, listed } = await this.#files();
     const present = new Set(files.map((file) => file.relPath));
     for (const relPath of this.#cursors.keys()) {
       if (!present.has(relPath)) this.#forget(relPath);
@@ -233,7 +339,7 @@ export class TensorBoardTailer {
     for (let i = 0; i < files.length; i++) {
       const file = files[i];
       try {
-        const read = await this.#readNew(file);
+        const read = await this.#readNew(file, listed);
         if (read === undefined) continue;
         // Looked up before the cursor moves: if this throws, the bytes are read again next
         // poll instead of their points being lost.
@@ -270,8 +376,11 @@ export class TensorBoardTailer {
     if (read.framingLost) this.#stats.framingLost++;
   }
 
-  /** Reads a file from its cursor to its current size (without moving the cursor). */
-  async #readNew(file: EventFile): Promise<RangeRead | undefined> {
+  /**
+   * Reads a file from its cursor to its current size (without moving the cursor). `listed`:
+   * its folder was listed in this poll, so the file at its path may be another one now.
+   */
+  async #readNew(file: EventFile, listed: boolean): Promise<RangeRead | undefined> {
     let cursor = this.#cursors.get(file.relPath);
     if (cursor === undefined) {
       cursor = this.#newCursor(file);
@@ -279,8 +388,11 @@ export class TensorBoardTailer {
     }
     let info: Deno.FileInfo;
     try {
-      // A stat by path is the whole cost of a poll for a file with nothing new.
-      info = await Deno.stat(file.path);
+      // A file open on a local disk, in a folder that did not change: its size, in place.
+      // Otherwise a stat by path, the whole cost of a poll for a file with nothing new.
+      info = !listed && cursor.handle !== null && cursor.local
+        ? cursor.handle.statSync()
+        : await Deno.stat(file.path);
     } catch (error) {
       // Deleted between the directory walk and now: the next poll forgets it.
       if (error instanceof Deno.errors.NotFound) return undefined;
@@ -288,6 +400,8 @@ export class TensorBoardTailer {
     }
     if (!info.isFile) return undefined;
     const replaced = cursor.ino !== null && info.ino !== null && info.ino !== cursor.ino;
+    // The path leads to another device than the open file's: the file is opened afresh.
+    if (cursor.handle !== null && info.dev !== cursor.dev) this.#release(cursor, cursor.handle);
     if (info.size < cursor.offset || replaced) {
       this.#forget(file.relPath);
       cursor = this.#newCursor(file);
@@ -295,18 +409,25 @@ export class TensorBoardTailer {
     }
     cursor.ino = info.ino;
     if (cursor.framingLost || cursor.refused || info.size === cursor.offset) return undefined;
-    // Only a file inside the folder followed: a job may plant a link to a file the agent
-    // (possibly root) can read and the job cannot; such a file is never read.
-    const opened = await openInside(file.path, this.root);
-    if (opened === "gone") return undefined;
-    if (opened === "outside") {
-      cursor.refused = true;
-      return undefined;
-    }
-    const handle = opened.file;
-    try {
+    let handle = cursor.handle;
+    if (handle === null) {
+      // Only a file inside the folder followed: a job may plant a link to a file the agent
+      // (possibly root) can read and the job cannot; such a file is never read.
+      const opened = await openInside(file.path, this.root);
+      if (opened === "gone") return undefined;
+      if (opened === "outside") {
+        cursor.refused = true;
+        return undefined;
+      }
       // Replaced between the stat and the open: the next poll starts it over.
-      if ((await handle.stat()).ino !== info.ino) return undefined;
+      if (opened.ino !== info.ino) {
+        opened.file.close();
+        return undefined;
+      }
+      handle = opened.file;
+    }
+    let kept = false;
+    try {
       const read = await readEventRange(
         handle,
         cursor.offset,
@@ -314,10 +435,34 @@ export class TensorBoardTailer {
         cursor.scalarTags,
         this.#chunkBytes,
         cursor.notes,
+        this.#localDevice(info.dev),
       );
       cursor.tailBytes = info.size - read.nextOffset;
+      kept = this.#keep(file.relPath, cursor, handle, info.dev);
       return read;
     } finally {
+      // A read that failed opens the file again next time.
+      if (!kept) this.#release(cursor, handle);
+    }
+  }
+
+  /** Keeps `handle` open in `cursor` for the next poll, while under MAX_OPEN_FILES. */
+  #keep(relPath: string, cursor: Cursor, handle: Deno.FsFile, dev: number): boolean {
+    if (cursor.handle === handle) return true;
+    // Forgotten meanwhile (a concurrent close), or too many open: closed after this read.
+    if (this.#cursors.get(relPath) !== cursor || this.#open >= MAX_OPEN_FILES) return false;
+    cursor.handle = handle;
+    cursor.dev = dev;
+    cursor.local = this.#localDevice(dev);
+    this.#open++;
+    return true;
+  }
+
+  #release(cursor: Cursor, handle: Deno.FsFile): void {
+    if (cursor.handle === handle) {
+      closeHandle(cursor);
+      this.#open--;
+    } else {
       handle.close();
     }
   }
@@ -366,6 +511,11 @@ export class TensorBoardTailer {
   }
 
   #forget(relPath: string): void {
+    const cursor = this.#cursors.get(relPath);
+    if (cursor?.handle) {
+      closeHandle(cursor);
+      this.#open--;
+    }
     this.#cursors.delete(relPath);
     this.#index.delete(relPath);
   }
@@ -380,7 +530,72 @@ function newCursor(): Cursor {
     refused: false,
     notes: createEventNotes(),
     tailBytes: 0,
+    handle: null,
+    dev: null,
+    local: false,
   };
+}
+
+/**
+ * A folder of a listing with its modification time; null when it cannot be known. With
+ * `localDevice` (under the cap on open folders) a folder on a local disk is kept open, so
+ * that later checks are a stat in place.
+ */
+async function watchFolder(
+  path: string,
+  localDevice: ((dev: number) => boolean) | null,
+): Promise<Folder | null> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(path);
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound ? { path, time: -1, handle: null } : null;
+  }
+  const time = info.mtime?.getTime();
+  if (time === undefined) return null;
+  if (!info.isDirectory || localDevice === null || !localDevice(info.dev)) {
+    return { path, time, handle: null };
+  }
+  try {
+    const handle = await Deno.open(path, { read: true });
+    const open = handle.statSync();
+    // Replaced meanwhile: looked up by path, and listed again at the next poll.
+    if (!open.isDirectory || open.ino !== info.ino || open.dev !== info.dev) {
+      handle.close();
+      return { path, time: -2, handle: null };
+    }
+    return { path, time, handle };
+  } catch {
+    return { path, time, handle: null };
+  }
+}
+
+async function folderTime(folder: Folder): Promise<number | null> {
+  try {
+    const info = folder.handle ? folder.handle.statSync() : await Deno.stat(folder.path);
+    return info.mtime?.getTime() ?? null;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound ? -1 : null;
+  }
+}
+
+/** True when a listing may serve again: young enough, and no folder of it changed since. */
+async function unchanged(listing: Listing): Promise<boolean> {
+  const age = Date.now() - listing.at;
+  if (age >= (listing.files.length > 0 ? RELIST_MS : RELIST_EMPTY_MS)) return false;
+  const times = await Promise.all(listing.folders.map(folderTime));
+  return listing.folders.every((folder, i) =>
+    times[i] === folder.time && folder.time < listing.at - FOLDER_SETTLE_MS
+  );
+}
+
+function closeHandle(cursor: Cursor): void {
+  try {
+    cursor.handle?.close();
+  } catch {
+    // Closed already.
+  }
+  cursor.handle = null;
 }
 
 function addStep(index: Map<string, Set<number>>, tag: string, step: number): void {

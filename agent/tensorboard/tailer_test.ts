@@ -11,6 +11,7 @@ import {
 } from "./_fixtures.ts";
 import type { ScalarPoint } from "./event_decoder.ts";
 import { RECORD_OVERHEAD } from "./record_reader.ts";
+import { listEventFiles } from "./event_file.ts";
 import { mergeScalars } from "./read_event_dir.ts";
 import { type TailerState, TensorBoardTailer } from "./tailer.ts";
 
@@ -348,5 +349,141 @@ Deno.test("an event file a job links to a file outside the followed folder is ne
     const tailer = new TensorBoardTailer(`${dir}/job`);
     const points = [...await tailer.poll(), ...await tailer.poll()];
     deepStrictEqual(points.map((p) => [p.tag, p.step]), [["runs/loss", 5]]);
+  });
+});
+
+Deno.test("a file kept open between polls is let go once its path leads to a link out of the folder", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/private`);
+    const secret = eventFileBytes([
+      fileVersionEvent(1),
+      summaryEvent(1, 2, [{ tag: "client_secret", simpleValue: 4242 }]),
+      summaryEvent(1, 3, [{ tag: "client_secret", simpleValue: 4343 }]),
+    ]);
+    await Deno.writeFile(`${dir}/private/events.out.tfevents.1.host`, secret, { mode: 0o600 });
+    await Deno.mkdir(`${dir}/job/runs`, { recursive: true });
+    const path = `${dir}/job/runs/events.out.tfevents.2.host`;
+    await Deno.writeFile(path, eventFileBytes([fileVersionEvent(1)]));
+    const tailer = new TensorBoardTailer(`${dir}/job`);
+    try {
+      await append(path, eventFileBytes([summaryEvent(5, 2, [{ tag: "loss", simpleValue: 1 }])]));
+      deepStrictEqual((await tailer.poll()).map((p) => [p.tag, p.step]), [["runs/loss", 5]]);
+      // The job swaps its file for a link to a longer file it cannot read itself.
+      await Deno.remove(path);
+      await Deno.symlink(`${dir}/private/events.out.tfevents.1.host`, path);
+      const later = [...await tailer.poll(), ...await tailer.poll()];
+      deepStrictEqual(later, []);
+    } finally {
+      await tailer.close();
+    }
+  });
+});
+
+Deno.test("close() lets go of the open files, and a later poll reads on from where it was", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/events.out.tfevents.1.host`;
+    await Deno.writeFile(path, eventFileBytes([fileVersionEvent(1)]));
+    const tailer = new TensorBoardTailer(dir);
+    const loss = (step: number) =>
+      eventFileBytes([summaryEvent(step, step, [{ tag: "loss", simpleValue: step }])]);
+    await append(path, loss(1));
+    deepStrictEqual((await tailer.poll()).map((p) => p.step), [1]);
+    await append(path, loss(2));
+    deepStrictEqual((await tailer.poll()).map((p) => p.step), [2]);
+    await tailer.close();
+    await append(path, loss(3));
+    deepStrictEqual((await tailer.poll()).map((p) => p.step), [3]);
+    await tailer.close();
+  });
+});
+
+Deno.test("poll() lists the folders again only once one of them changed", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.mkdir(`${dir}/train`);
+    const first = `${dir}/train/events.out.tfevents.1.host`;
+    await Deno.writeFile(first, eventFileBytes([fileVersionEvent(1)]));
+    // Folders last changed an hour ago: their listing can serve again.
+    const hourAgo = new Date(Date.now() - 3600_000);
+    for (const folder of [dir, `${dir}/train`]) await Deno.utime(folder, hourAgo, hourAgo);
+    let listings = 0;
+    const tailer = new TensorBoardTailer(dir, {
+      list: (root, folders) => {
+        listings++;
+        return listEventFiles(root, folders);
+      },
+    });
+    const loss = (step: number) =>
+      eventFileBytes([summaryEvent(step, step, [{ tag: "loss", simpleValue: step }])]);
+    try {
+      await append(first, loss(1));
+      deepStrictEqual((await tailer.poll()).map((p) => [p.tag, p.step]), [["train/loss", 1]]);
+      await append(first, loss(2));
+      deepStrictEqual((await tailer.poll()).map((p) => [p.tag, p.step]), [["train/loss", 2]]);
+      strictEqual(listings, 1, "a file growing changes no folder");
+      // A new file changes its folder: listed again, and read in the same poll.
+      await Deno.writeFile(
+        `${dir}/train/events.out.tfevents.2.host`,
+        eventFileBytes([fileVersionEvent(2), summaryEvent(3, 3, [{ tag: "acc", simpleValue: 1 }])]),
+      );
+      deepStrictEqual((await tailer.poll()).map((p) => [p.tag, p.step]), [["train/acc", 3]]);
+      strictEqual(listings, 2);
+      // A new folder under the root changes the root.
+      await Deno.utime(dir, hourAgo, hourAgo);
+      await Deno.utime(`${dir}/train`, hourAgo, hourAgo);
+      await tailer.poll();
+      const listed = listings;
+      await Deno.mkdir(`${dir}/eval`);
+      await Deno.writeFile(
+        `${dir}/eval/events.out.tfevents.3.host`,
+        eventFileBytes([fileVersionEvent(3), summaryEvent(4, 4, [{ tag: "f1", simpleValue: 1 }])]),
+      );
+      deepStrictEqual((await tailer.poll()).map((p) => [p.tag, p.step]), [["eval/f1", 4]]);
+      strictEqual(listings, listed + 1);
+    } finally {
+      await tailer.close();
+    }
+  });
+});
+
+Deno.test("poll() lists every time with a list that names no folders", async () => {
+  await withTempDir(async (dir) => {
+    let listings = 0;
+    const tailer = new TensorBoardTailer(dir, {
+      list: (root) => {
+        listings++;
+        return listEventFiles(root);
+      },
+    });
+    await tailer.poll();
+    await tailer.poll();
+    strictEqual(listings, 2);
+  });
+});
+
+Deno.test("on a local disk, a file kept open is followed in place, and a file put in its place is read from its start", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/events.out.tfevents.1.host`;
+    await Deno.writeFile(path, eventFileBytes([fileVersionEvent(1)]));
+    const hourAgo = new Date(Date.now() - 3600_000);
+    await Deno.utime(dir, hourAgo, hourAgo);
+    const tailer = new TensorBoardTailer(dir, { localDevice: () => true });
+    const loss = (step: number) =>
+      eventFileBytes([summaryEvent(step, step, [{ tag: "loss", simpleValue: step }])]);
+    try {
+      await append(path, loss(1));
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [1]);
+      await append(path, loss(2));
+      await append(path, loss(3));
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [2, 3]);
+      // The job writes a new file and renames it over the old one.
+      await Deno.writeFile(`${dir}/tmp`, eventFileBytes([fileVersionEvent(1)]));
+      await append(`${dir}/tmp`, loss(7));
+      await Deno.rename(`${dir}/tmp`, path);
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [7]);
+      await append(path, loss(8));
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [8]);
+    } finally {
+      await tailer.close();
+    }
   });
 });
