@@ -4,7 +4,6 @@
  */
 import { type Context, createContext } from "../server/context.ts";
 import { openDatabase } from "../server/db/mod.ts";
-import { ingestBatch, registerSdkRun } from "../server/runs/service.ts";
 import { placeJobs } from "../server/scheduler/mod.ts";
 import { benchCluster, benchSdkOverhead } from "./cluster.ts";
 import { benchCharts } from "./charts.ts";
