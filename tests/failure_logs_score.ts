@@ -44,6 +44,21 @@ export interface FailureLogFixture {
   };
 }
 
+/** The sets, in the order they were collected and are reported. */
+export const SPLITS = [
+  "dev",
+  "heldout",
+  "fresh",
+  "blind2",
+  "blind3",
+  "blind4",
+  "blind5",
+  "blind6",
+  "blind7",
+] as const;
+/** One of {@linkcode SPLITS}. */
+export type Split = typeof SPLITS[number];
+
 /** One entry of tests/fixtures/failure_corpus/manifest.json. */
 export interface CorpusEntry {
   id: string;
@@ -57,16 +72,7 @@ export interface CorpusEntry {
    * reading in sets labelled from the log).
    */
   thread_label?: { cause: string; retry: string };
-  split:
-    | "dev"
-    | "heldout"
-    | "fresh"
-    | "blind2"
-    | "blind3"
-    | "blind4"
-    | "blind5"
-    | "blind6"
-    | "blind7";
+  split: Split;
   /** False: scored by this script only, not replayed by tests/failure_logs_e2e_test.ts. */
   replay?: boolean;
 }
@@ -80,16 +86,7 @@ export interface FailureCase {
   stack: string;
   die: Die;
   stdout_lines: [number, number][];
-  split:
-    | "dev"
-    | "heldout"
-    | "fresh"
-    | "blind2"
-    | "blind3"
-    | "blind4"
-    | "blind5"
-    | "blind6"
-    | "blind7";
+  split: Split;
   expect: { cause: string; retry: string; line?: string; fix?: string; likely?: string };
   /** The thread's reading where it differs from the log's (see CorpusEntry). */
   thread_label?: { cause: string; retry: string };
@@ -197,19 +194,7 @@ export async function diagnoseCase(
 
 async function score(only: string | undefined): Promise<void> {
   const cases = (await loadCases()).filter((c) => !only || c.split === only);
-  for (
-    const split of [
-      "dev",
-      "heldout",
-      "fresh",
-      "blind2",
-      "blind3",
-      "blind4",
-      "blind5",
-      "blind6",
-      "blind7",
-    ] as const
-  ) {
+  for (const split of SPLITS) {
     const mine = cases.filter((c) => c.split === split);
     if (mine.length === 0) continue;
     let exact = 0, contradictions = 0, undecided = 0, detail = 0;
