@@ -1,8 +1,9 @@
 /**
  * A sweep's two pictures: every trial's curve of the sweep's metric overlaid (a run's colour
  * is its id's hash, as everywhere), and a scatter of one parameter against each trial's best
- * value. Drawn from what the server rendered with; while the sweep runs, the curves are
- * fetched again every 5 s in one batched metrics query.
+ * value. Drawn from what the server rendered with; while the sweep runs, the sweep and its
+ * trials' curves are fetched again every 5 s (the sweep, then one batched metrics query), so
+ * trials that start after the page opened, and their best values, appear without a reload.
  */
 import type { MetricDirection } from "../protocol/vocabulary.ts";
 import {
@@ -18,6 +19,14 @@ import {
 } from "chart.js";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { fmtMetric } from "./_format.ts";
+import type { Sweep } from "../protocol/sweeps.ts";
+import {
+  type SweepScatter,
+  type SweepTrialSeries,
+  sweepView,
+  type TrialCurve,
+  trialRunIds,
+} from "./_sweep_view.ts";
 
 Chart.register(
   LineController,
@@ -29,66 +38,58 @@ Chart.register(
   Tooltip,
   Legend,
 );
-
-export interface SweepTrialSeries {
-  index: number;
-  run_id: string;
-  label: string;
-  color: string;
-  stopped: boolean;
-  steps: number[];
-  /** null where the value was NaN or infinite. */
-  values: (number | null)[];
-}
+// The page's chart.js, so `Chart.getChart(canvas)` reads a chart back as drawn (the browser
+// tests, or a person in the devtools console).
+(globalThis as { Chart?: typeof Chart }).Chart ??= Chart;
 
 export interface SweepChartsProps {
+  sweep_id: string;
   metric: string;
   direction: MetricDirection;
   series: SweepTrialSeries[];
-  /** Parameter → for each trial with a best value: the value and that best. */
-  scatter: { parameter: string; log: boolean; points: { x: number; y: number; color: string }[] }[];
+  scatter: SweepScatter[];
   live: boolean;
 }
 
 /** Points per curve asked of the server (about twice the panel's width in pixels). */
-const MAX_POINTS = 600;
+export const SWEEP_CURVE_POINTS = 600;
 
 function cssVar(name: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
 }
 
-type Series = SweepTrialSeries;
-
-async function refetch(series: Series[], metric: string): Promise<Series[]> {
-  const res = await fetch("/api/runs/metrics:query", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      runs: series.map((s) => s.run_id),
-      keys: [metric],
-      max_points: MAX_POINTS,
-    }),
-  });
-  if (!res.ok) return series;
-  const body = await res.json() as {
-    series: { run_id: string; steps: number[]; values: (number | string)[] }[];
-  };
-  return series.map((s) => {
-    const got = body.series.find((x) => x.run_id === s.run_id);
-    if (!got) return s;
-    return {
-      ...s,
-      steps: got.steps,
-      values: got.values.map((v) => typeof v === "number" && Number.isFinite(v) ? v : null),
-    };
-  });
+/** The sweep and its trials' curves as they are now; null when either could not be read. */
+async function refetch(
+  sweepId: string,
+  metric: string,
+): Promise<{ series: SweepTrialSeries[]; scatter: SweepScatter[]; running: boolean } | null> {
+  const got = await fetch(`/api/sweeps/${encodeURIComponent(sweepId)}`);
+  if (!got.ok) return null;
+  const sweep = await got.json() as Sweep;
+  const runs = trialRunIds(sweep);
+  let curves: TrialCurve[] = [];
+  if (runs.length) {
+    const res = await fetch("/api/runs/metrics:query", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ runs, keys: [metric], max_points: SWEEP_CURVE_POINTS }),
+    });
+    if (!res.ok) return null;
+    curves = (await res.json() as { series: TrialCurve[] }).series;
+  }
+  return { ...sweepView(sweep, curves), running: sweep.status === "RUNNING" };
 }
 
 export default function SweepCharts(props: SweepChartsProps) {
   const curves = useRef<HTMLCanvasElement>(null);
   const scatter = useRef<HTMLCanvasElement>(null);
   const [series, setSeries] = useState(props.series);
-  const [param, setParam] = useState(props.scatter[0]?.parameter ?? "");
+  const [scatters, setScatters] = useState(props.scatter);
+  const [picked, setParam] = useState(props.scatter[0]?.parameter ?? "");
+  // The first parameter once one has points, unless one was picked.
+  const param = scatters.some((x) => x.parameter === picked)
+    ? picked
+    : scatters[0]?.parameter ?? "";
   const chart = useRef<Chart | null>(null);
 
   useEffect(() => {
@@ -148,14 +149,21 @@ export default function SweepCharts(props: SweepChartsProps) {
 
   useEffect(() => {
     if (!props.live) return;
+    let running = true;
     const timer = setInterval(() => {
-      refetch(series, props.metric).then(setSeries).catch(() => {});
+      if (!running) return;
+      refetch(props.sweep_id, props.metric).then((now) => {
+        if (!now) return;
+        setSeries(now.series);
+        setScatters(now.scatter);
+        running = now.running;
+      }).catch(() => {});
     }, 5000);
     return () => clearInterval(timer);
-  }, [series]);
+  }, []);
 
   useEffect(() => {
-    const s = props.scatter.find((x) => x.parameter === param);
+    const s = scatters.find((x) => x.parameter === param);
     if (!scatter.current || !s) return;
     const grid = cssVar("--border");
     const text = cssVar("--muted");
@@ -190,7 +198,7 @@ export default function SweepCharts(props: SweepChartsProps) {
       },
     });
     return () => c.destroy();
-  }, [param]);
+  }, [param, scatters]);
 
   return (
     <div class="sweep-charts">
@@ -203,11 +211,11 @@ export default function SweepCharts(props: SweepChartsProps) {
           <canvas ref={curves} role="img" aria-label={`${props.metric} of every trial`} />
         </div>
       </section>
-      {props.scatter.length > 0 && (
+      {scatters.length > 0 && (
         <section class="panel">
           <h2>
             Parameter vs best {props.metric}
-            {props.scatter.length > 1 && (
+            {scatters.length > 1 && (
               <label class="small">
                 {" "}
                 parameter{" "}
@@ -215,7 +223,7 @@ export default function SweepCharts(props: SweepChartsProps) {
                   value={param}
                   onChange={(e) => setParam((e.target as HTMLSelectElement).value)}
                 >
-                  {props.scatter.map((s) => (
+                  {scatters.map((s) => (
                     <option key={s.parameter} value={s.parameter}>{s.parameter}</option>
                   ))}
                 </select>

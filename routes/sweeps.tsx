@@ -5,8 +5,9 @@
  * mattered, and cancel for write sessions.
  */
 import { Island } from "../components/island.tsx";
-import SweepCharts from "../islands/SweepCharts.tsx";
-import { directionArrow, fmtInt, fmtMetric, runColor } from "../islands/_format.ts";
+import SweepCharts, { SWEEP_CURVE_POINTS } from "../islands/SweepCharts.tsx";
+import { paramsLabel, sweepView, trialRunIds } from "../islands/_sweep_view.ts";
+import { directionArrow, fmtInt, fmtMetric } from "../islands/_format.ts";
 import { RelTime, StatusBadge } from "../islands/_ui.tsx";
 import type { Sweep } from "../protocol/sweeps.ts";
 import type { PageRoute } from "../server/console/page.tsx";
@@ -15,9 +16,6 @@ import { confirmedAction } from "../server/console/actions.tsx";
 import { queryMetrics } from "../server/metrics/service.ts";
 import { cancelSweep, getSweep, listSweeps } from "../server/sweeps/service.ts";
 import { paramText } from "../server/sweeps/trial_job.ts";
-
-const label = (params: Record<string, unknown>) =>
-  Object.entries(params).map(([k, v]) => `${k}=${v}`).join(" ");
 
 function SweepRow({ s, now }: { s: Sweep; now: number }) {
   const done = (s.counts.SUCCEEDED ?? 0) + (s.counts.STOPPED ?? 0) + (s.counts.FAILED ?? 0) +
@@ -40,7 +38,7 @@ function SweepRow({ s, now }: { s: Sweep; now: number }) {
       </td>
       <td class="num">
         {s.best ? <strong>{fmtMetric(s.best.value)}</strong> : "–"}
-        {s.best && <div class="muted small">{label(s.best.params)}</div>}
+        {s.best && <div class="muted small">{paramsLabel(s.best.params)}</div>}
       </td>
       <td>
         <RelTime at={s.created_at} now={now} />
@@ -50,45 +48,18 @@ function SweepRow({ s, now }: { s: Sweep; now: number }) {
 }
 
 async function sweepCharts(p: Parameters<PageRoute["handler"]>[0], s: Sweep) {
-  const withRuns = s.trials.filter((t) => t.run_id);
-  const answer = withRuns.length
-    ? await queryMetrics(p.ctx, {
-      runs: withRuns.map((t) => t.run_id!),
-      keys: [s.metric.key],
-      max_points: 600,
-    })
+  const runs = trialRunIds(s);
+  const answer = runs.length
+    ? await queryMetrics(p.ctx, { runs, keys: [s.metric.key], max_points: SWEEP_CURVE_POINTS })
     : { series: [] };
-  const series = withRuns.flatMap((t) => {
-    const got = answer.series.find((x) => x.run_id === t.run_id);
-    if (!got) return [];
-    return [{
-      index: t.index,
-      run_id: t.run_id!,
-      label: label(t.params),
-      color: runColor(t.run_id!),
-      stopped: t.status === "STOPPED",
-      steps: got.steps,
-      values: got.values.map((v) => typeof v === "number" && Number.isFinite(v) ? v : null),
-    }];
-  });
-  const scatter = Object.entries(s.parameters).flatMap(([parameter, spec]) => {
-    const points = s.trials.filter((t) =>
-      t.metric.best !== null && typeof t.params[parameter] === "number"
-    ).map((t) => ({
-      x: t.params[parameter] as number,
-      y: t.metric.best!,
-      color: t.run_id ? runColor(t.run_id) : "#888",
-    }));
-    const log = ("scale" in spec && spec.scale === "log") ||
-      ("distribution" in spec && spec.distribution === "log_uniform");
-    return points.length ? [{ parameter, log, points }] : [];
-  });
+  const { series, scatter } = sweepView(s, answer.series);
   return (
     <Island
       component={SweepCharts}
       props={{
         metric: s.metric.key,
         direction: s.metric.direction,
+        sweep_id: s.id,
         series,
         scatter,
         live: s.status === "RUNNING",

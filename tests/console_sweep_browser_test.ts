@@ -1,7 +1,8 @@
 /**
  * A sweep's page in Chromium, against a real server and an agent with fake GPUs: the trials'
  * curves and the parameter scatter draw without console errors, the page follows the sweep
- * while it runs, and the table ends with the best trial first. Screenshots in
+ * while it runs (trials that had no value yet when it opened appear in both charts), and the
+ * table ends with the best trial first. Screenshots in
  * test-artifacts/console/.
  */
 import { assert, assertEquals } from "./assert.ts";
@@ -18,9 +19,13 @@ Deno.test("a sweep's page draws its trials' curves and scatter live, the best tr
       project: "sweeps",
       base: {
         name: "synthetic",
+        // Each trial waits a few seconds before it trains, so the page opens before any trial
+        // has a value: its scatter, and the curves, must then arrive while it is open.
         command: [
-          "python3",
-          `${ROOT}/examples/synthetic/train.py`,
+          "bash",
+          "-c",
+          `sleep 6; exec python3 ${ROOT}/examples/synthetic/train.py "$@"`,
+          "trial",
           "--steps",
           "80",
           "--sleep",
@@ -41,12 +46,23 @@ Deno.test("a sweep's page draws its trials' curves and scatter live, the best tr
     try {
       await page.goto(`${rig.url}/sweeps/${id}`);
       await page.waitForSelector("html[data-islands=hydrated]");
-      // Both charts (the trials' curves and the scatter) come up; on a loaded machine the second
-      // may be drawn a moment after the islands hydrated.
+      // Opened before any trial had a value: both charts (the trials' curves and the scatter)
+      // come up as the trials report, without a reload.
       await until(
         async () => (await page.locator(".sweep-charts canvas").count()) === 2,
-        20_000,
+        60_000,
         "both sweep charts drawn",
+      );
+      await until(
+        () =>
+          page.evaluate(() => {
+            // deno-lint-ignore no-explicit-any -- the page's DOM and its chart.js
+            const g = globalThis as any;
+            const canvas = g.document.querySelector(".sweep-charts canvas");
+            return g.Chart.getChart(canvas).data.datasets.length > 0;
+          }),
+        60_000,
+        "the trials' curves drawn",
       );
       await screenshot(page, "sweep-running");
       await until(
