@@ -3,8 +3,8 @@ import { assert, assertEquals, assertThrows } from "../../tests/assert.ts";
 import { openDatabase } from "./database.ts";
 import { migrate, SCHEMA_VERSION } from "./migrate.ts";
 import { backupDatabase, backupFileName } from "./backup.ts";
+import { addSdkRun } from "./_test_rows.ts";
 import { getKeySummary, lastWritePerStep, readSeries, writePoints } from "./metrics.ts";
-import { insertRun } from "./runs.ts";
 import { ensureProject } from "./projects.ts";
 
 async function tempDb() {
@@ -78,23 +78,8 @@ Deno.test("tx() rolls back everything when the function throws", () => {
 
 Deno.test("writePoints() keeps the newest write per key and step, NaN included", () => {
   const db = openDatabase(":memory:");
+  addSdkRun(db, "r-1", "r");
   db.tx(() => {
-    ensureProject(db, "p", "t");
-    insertRun(db, {
-      id: "r-1",
-      job_id: null,
-      attempt: 1,
-      project: "p",
-      experiment: null,
-      name: "r",
-      source: "sdk",
-      status: "RUNNING",
-      config: {},
-      env: {},
-      max_steps: null,
-      created_at: "t",
-      started_at: "t",
-    });
     writePoints(db, "r-1", [
       { key: "loss", step: 0, value: 3, wall_time: 1 },
       { key: "loss", step: 1, value: 2, wall_time: 2 },

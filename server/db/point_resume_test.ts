@@ -12,29 +12,7 @@ import { lastPointSeq, pointsAfter, type PointWrite, writePoints } from "./metri
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/mod.ts";
 import { migration011PointResume } from "./migrations/011_point_resume.ts";
-import { insertRun } from "./runs.ts";
-import { ensureProject } from "./projects.ts";
-
-function addRun(db: Database, id: string): void {
-  db.tx(() => {
-    ensureProject(db, "p", "t");
-    insertRun(db, {
-      id,
-      job_id: null,
-      attempt: 1,
-      project: "p",
-      experiment: null,
-      name: id,
-      source: "sdk",
-      status: "RUNNING",
-      config: {},
-      env: {},
-      max_steps: null,
-      created_at: "t",
-      started_at: "t",
-    });
-  });
-}
+import { addSdkRun } from "./_test_rows.ts";
 
 /** Every stored point of the run after `after`, by filtering on the sequence number. */
 function oracle(db: Database, runId: string, after: number) {
@@ -94,8 +72,8 @@ function random(seed: number): () => number {
 
 Deno.test("points after a sequence number: the same as filtering every point, through appends, rewrites and steps out of order", () => {
   const db = openDatabase(":memory:");
-  addRun(db, "r-a");
-  addRun(db, "r-b");
+  addSdkRun(db, "r-a");
+  addSdkRun(db, "r-b");
   const rnd = random(7);
   const keys = ["loss", "acc", "lr"];
   const next = new Map<string, number>();
@@ -136,7 +114,7 @@ Deno.test("points after a sequence number: the same as filtering every point, th
 
 Deno.test("points after a sequence number inside the transaction that wrote them", () => {
   const db = openDatabase(":memory:");
-  addRun(db, "r-a");
+  addSdkRun(db, "r-a");
   writePoints(db, "r-a", [{ key: "loss", step: 0, value: 1, wall_time: 0 }]);
   db.tx(() => {
     writePoints(db, "r-a", [{ key: "loss", step: 1, value: 2, wall_time: 1 }]);
@@ -202,7 +180,7 @@ Deno.test("a store from before the point-resume migration resumes the same: rewr
 
 Deno.test("a page of a run with many keys reads about a page of rows, not a page a key", () => {
   const db = openDatabase(":memory:");
-  addRun(db, "r-a");
+  addSdkRun(db, "r-a");
   const keys = Array.from({ length: 100 }, (_, i) => `k/${i}`);
   db.tx(() => {
     for (let step = 0; step < 200; step++) {

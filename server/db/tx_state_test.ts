@@ -6,29 +6,11 @@
 import { assertEquals, assertThrows } from "../../tests/assert.ts";
 import { type Database, openDatabase } from "./database.ts";
 import { getKeySummary, listKeySummaries, pointsAfter, writePoints } from "./metrics.ts";
-import { insertRun } from "./runs.ts";
-import { ensureProject } from "./projects.ts";
+import { addSdkRun } from "./_test_rows.ts";
 
 function storeWithRun(): Database {
   const db = openDatabase(":memory:");
-  db.tx(() => {
-    ensureProject(db, "p", "t");
-    insertRun(db, {
-      id: "r-1",
-      job_id: null,
-      attempt: 1,
-      project: "p",
-      experiment: null,
-      name: "r",
-      source: "sdk",
-      status: "RUNNING",
-      config: {},
-      env: {},
-      max_steps: null,
-      created_at: "t",
-      started_at: "t",
-    });
-  });
+  addSdkRun(db, "r-1", "r");
   return db;
 }
 

@@ -27,6 +27,16 @@ const NETWORK_ADVICE = {
     "the address and the network first.",
 };
 
+/** The network advice when an exception's text or type reads as a network failure. */
+function networkAdvice(text: string, type: string) {
+  return NETWORK_WORDS.test(text) || NETWORK_TYPE.test(type) ? NETWORK_ADVICE : {};
+}
+
+/** How a card quotes an exception line that has no traceback of its own. */
+function raisedQuote(line: LogLine): string {
+  return `The training code raised "${excerpt(line.text.replace(/^\W+/, ""), 200)}"`;
+}
+
 // The exception a launcher raises to report that a child failed.
 const LAUNCHER_REPORT = /(?:^|\.)(?:ChildFailedError|CalledProcessError)$/;
 
@@ -89,9 +99,7 @@ export const PYTHON_EXCEPTION_CAUSE: CauseEntry = {
         evidence: present(logEvidence(tb.header), exitCodeEvidence(facts)),
       };
     }
-    const network = NETWORK_WORDS.test(tb.exception.text) || NETWORK_TYPE.test(tb.type ?? "")
-      ? NETWORK_ADVICE
-      : {};
+    const network = networkAdvice(tb.exception.text, tb.type ?? "");
     return {
       ...network,
       confidence: 0.4,
@@ -130,13 +138,10 @@ function bareException(facts: FailureFacts): CauseMatch | null {
   if (!last) return null;
   const line = BARE_EXCEPTION.test(last.text) ? last : explainedException(facts, last);
   if (!line) return null;
-  const type = BARE_EXCEPTION.exec(line.text)?.[1] ?? "";
-  const network = NETWORK_WORDS.test(line.text) || NETWORK_TYPE.test(type) ? NETWORK_ADVICE : {};
   return {
-    ...network,
+    ...networkAdvice(line.text, BARE_EXCEPTION.exec(line.text)?.[1] ?? ""),
     confidence: 0.35,
-    likely_cause: `The training code raised "${excerpt(line.text.replace(/^\W+/, ""), 200)}" ` +
-      `(the log holds no traceback for it)`,
+    likely_cause: `${raisedQuote(line)} (the log holds no traceback for it)`,
     evidence: present(logEvidence(line, "last error"), exitCodeEvidence(facts)),
   };
 }
@@ -178,13 +183,10 @@ function childException(facts: FailureFacts): CauseMatch | null {
       .find((l) => BARE_EXCEPTION.test(l.text)) ?? null;
   }
   if (!line) return null;
-  const type = own?.type ?? BARE_EXCEPTION.exec(line.text)?.[1] ?? "";
-  const network = NETWORK_WORDS.test(line.text) || NETWORK_TYPE.test(type) ? NETWORK_ADVICE : {};
   return {
-    ...network,
+    ...networkAdvice(line.text, own?.type ?? BARE_EXCEPTION.exec(line.text)?.[1] ?? ""),
     confidence: 0.4,
-    likely_cause: `The training code raised "${excerpt(line.text.replace(/^\W+/, ""), 200)}" ` +
-      `before the launcher reported its exit`,
+    likely_cause: `${raisedQuote(line)} before the launcher reported its exit`,
     evidence: present(
       logEvidence(line, "the child's exception", own?.continuation ?? []),
       logEvidence(report, "the launcher's report"),
