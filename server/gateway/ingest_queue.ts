@@ -122,6 +122,8 @@ export class IngestQueue {
   #queue: Item[] = [];
   #head = 0;
   #scheduled = false;
+  #scheduledMs = 0;
+  #flushToken = 0;
   #maxDelayMs: number;
   #maxFrames: number;
   #maxItems: number;
@@ -162,12 +164,10 @@ export class IngestQueue {
       dropped,
       done,
     });
-    if (this.pending >= this.#maxFrames) {
-      // A full group does not wait.
-      this.#commitOne();
-      this.#compact();
-    }
-    if (this.pending > 0) this.#scheduleFlush(this.#maxDelayMs);
+    // A full group does not wait for more, but it is still written on a turn of its own, never
+    // inside the socket's message handler: a burst of messages would otherwise write one
+    // transaction after another before any timer or request is served.
+    this.#scheduleFlush(this.pending >= this.#maxFrames ? 0 : this.#maxDelayMs);
   }
 
   /**
@@ -175,9 +175,14 @@ export class IngestQueue {
    * heartbeat) are served and newly arrived frames join the next group.
    */
   #scheduleFlush(ms: number): void {
-    if (this.#scheduled) return;
+    if (this.#scheduled && ms >= this.#scheduledMs) return;
+    // A group that filled while its flush waited is written sooner; the flush asked for
+    // before finds itself replaced and does nothing.
+    const token = ++this.#flushToken;
     this.#scheduled = true;
+    this.#scheduledMs = ms;
     this.#schedule(() => {
+      if (token !== this.#flushToken) return;
       this.#scheduled = false;
       this.#commitOne();
       this.#compact();

@@ -11,7 +11,7 @@ import { submitJob } from "../jobs/service.ts";
 import { registerNode } from "../nodes/service.ts";
 import { SchedulerLoop } from "../scheduler/loop.ts";
 import { applyDataFrame } from "./apply_frame.ts";
-import { type FrameResult, IngestQueue } from "./ingest_queue.ts";
+import { type FrameResult, GROUP_DELAY_MS, IngestQueue } from "./ingest_queue.ts";
 
 interface Ref {
   node: string;
@@ -95,8 +95,18 @@ const metrics = (
 /** A queue flushed by hand (`flush()`) unless a group fills up. */
 function manualQueue(ctx: Context, opts: { maxFrames?: number; maxItems?: number } = {}) {
   let scheduled = 0;
-  const q = new IngestQueue(ctx, { ...opts, schedule: () => scheduled++ });
-  return { q, scheduled: () => scheduled };
+  /** The flushes asked for and not yet run, with their delays. */
+  const waiting: { flush: () => void; ms: number }[] = [];
+  const q = new IngestQueue(ctx, {
+    ...opts,
+    schedule: (flush, ms) => {
+      scheduled++;
+      waiting.push({ flush, ms });
+    },
+  });
+  /** Runs the flushes asked for so far, as the event loop would; returns their delays. */
+  const runScheduled = () => waiting.splice(0).map(({ flush, ms }) => (flush(), ms));
+  return { q, scheduled: () => scheduled, runScheduled };
 }
 
 Deno.test("frames of several nodes go into one transaction, each reported only after its commit", () => {
@@ -137,24 +147,33 @@ Deno.test("frames of several nodes go into one transaction, each reported only a
   assertEquals([lag.pending_frames, lag.oldest_pending_s], [0, 0]);
 });
 
-Deno.test("a group is bounded by frames and by points: a full group is committed at once", () => {
+Deno.test("a group is bounded by frames and by points: a full group does not wait, but is written on a turn of its own", () => {
   const { ctx, refs, commits } = world(1);
   const r = refs[0];
-  const { q } = manualQueue(ctx, { maxFrames: 3, maxItems: 5 });
+  const { q, runScheduled } = manualQueue(ctx, { maxFrames: 3, maxItems: 5 });
   const done: number[] = [];
   const before = commits();
   q.add(r.node, metrics(r, 2, [1, 2]), () => done.push(2));
   q.add(r.node, metrics(r, 3, [3, 4]), () => done.push(3));
   assertEquals(done, []);
-  q.add(r.node, metrics(r, 4, [5]), () => done.push(4)); // the third frame fills the group
-  // 2 + 2 points fit, the third frame's 1 makes 5: one transaction of three.
-  assertEquals([done, commits() - before], [[2, 3, 4], 1]);
-  q.add(r.node, metrics(r, 5, [6, 7, 8]), () => done.push(5));
-  q.add(r.node, metrics(r, 6, [9, 10, 11]), () => done.push(6));
+  assertEquals(runScheduled(), [GROUP_DELAY_MS], "a group not full waits for others");
+  assertEquals([done, commits() - before], [[2, 3], 1]);
+  for (let seq = 4; seq < 4 + 3; seq++) {
+    q.add(r.node, metrics(r, seq, [seq + 1]), () => done.push(seq));
+  }
+  // The third frame fills the group: still nothing is written inside the socket's handler (a
+  // burst of frames would hold the event loop transaction after transaction)...
+  assertEquals([done, commits() - before], [[2, 3], 1]);
+  // ...the flush it asks for does not wait.
+  // ...the flush it asks for does not wait (the one asked for before it does nothing).
+  assertEquals(runScheduled(), [GROUP_DELAY_MS, 0]);
+  assertEquals([done, commits() - before], [[2, 3, 4, 5, 6], 2]);
+  q.add(r.node, metrics(r, 7, [8, 9, 10]), () => done.push(7));
+  q.add(r.node, metrics(r, 8, [11, 12, 13]), () => done.push(8));
   q.flush();
   // 3 + 3 points pass 5: two transactions.
-  assertEquals([done, commits() - before], [[2, 3, 4, 5, 6], 3]);
-  assertEquals(pointsAfter(ctx.db, r.run_id, 0, 100).length, 11);
+  assertEquals([done, commits() - before], [[2, 3, 4, 5, 6, 7, 8], 4]);
+  assertEquals(pointsAfter(ctx.db, r.run_id, 0, 100).length, 13);
 });
 
 Deno.test("a frame that fails for its own sake is undone alone; the others of its group are stored", () => {
