@@ -55,6 +55,7 @@ export const SPLITS = [
   "blind5",
   "blind6",
   "blind7",
+  "blind8",
 ] as const;
 /** One of {@linkcode SPLITS}. */
 export type Split = typeof SPLITS[number];
