@@ -13,13 +13,15 @@
  * `--group` frames a transaction (what the gateway does when frames arrive together).
  *
  * Flags: --frames N (a measurement, default 3000), --points N (default 40), --lines N
- * (default 4), --runs N (default 50), --sse N (default 5), --group N (default 50).
+ * (default 4), --runs N (default 50), --sse N (default 5), --group N (default 50),
+ * --no-checkpointer (WAL checkpoints inside the COMMIT, as before the server had a checkpointer).
  */
 import { parseArgs } from "node:util";
 import type { DataFrame, DispatchSpec } from "../protocol/agent.ts";
 import { parseAgentFrame } from "../server/gateway/parse_frame.ts";
 import { createContext } from "../server/context.ts";
 import { openDatabase } from "../server/db/mod.ts";
+import { startCheckpointer } from "../server/db/checkpointer.ts";
 import { topics } from "../server/bus/bus.ts";
 import { submitJob } from "../server/jobs/service.ts";
 import { registerNode } from "../server/nodes/service.ts";
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "50" },
     sse: { type: "string", default: "5" },
     group: { type: "string", default: "50" },
+    "no-checkpointer": { type: "boolean", default: false },
   },
 });
 const FRAMES = Number(values.frames);
@@ -56,6 +59,8 @@ for (const p of (Deno.env.get("PROFILE_PRAGMAS") ?? "").split(";").filter(Boolea
   db.sqlite.exec(`PRAGMA ${p}`);
 }
 const ctx = createContext({ db, backupDir: `${dir}/backups` });
+// As the server does: WAL checkpoints on a worker (`--no-checkpointer`: inside the COMMIT).
+const checkpointer = values["no-checkpointer"] ? null : startCheckpointer(db);
 const rules = new RulesEngine(ctx, { config: DEFAULT_RULES_CONFIG });
 rules.start();
 
@@ -289,5 +294,6 @@ for (const group of [1, GROUP]) {
 }
 console.log(`\n(${sseBytes} bytes of SSE JSON encoded)`);
 rules.stop();
+await checkpointer?.stop();
 db.close();
 await Deno.remove(dir, { recursive: true });

@@ -20,6 +20,7 @@ import { WebhookDispatcher } from "./webhooks/mod.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { AGENT_PERMISSIONS } from "../agent/permissions.ts";
 import { BlockSealer } from "./metrics/block_sealer.ts";
+import { startCheckpointer } from "./db/checkpointer.ts";
 import { loadSessionKey } from "./auth/session.ts";
 import { prepareIslands } from "./console/mod.ts";
 import { makePrivateDir, makePrivateFile, octal } from "./private_files.ts";
@@ -194,6 +195,9 @@ async function serve(
   rules.start();
   const sealer = new BlockSealer(ctx);
   sealer.start();
+  const checkpointer = startCheckpointer(ctx.db, {
+    onError: (message) => ctx.log.error("WAL checkpoints on their own thread failed", { message }),
+  });
   // `start` may build the console's island bundles (it may run `deno bundle`); `serve` uses
   // what the checkout has. Either way a missing build only makes the pages static.
   const islands = await prepareIslands({ build: buildIslands });
@@ -262,6 +266,7 @@ async function serve(
   rules.stop();
   sealer.stop();
   await webhooks.stop();
+  await checkpointer.stop();
   ctx.db.close();
   return 0;
 }
