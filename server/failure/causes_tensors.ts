@@ -161,14 +161,16 @@ const TF_RESTORE = /Restoring from checkpoint failed/;
 // shapes between value and initializer for parameter …`), and Orbax restoring an array into
 // another shape (`Requested shape: (…) is not compatible with the stored shape: (…)`). Flax's
 // error also comes from parameters made in the same run for another input size, so it counts
-// only where the log shows a checkpoint being restored or loaded.
+// only where the log shows a checkpoint being restored or loaded (a restore call among the
+// frames, a checkpoint library, a line such as `Restoring checkpoint from …`, `Loading
+// checkpoint …` or `Rendering checkpoint at step 200000`).
 const JAX_PARAM_SHAPE =
   /ScopeParamShapeError|Initializer expected to generate shape \(|Inconsistent shapes between value and initializer for parameter/;
 const FLAX_SHAPES =
   /Initializer expected to generate shape \(([^)]*)\) but got shape \(([^)]*)\) instead for parameter "([^"]+)" in "([^"]*)"/;
 const ORBAX_SHAPE = /Requested shape:? \(([^)]*)\) is not compatible with the stored shape/;
 const RESTORING =
-  /restore_checkpoint|checkpoints?\.restore|\.restore\(|Restor(?:ing|ed) (?:from|checkpoint|params|state)|load_checkpoint|load_params|from_pretrained|\borbax\b|CheckpointManager|checkpoint_manager|Checkpointer\b/i;
+  /restore_checkpoint|checkpoints?\.restore|\.restore\(|Restor(?:ing|ed) (?:from|params|state)|\b(?:Load|Restor|Resum|Render|Evaluat)\w*\s+(?:from\s+|the\s+|latest\s+)?(?:checkpoint|ckpt)\b|load_checkpoint|load_params|from_pretrained|\borbax\b|CheckpointManager|checkpoint_manager|Checkpointer\b/i;
 
 // The lines after `line` that name tensors of the mismatch, however the message was printed.
 function stateDictLines(facts: FailureFacts, line: LogLine): LogLine[] {

@@ -217,7 +217,15 @@ flax.errors.ScopeParamShapeError: Inconsistent shapes between value and initiali
     ),
     { cause: "state_dict_mismatch", line: 1000, retry: "fails_again" },
   );
-  // Parameters made in the same run for another input size: the code's bug, not a checkpoint.
+  expectDiagnosis(
+    "an evaluation that names its checkpoint",
+    failed(`I0101 render.py:61] Rendering checkpoint at step 25000.\n${flax}`),
+    { cause: "state_dict_mismatch", line: 1001, retry: "fails_again" },
+  );
+  // Parameters made in the same run for another input size: the code's bug, not a checkpoint,
+  // even with a checkpoint's name elsewhere in the log.
+  const saved = diagnoseFailure(failed(`Saved checkpoint to /ckpt/checkpoint_100\n${flax}`));
+  assert.notEqual(saved.cause_id, "state_dict_mismatch");
   const alone = diagnoseFailure(failed(flax));
   assert.notEqual(alone.cause_id, "state_dict_mismatch");
 });
