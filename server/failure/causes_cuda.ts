@@ -369,6 +369,9 @@ const PROGRESS = [
   // the first step or epoch is still start-up.
   /\b(?:steps?|iter(?:ation)?s?|it|global_step|updates?|epochs?)\b\s*[:=#[]?\s*(?:[2-9]|[1-9]\d+)\b/i,
   /\b(?:Up|Ep)\.\s*(?:[2-9]|[1-9]\d+)\b/,
+  // An epoch's iteration counter past its first item (`Epoch: [1][2200/4682]`, as the
+  // ImageNet example and its descendants print it): the first epoch may be under way too.
+  /\bEpoch:?\s*\[\s*\d+\s*\]\s*\[\s*(?:[2-9]|[1-9]\d+)\s*\/\s*\d+\s*\]/i,
   // tqdm past its first item: `57% 66/115 [02:54<01:44,  2.13s/it]`.
   /\b(?:[2-9]|[1-9]\d+)\/\d+ \[[\d:]+<[\d:?]+,\s*[\d.?]+\s*(?:it\/s|s\/it)/,
 ];

@@ -294,6 +294,11 @@ Deno.test("diagnoseFailure() counts a tqdm bar cut before its counters as traini
     failed(` 7%|▋         \nRuntimeError: CUDA error: unspecified launch failure`),
   );
   assert.equal(launch.retry, "may_help");
+  // An epoch's iteration counter in the first epoch counts; its first iteration does not.
+  const counter = diagnoseFailure(failed(`Epoch: [0][ 340/5005]\tLoss 4.1 (4.3)\n${error}`));
+  assert.equal(counter.retry, "may_help");
+  const first = diagnoseFailure(failed(`Epoch: [0][   1/5005]\tLoss 6.9 (6.9)\n${error}`));
+  assert.equal(first.retry, "fails_again");
   // At 0 % nothing has run yet; at 100 % the bar may be a finished loading step.
   for (
     const bar of [
