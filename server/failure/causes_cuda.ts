@@ -20,9 +20,9 @@ import { RAY_MEMORY_MONITOR } from "./causes_process.ts";
 // One cause, many phrasings: PyTorch (and its THC-era `cuda runtime error (2)`), cuBLAS and
 // the CUDA runtime, TensorFlow's BFC allocator (`OOM when allocating tensor`,
 // `ResourceExhaustedError`), JAX/XLA (`RESOURCE_EXHAUSTED: Out of memory`, `Failed to allocate
-// request`), ROCm, MPS, and a vLLM engine with no memory left for its KV cache (or too little
-// for one sequence of `max_model_len`, or less free memory at start-up than its
-// `gpu_memory_utilization` asks for). Ray's `OutOfMemoryError` is host memory: not this.
+// request`), ROCm, Apple's MPS and Metal, and a vLLM engine with no memory left for its KV
+// cache (or too little for one sequence of `max_model_len`, or less free memory at start-up
+// than its `gpu_memory_utilization` asks for). Ray's `OutOfMemoryError` is host memory: not this.
 const CUDA_OOM = [
   /CUDA out of memory/i,
   /OutOfMemoryError/,
@@ -43,6 +43,11 @@ const CUDA_OOM = [
   /Allocator \(\w+\) ran out of memory trying to allocate/,
   /HIP out of memory/i,
   /MPS backend out of memory/i,
+  // Apple's Metal in its own words, whichever library drives it (MLX's `[METAL] Command
+  // buffer execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallback…)`,
+  // llama.cpp's `error: Insufficient Memory (…kIOGPUCommandBufferCallbackErrorOutOfMemory)`).
+  /\[METAL\] Command buffer execution failed: Insufficient Memory/i,
+  /kIOGPUCommandBufferCallbackErrorOutOfMemory/,
   /No available memory for the cache blocks/,
   /larger than the maximum number of tokens that can be stored in KV cache/,
   /Free memory on device\b.*less than desired GPU memory utilization/,
@@ -65,6 +70,9 @@ const XLA =
   /RESOURCE_EXHAUSTED|XlaRuntimeError|Out of memory while trying to allocate|Failed to allocate request/;
 const TPU = /at the bottom of memory|HBM|TPU/;
 const TF = /ResourceExhaustedError|OOM when allocating tensor|_bfc\b/;
+// Apple silicon: PyTorch's MPS backend and Metal itself. The GPU shares the machine's unified
+// memory, under a limit of its own.
+const APPLE = /\bMPS backend|\[METAL\]|kIOGPUCommandBuffer/i;
 
 // XLA's report broken inside its message by the terminal or the paste (`… Execution of replica
 // 0 failed: Resource exhausted: Out` / `of memory while trying to allocate 5520758552 bytes.`):
@@ -96,8 +104,8 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
     "Enable activation (gradient) checkpointing, e.g. `model.gradient_checkpointing_enable()` " +
     "or `torch.utils.checkpoint`",
     "Train in bf16/fp16 with automatic mixed precision (`torch.autocast`)",
-    "Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` in the job's env to reduce " +
-    "fragmentation when reserved memory is much larger than allocated",
+    "On CUDA, set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` in the job's env to " +
+    "reduce fragmentation when reserved memory is much larger than allocated",
     "Request a GPU with more memory, or more GPUs with FSDP/ZeRO sharding",
   ],
   match(facts) {
@@ -130,6 +138,9 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
         : UTILIZATION.test(text)
         ? `The GPU has less free memory at start-up than the inference engine's ` +
           `gpu_memory_utilization asks for: "${excerpt(hit.line.raw, 160)}"`
+        : APPLE.test(text)
+        ? `The GPU (Apple silicon, Metal) ran out of memory${what}: ` +
+          `"${excerpt(hit.line.raw, 160)}"`
         : `The GPU ran out of memory${where}${what}: "${excerpt(hit.line.raw, 160)}"`,
       evidence,
       fixes: KV_CACHE.test(text)
@@ -143,6 +154,14 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
           "Lower `gpu_memory_utilization` to the share of GPU memory that is free, or stop the " +
           "other processes that hold memory on that GPU (`nvidia-smi`)",
           "Do not start a second engine (or a training process) on a GPU an engine already uses",
+        ]
+        : APPLE.test(text)
+        ? [
+          "On Apple silicon the GPU shares the machine's memory under a limit of its own: " +
+          "reduce the batch size or sequence length (MLX: `--batch-size`, `--max-seq-length`, " +
+          "`--grad-checkpoint`), and leave other processes less of that memory",
+          "PyTorch on MPS: `PYTORCH_MPS_HIGH_WATERMARK_RATIO` in the job's env moves the limit, " +
+          "at the risk of the whole machine running out of memory",
         ]
         : TPU.test(text)
         ? [
@@ -166,6 +185,14 @@ export const CUDA_OOM_CAUSE: CauseEntry = {
   },
 };
 
+// A CUDA runtime library the package was built against is not where the loader looks, raised
+// on import (`ImportError: libcufft.so.11: cannot open shared object file`, `OSError:
+// libcublas.so.11: …` from ctypes): the installed CUDA does not fit the build. Only the
+// exception's own line counts: TensorFlow's warning `Could not load dynamic library
+// 'libcudart.so.10.1'; dlerror: …` names a library it can run without. cuDNN's own library is
+// cuDNN's (see CUDNN).
+const MISSING_CUDA_LIBRARY =
+  /(?:^\s*|(?:ImportError|OSError): )(lib(?:cu(?:dart|blas(?:Lt)?|fft|rand|solver(?:Mg)?|sparse|pti)|nvrtc(?:-builtins)?|nvJitLink|nvToolsExt)[\w-]*\.so[\d.]*): cannot open shared object file/;
 const VERSION_MISMATCH = [
   /CUDA driver version is insufficient for CUDA runtime version/i,
   /The NVIDIA driver on your system is too old/i,
@@ -179,6 +206,7 @@ const VERSION_MISMATCH = [
   // `Outdated cuDNN installation found.`
   /Found (?:cuDNN|cuBLAS|cuSOLVER|cuFFT|cuSPARSE|CUDA|NCCL|cuPTI) version \d+, but JAX was built against version \d+/,
   /Outdated (?:cuDNN|cuBLAS|cuSOLVER|cuFFT|cuSPARSE|CUDA|NCCL|cuPTI) installation found/,
+  MISSING_CUDA_LIBRARY,
 ];
 const JAX_LIBRARY = /but JAX was built against|Outdated \w+ installation found/;
 
@@ -203,6 +231,24 @@ export const CUDA_VERSION_MISMATCH_CAUSE: CauseEntry = {
     const hit = findLine(facts, VERSION_MISMATCH);
     if (!hit) return null;
     const jax = JAX_LIBRARY.test(hit.line.text);
+    const library = MISSING_CUDA_LIBRARY.exec(hit.line.text)?.[1];
+    if (library) {
+      return {
+        confidence: 0.93,
+        likely_cause: `A CUDA library the package was built against cannot be loaded ` +
+          `(${library}): the CUDA installed where the job runs does not fit the build: ` +
+          `"${excerpt(hit.line.raw, 160)}"`,
+        evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+        fixes: [
+          `Install the build of the package made for the CUDA on the node (PyTorch's CUDA ` +
+          "wheels bring their own CUDA libraries as `nvidia-*` packages), or install the CUDA " +
+          `release that provides ${library} and put its lib64 folder on LD_LIBRARY_PATH in the ` +
+          "job's env",
+          `Check which copy the loader finds: \`ldconfig -p | grep ${library.split(".so")[0]}\`` +
+          " and `pip list | grep nvidia` in the job's environment",
+        ],
+      };
+    }
     return {
       confidence: 0.93,
       likely_cause: jax
@@ -317,15 +363,26 @@ const DEVICE_ERROR = [
 const MACHINE_ERROR =
   /unknown error|cudaErrorUnknown|error 999\b|\(30\)|unspecified launch failure|invalid device function/i;
 // A line that shows training under way: a step, iteration or epoch counter past its start, a
-// progress bar past 0 %, a loss value.
+// progress bar past 0 % (see also PERCENT_BAR), a loss value.
 const PROGRESS = [
   // A counter past its first values (`step: 5700`, `Up. 51000`, `iteration 12`, `Epoch 3`):
   // the first step or epoch is still start-up.
   /\b(?:steps?|iter(?:ation)?s?|it|global_step|updates?|epochs?)\b\s*[:=#[]?\s*(?:[2-9]|[1-9]\d+)\b/i,
   /\b(?:Up|Ep)\.\s*(?:[2-9]|[1-9]\d+)\b/,
+  // An epoch's iteration counter past its first item (`Epoch: [1][2200/4682]`, as the
+  // ImageNet example and its descendants print it): the first epoch may be under way too.
+  /\bEpoch:?\s*\[\s*\d+\s*\]\s*\[\s*(?:[2-9]|[1-9]\d+)\s*\/\s*\d+\s*\]/i,
   // tqdm past its first item: `57% 66/115 [02:54<01:44,  2.13s/it]`.
   /\b(?:[2-9]|[1-9]\d+)\/\d+ \[[\d:]+<[\d:?]+,\s*[\d.?]+\s*(?:it\/s|s\/it)/,
 ];
+// A tqdm bar by its percentage alone, its counters cut by the terminal or the paste
+// (` 65%|██████▍`): past 0 % and short of 100 %, the run was in the middle of its work.
+const PERCENT_BAR = /(?:^|[\s:])(?:[1-9]|[1-9]\d)%\|/;
+// What a bar counts when it is not training: a start-up that loads, downloads or prepares
+// (`Loading checkpoint shards: 50%|`, `Downloading model.safetensors: 65%|`, `Map: 40%|`,
+// Lightning's `Sanity Checking`), or bytes (`12.3MB/s`).
+const START_UP_BAR =
+  /load|download|fetch|upload|extract|unzip|install|map\b|token|generat|prepar|resolv|shard|convert|compil|cach|sanity|[KMG]i?B\b|\bB\/s/i;
 
 /** A CUDA kernel failed: an out-of-range index in user code or a faulty kernel. */
 export const CUDA_DEVICE_ERROR_CAUSE: CauseEntry = {
@@ -386,11 +443,22 @@ function progressBefore(facts: FailureFacts, at: LogLine): LogLine | null {
       ? line.text.slice(0, Math.max(0, line.text.search(MACHINE_ERROR)))
       : line.text;
     if (/^\s*(?:frame #|File ")/.test(text)) continue;
-    if (PROGRESS.some((re) => re.test(text))) return line;
+    if (PROGRESS.some((re) => re.test(text)) || midwayBar(text)) return line;
   }
   return null;
 }
 
+/** A tqdm bar between 0 % and 100 % whose label and counters do not say it is start-up work. */
+function midwayBar(text: string): boolean {
+  const bar = PERCENT_BAR.exec(text);
+  if (!bar) return false;
+  return !START_UP_BAR.test(text);
+}
+
+// cuDNN's own library missing on import (`ImportError: libcudnn.so.8: cannot open shared object
+// file`), as TensorFlow's `DNN library is not found` says at run time.
+const CUDNN_LIBRARY =
+  /(?:^\s*|(?:ImportError|OSError): )(libcudnn[\w-]*\.so[\d.]*): cannot open shared object file/;
 const CUDNN = [
   /CUDNN_STATUS_(?!SUCCESS)([A-Z_]+)/,
   /cuDNN error: (\w+)/i,
@@ -401,6 +469,7 @@ const CUDNN = [
   /DNN library (?:initialization failed|is not found)/,
   /Could not create cudnn handle/i,
   /cuDNN failed to initialize/,
+  CUDNN_LIBRARY,
 ];
 
 /** cuDNN (the convolution and RNN library) refused or failed an operation. */
@@ -423,6 +492,21 @@ export const CUDNN_ERROR_CAUSE: CauseEntry = {
   match(facts) {
     const hit = findLine(facts, CUDNN);
     if (!hit) return null;
+    const library = CUDNN_LIBRARY.exec(hit.line.text)?.[1];
+    if (library) {
+      return {
+        // Above the missing-module reading of the same ImportError line.
+        confidence: 0.92,
+        likely_cause: `cuDNN's library cannot be loaded (${library}): the cuDNN installed ` +
+          `where the job runs does not fit the build: "${excerpt(hit.line.raw, 160)}"`,
+        evidence: present(logEvidence(hit.line), exitCodeEvidence(facts)),
+        fixes: [
+          `Install the cuDNN release that provides ${library} for the node's CUDA (or the ` +
+          "package build that bundles it, such as PyTorch's CUDA wheels) and put its folder on " +
+          "LD_LIBRARY_PATH in the job's env",
+        ],
+      };
+    }
     const status = /CUDNN_STATUS_([A-Z_]+)/.exec(hit.line.text)?.[1];
     return {
       confidence: 0.87,

@@ -282,3 +282,122 @@ full_key: trainer
     retry: "fails_again",
   });
 });
+
+Deno.test("diagnoseFailure() counts a tqdm bar cut before its counters as training under way, but not a bar of start-up work", () => {
+  const error = "RuntimeError: CUDA error: unknown error";
+  const late = diagnoseFailure(failed(`Fine-tuning:\n 42%|████████▍           \n${error}`));
+  assert.deepEqual([late.cause_id, late.retry], ["cuda_device_error", "may_help"]);
+  assert.ok(
+    late.evidence.some((e) => e.line_no === 1001 && /training was under way/.test(e.detail)),
+  );
+  const launch = diagnoseFailure(
+    failed(` 7%|▋         \nRuntimeError: CUDA error: unspecified launch failure`),
+  );
+  assert.equal(launch.retry, "may_help");
+  // An epoch's iteration counter in the first epoch counts; its first iteration does not.
+  const counter = diagnoseFailure(failed(`Epoch: [0][ 340/5005]\tLoss 4.1 (4.3)\n${error}`));
+  assert.equal(counter.retry, "may_help");
+  const first = diagnoseFailure(failed(`Epoch: [0][   1/5005]\tLoss 6.9 (6.9)\n${error}`));
+  assert.equal(first.retry, "fails_again");
+  // At 0 % nothing has run yet; at 100 % the bar may be a finished loading step.
+  for (
+    const bar of [
+      "  0%|          ",
+      "100%|██████████",
+      "Loading checkpoint shards:  50%|█████     ",
+      "Downloading model.safetensors:  65%|██████▌   ",
+      "Map:  40%|████      ",
+      "Sanity Checking DataLoader 0:  50%|█████     ",
+      " 30%|███       | 1.20G/4.00G [00:10<00:23, 120MB/s]",
+    ]
+  ) {
+    const d = diagnoseFailure(failed(`${bar}\n${error}`));
+    assert.deepEqual([d.cause_id, d.retry], ["cuda_device_error", "fails_again"], bar);
+  }
+});
+
+Deno.test("diagnoseFailure() reads Apple Metal's and MPS's out of memory as the GPU's memory", () => {
+  const metal = expectDiagnosis(
+    "MLX on Metal",
+    failed(
+      "Iter 40: Train loss 1.723, It/sec 0.739, Peak mem 32.138 GB\n" +
+        "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] " +
+        "Command buffer execution failed: Insufficient Memory " +
+        "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+      { exit_code: null, signal: "SIGABRT", failure_class: "SIGNAL" },
+    ),
+    {
+      cause: "cuda_oom",
+      line: 1001,
+      retry: "fails_again",
+      likely: /Apple silicon, Metal/,
+      fix: /unified memory|shares the machine's memory/,
+    },
+  );
+  assert.doesNotMatch(metal.likely_cause, /CUDA/);
+  expectDiagnosis(
+    "ggml on Metal",
+    failed("error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"),
+    { cause: "cuda_oom", line: 1000, retry: "fails_again" },
+  );
+  expectDiagnosis(
+    "PyTorch MPS",
+    failed(
+      "RuntimeError: MPS backend out of memory (MPS allocated: 8.89 GB, other allocations: " +
+        "172.98 MB, max allowed: 9.07 GB). Tried to allocate 6.25 MB on private pool.",
+    ),
+    {
+      cause: "cuda_oom",
+      line: 1000,
+      retry: "fails_again",
+      fix: /PYTORCH_MPS_HIGH_WATERMARK_RATIO/,
+    },
+  );
+});
+
+Deno.test("diagnoseFailure() reads a CUDA library missing on import as a CUDA install that does not fit the build", () => {
+  for (
+    const line of [
+      "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
+      "OSError: libcusparse.so.11: cannot open shared object file: No such file or directory",
+      "ImportError: libnvJitLink.so.12: cannot open shared object file: No such file or directory",
+      "libcublasLt.so.11: cannot open shared object file: No such file or directory",
+    ]
+  ) {
+    const log = `Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n` +
+      `    import torch\n${line}`;
+    expectDiagnosis(line, failed(log), {
+      cause: "cuda_version_mismatch",
+      line: 1003,
+      retry: "fails_again",
+      likely: /CUDA library the package was built against cannot be loaded \(lib\w+\.so/,
+      fix: /LD_LIBRARY_PATH/,
+    });
+  }
+  // cuDNN's own library is cuDNN's; a library of PyTorch itself is an extension's ABI; the
+  // driver's own library is no GPU driver; another library stays a missing library.
+  expectDiagnosis(
+    "cuDNN",
+    failed("ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory"),
+    { cause: "cudnn_error", line: 1000, retry: "fails_again", likely: /libcudnn\.so\.8/ },
+  );
+  expectDiagnosis(
+    "libc10_cuda",
+    failed(
+      "ImportError: libc10_cuda.so: cannot open shared object file: No such file or directory",
+    ),
+    { cause: "abi_mismatch", retry: "fails_again" },
+  );
+  expectDiagnosis(
+    "libGL",
+    failed("ImportError: libGL.so.1: cannot open shared object file: No such file or directory"),
+    { cause: "module_not_found", retry: "fails_again" },
+  );
+  // TensorFlow's warning names a library it can run without: not the cause.
+  const warned = diagnoseFailure(failed(
+    "W tensorflow/stream_executor/platform/default/dso_loader.cc:59] Could not load dynamic " +
+      "library 'libcudart.so.10.1'; dlerror: libcudart.so.10.1: cannot open shared object file: " +
+      "No such file or directory\nValueError: the data has no column 'label'",
+  ));
+  assert.notEqual(warned.cause_id, "cuda_version_mismatch");
+});

@@ -155,6 +155,22 @@ const OLD_KEY = /\b(?:unexpected key "([^"]+)"|missing keys) in state_dict\b/;
 // failed. This is most likely due to a Variable name or other graph key that is missing …`).
 const TF_KEY = /\bKey (\S+) not found in checkpoint\b/;
 const TF_RESTORE = /Restoring from checkpoint failed/;
+// JAX: Flax's parameter that does not have the shape the module would create
+// (`flax.errors.ScopeParamShapeError: Initializer expected to generate shape (96, 256) but got
+// shape (504, 256) instead for parameter "kernel" in "/Dense_0"`, older Flax's `Inconsistent
+// shapes between value and initializer for parameter …`), and Orbax restoring an array into
+// another shape (`Requested shape: (…) is not compatible with the stored shape: (…)`). Flax's
+// error also comes from parameters made in the same run for another input size, so it counts
+// only where the log shows a checkpoint being restored or loaded (a restore call among the
+// frames, a checkpoint library, a line such as `Restoring checkpoint from …`, `Loading
+// checkpoint …` or `Rendering checkpoint at step 200000`).
+const JAX_PARAM_SHAPE =
+  /ScopeParamShapeError|Initializer expected to generate shape \(|Inconsistent shapes between value and initializer for parameter/;
+const FLAX_SHAPES =
+  /Initializer expected to generate shape \(([^)]*)\) but got shape \(([^)]*)\) instead for parameter "([^"]+)" in "([^"]*)"/;
+const ORBAX_SHAPE = /Requested shape:? \(([^)]*)\) is not compatible with the stored shape/;
+const RESTORING =
+  /restore_checkpoint|checkpoints?\.restore|\.restore\(|Restor(?:ing|ed) (?:from|params|state)|\b(?:Load|Restor|Resum|Render|Evaluat)\w*\s+(?:from\s+|the\s+|latest\s+)?(?:checkpoint|ckpt)\b|load_checkpoint|load_params|from_pretrained|\borbax\b|CheckpointManager|checkpoint_manager|Checkpointer\b/i;
 
 // The lines after `line` that name tensors of the mismatch, however the message was printed.
 function stateDictLines(facts: FailureFacts, line: LogLine): LogLine[] {
@@ -189,7 +205,7 @@ export const STATE_DICT_MISMATCH_CAUSE: CauseEntry = {
   ],
   match(facts) {
     const hit = findLine(facts, [STATE_DICT, SIZE_MISMATCH, MISSING, UNEXPECTED, OLD_KEY]);
-    if (!hit) return tensorflowCheckpoint(facts);
+    if (!hit) return tensorflowCheckpoint(facts) ?? jaxCheckpoint(facts);
     const lines = STATE_DICT.test(hit.line.text) ? stateDictLines(facts, hit.line) : [];
     const all = [hit.line, ...lines];
     const sizes = all.flatMap((l) => {
@@ -266,6 +282,32 @@ function tensorflowCheckpoint(facts: FailureFacts): CauseMatch | null {
       "To load only part of a checkpoint on purpose (a pretrained backbone), restore just the " +
       "variables it holds: a `tf.train.Saver(var_list=…)` of them, or " +
       "`tf.train.Checkpoint(…).restore(path).expect_partial()`",
+    ],
+  };
+}
+
+// JAX parameters restored from a checkpoint into a model of another shape (Flax, Orbax).
+function jaxCheckpoint(facts: FailureFacts): CauseMatch | null {
+  const orbax = findLine(facts, [ORBAX_SHAPE]);
+  const flax = orbax ? null : findLine(facts, [JAX_PARAM_SHAPE]);
+  const hit = orbax ?? flax;
+  if (!hit) return null;
+  const restoring = facts.lines.find((l) => l !== hit.line && RESTORING.test(l.text));
+  if (flax && !restoring) return null;
+  const m = FLAX_SHAPES.exec(hit.line.text);
+  const param = m?.[3] ? ` (${m[4]}/${m[3]}: ${m[2]} restored, ${m[1]} in the model)` : "";
+  return {
+    confidence: 0.9,
+    likely_cause: `The restored parameters do not fit the model${param}; the checkpoint was ` +
+      `saved with another configuration: "${excerpt(hit.line.raw, 200)}"`,
+    evidence: present(
+      logEvidence(hit.line),
+      restoring ? logEvidence(restoring, "a checkpoint was being restored") : null,
+      exitCodeEvidence(facts),
+    ),
+    fixes: [
+      "Build the model with the configuration the checkpoint was trained with (the same config " +
+      "or gin file, the same sizes), or restore a checkpoint of this configuration",
     ],
   };
 }

@@ -182,3 +182,50 @@ Deno.test("diagnoseFailure() reads tf.data batching elements of different shapes
     { cause: "shape_mismatch", line: 1000, retry: "fails_again" },
   );
 });
+
+Deno.test("diagnoseFailure() reads JAX parameters restored into a model of another shape as a checkpoint that does not fit, only where a restore shows", () => {
+  const flax =
+    'flax.errors.ScopeParamShapeError: Initializer expected to generate shape (64, 10) but got shape (64, 12) instead for parameter "kernel" in "/head/Dense_0". (https://flax.readthedocs.io/en/latest/api_reference/flax.errors.html#flax.errors.ScopeParamShapeError)';
+  const restored = expectDiagnosis(
+    "Flax after a restore",
+    failed(
+      `I0301 12:00:01.000000 139 checkpoints.py:1054] Restoring checkpoint from /ckpt/checkpoint_4000\n${flax}`,
+    ),
+    {
+      cause: "state_dict_mismatch",
+      line: 1001,
+      retry: "fails_again",
+      likely: /\/head\/Dense_0\/kernel: 64, 12 restored, 64, 10 in the model/,
+    },
+  );
+  assert.ok(restored.evidence.some((e) => e.line_no === 1000));
+  const frames = `Traceback (most recent call last):
+  File "/src/eval.py", line 40, in main
+    state = checkpoints.restore_checkpoint(config.checkpoint_dir, state)
+  File "/src/eval.py", line 52, in main
+    out = model.apply({"params": state.params}, batch)
+flax.errors.ScopeParamShapeError: Inconsistent shapes between value and initializer for parameter "scale" in "/GroupNorm_0": (1, 1, 1, 32), (32,).`;
+  expectDiagnosis("older Flax, restore in a frame", failed(frames), {
+    cause: "state_dict_mismatch",
+    line: 1005,
+    retry: "fails_again",
+  });
+  expectDiagnosis(
+    "Orbax",
+    failed(
+      "ValueError: Requested shape: (4096, 32, 128) is not compatible with the stored shape: (4096, 128, 32). Truncating/padding is disabled by setting of `strict=True`.",
+    ),
+    { cause: "state_dict_mismatch", line: 1000, retry: "fails_again" },
+  );
+  expectDiagnosis(
+    "an evaluation that names its checkpoint",
+    failed(`I0101 render.py:61] Rendering checkpoint at step 25000.\n${flax}`),
+    { cause: "state_dict_mismatch", line: 1001, retry: "fails_again" },
+  );
+  // Parameters made in the same run for another input size: the code's bug, not a checkpoint,
+  // even with a checkpoint's name elsewhere in the log.
+  const saved = diagnoseFailure(failed(`Saved checkpoint to /ckpt/checkpoint_100\n${flax}`));
+  assert.notEqual(saved.cause_id, "state_dict_mismatch");
+  const alone = diagnoseFailure(failed(flax));
+  assert.notEqual(alone.cause_id, "state_dict_mismatch");
+});
