@@ -29,6 +29,7 @@ import { fmtInt, fmtMetric } from "./_format.ts";
 import { buildDatasets, drawnCount, type DrawnRun, type PanelDataset } from "./chart/datasets.ts";
 import { emphasis, EMPTY_LEGEND, isVisible, type LegendState } from "./chart/legend.ts";
 import { livePoints } from "./chart/live_points.ts";
+import { linesInside, redrawLines, sameDatasets } from "./chart/redraw_lines.ts";
 import type { ApiSeries, ComposedPanelProps } from "./chart/panel_types.ts";
 import { type PackedSeries, unpackSeries } from "./chart/packed.ts";
 import { PanelHead, PanelLegend, PanelTip, X_LABEL } from "./chart/panel_parts.tsx";
@@ -92,8 +93,19 @@ async function querySeries(body: unknown): Promise<ApiSeries[]> {
   return ((await res.json()) as { series: ApiSeries[] }).series;
 }
 
+/**
+ * The page's colours, read once per colour scheme: reading a computed style while the page's
+ * DOM is being changed (a panel drawing as the page hydrates) makes the browser recompute the
+ * whole page's style, once for every panel.
+ */
+const colors = new Map<string, string>();
 function cssVar(name: string): string {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
+  let c = colors.get(name);
+  if (c === undefined) {
+    c = getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
+    colors.set(name, c);
+  }
+  return c;
 }
 
 const emptySeries = (runId: string, key: string): PointSeries => ({
@@ -159,6 +171,10 @@ export default function ChartPanel(p: ComposedPanelProps) {
   /** The panel has been on the screen (or near it): only then does it read and draw. */
   const [seen, setSeen] = useState(false);
   const t0 = useRef<Record<string, number>>({});
+  /** What the chart was last laid out with (chart.js's full update). */
+  const lastDraw = useRef<
+    { frames: unknown; legend: LegendState; scheme: number; inside: boolean } | null
+  >(null);
 
   const want = wantFor(width);
   const ids = p.runs.map((r) => r.id);
@@ -203,25 +219,14 @@ export default function ChartPanel(p: ComposedPanelProps) {
   const visible = p.runs.filter((r) => isVisible(legend, r.id) && seriesOf(r.id));
   const shown = visible.filter((r) => shaped[r.id]);
 
-  // The chart, drawn once; the pointer is the panel's, not chart.js's. Made in a layout effect
-  // so it exists when the data's layout effect below first runs.
+  // The panel's place on the page, its width and the colour scheme, from its first paint.
   useLayoutEffect(() => {
-    const ch = new Chart<"line", XY[]>(canvas.current!, {
-      type: "line",
-      data: { datasets: [] },
-      options: {
-        animation: false,
-        maintainAspectRatio: false,
-        parsing: false,
-        normalized: false,
-        events: [],
-        plugins: { legend: { display: false }, tooltip: { enabled: false } },
-      },
-    });
-    chart.current = ch;
     alive.current = true;
     const dark = matchMedia("(prefers-color-scheme: dark)");
-    const recolor = () => setScheme((n) => n + 1);
+    const recolor = () => {
+      colors.clear();
+      setScheme((n) => n + 1);
+    };
     dark.addEventListener("change", recolor);
     // The width now, so the first drawing already fits it (the observer reports it later).
     setWidth(box.current!.clientWidth);
@@ -247,11 +252,34 @@ export default function ChartPanel(p: ComposedPanelProps) {
       dark.removeEventListener("change", recolor);
       resize.disconnect();
       sight?.disconnect();
-      ch.destroy();
-      chart.current = null;
       alive.current = false;
     };
   }, []);
+
+  // The chart, made once the panel is seen (a panel below the screen costs nothing until
+  // then) and drawn once; the pointer is the panel's, not chart.js's. Made in a layout effect
+  // so it exists when the data's layout effect below first runs.
+  useLayoutEffect(() => {
+    if (!seen) return;
+    const ch = new Chart<"line", XY[]>(canvas.current!, {
+      type: "line",
+      data: { datasets: [] },
+      options: {
+        animation: false,
+        maintainAspectRatio: false,
+        parsing: false,
+        normalized: false,
+        events: [],
+        plugins: { legend: { display: false }, tooltip: { enabled: false } },
+      },
+    });
+    chart.current = ch;
+    return () => {
+      ch.destroy();
+      lastDraw.current = null;
+      chart.current = null;
+    };
+  }, [seen]);
 
   // New data, smoothing, axis, scale, legend or colours: replace the datasets, nothing else.
   // A layout effect: the canvas is drawn in the same task as the render that changed it, not
@@ -265,7 +293,23 @@ export default function ChartPanel(p: ComposedPanelProps) {
       shaped: shaped[r.id],
       emphasis: emphasis(legend, r.id),
     }));
-    reuseDatasets(ch, buildDatasets(drawn, cssVar("--failed")));
+    const next = buildDatasets(drawn, cssVar("--failed"));
+    const el = root.current!;
+    // A smoothing change alone (the same frames, datasets, legend, colours and scale, the raw
+    // line drawn, no zoom): only the lines' points move, and when the lines stay within what
+    // the raw line, band and marks span, so does nothing else (see chart/redraw_lines.ts).
+    const inside = linesInside(next);
+    const last = lastDraw.current;
+    if (
+      last && smoothOn && !zoom && !log && last.frames === frames && last.legend === legend &&
+      last.scheme === scheme && last.inside && inside &&
+      sameDatasets(ch.data.datasets as unknown as PanelDataset[], next)
+    ) {
+      redrawLines(ch);
+      el.dataset.drawnPoints = String(drawn.reduce((n, d) => n + drawnCount(d.shaped.line), 0));
+      return;
+    }
+    reuseDatasets(ch, next);
     const grid = cssVar("--border");
     const text = cssVar("--text-muted");
     const fit = zoom ? yExtent(drawn.map((d) => d.shaped), zoom.range[0], zoom.range[1]) : null;
@@ -294,7 +338,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
       },
     };
     ch.update("none");
-    const el = root.current!;
+    lastDraw.current = { frames, legend, scheme, inside };
     el.dataset.xRange = `${ch.scales.x.min},${ch.scales.x.max}`;
     el.dataset.drawnPoints = String(
       drawn.reduce((n, d) => n + drawnCount(d.shaped.line), 0),

@@ -16,6 +16,7 @@ import {
   configText,
   viewQuery,
 } from "./chart/workspace_state.ts";
+import { useUrlFollows } from "./chart/url_follow.ts";
 import { SmoothSlider, XSwitch } from "./chart/view_controls.tsx";
 import type { XMode } from "./chart/x_axis.ts";
 
@@ -41,15 +42,10 @@ export default function Compare(p: CompareProps) {
   const [problem, setProblem] = useState<string | null>(null);
   const ids = p.runs.map((r) => r.id);
 
-  const first = useRef(true);
-  useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    const q = viewQuery({ metrics: [], runs: ids, smooth, x }, metric ? { metric } : {});
-    history.replaceState(history.state, "", `${location.pathname}${q}`);
-  }, [metric, smooth, x]);
+  useUrlFollows(
+    viewQuery({ metrics: [], runs: ids, smooth, x }, metric ? { metric } : {}),
+    smooth,
+  );
 
   // The comparison of `key`, read again; `quiet` keeps a failed refresh to itself.
   const wanted = useRef(metric);
@@ -92,47 +88,10 @@ export default function Compare(p: CompareProps) {
   const shown = current ?? comparison;
   const rows = compareRows(shown);
   const direction = shown.metric?.direction ?? null;
-
-  return (
-    <div class="compare">
-      <div class="workspace-controls">
-        <label class="metric-pick">
-          <span>Metric</span>
-          <select
-            name="metric"
-            value={metric}
-            onChange={(e) => switchTo((e.target as HTMLSelectElement).value)}
-          >
-            {p.keys.map((k) => <option key={k} value={k}>{k === p.primary ? `★ ${k}` : k}</option>)}
-          </select>
-        </label>
-        <SmoothSlider value={smooth} onChange={setSmooth} />
-        <XSwitch value={x} onChange={setX} />
-        {!current && !problem && <span class="muted small">ranking by {metric}…</span>}
-        {problem && <span class="tone-failed small" role="alert">{problem}</span>}
-      </div>
-      {!metric && (
-        <p class="panel muted empty">
-          These runs share no metric key to draw: {comparison.reason ?? "none logged yet"}.
-        </p>
-      )}
-      {metric && (
-        <ChartPanel
-          key={metric}
-          metric={metric}
-          direction={metric === shown.metric?.key ? direction : null}
-          primary={metric === p.primary}
-          runs={runs}
-          series={metric === p.comparison.metric?.key ? p.series : undefined}
-          maxPoints={p.maxPoints}
-          smooth={smooth}
-          x={x}
-          tall
-          onSmooth={setSmooth}
-          onX={setX}
-        />
-      )}
-
+  // The ranking table, made again only when its comparison changes (not at each step of the
+  // smoothing slider).
+  const ranked = useMemo(
+    () => (
       <section class="panel">
         <h2>
           Ranked by {shown.metric
@@ -195,6 +154,51 @@ export default function Compare(p: CompareProps) {
           <p class="muted small">The runs' configs are the same (or none was recorded).</p>
         )}
       </section>
+    ),
+    [shown],
+  );
+
+  return (
+    <div class="compare">
+      <div class="workspace-controls">
+        <label class="metric-pick">
+          <span>Metric</span>
+          <select
+            name="metric"
+            value={metric}
+            onChange={(e) => switchTo((e.target as HTMLSelectElement).value)}
+          >
+            {p.keys.map((k) => <option key={k} value={k}>{k === p.primary ? `★ ${k}` : k}</option>)}
+          </select>
+        </label>
+        <SmoothSlider value={smooth} onChange={setSmooth} />
+        <XSwitch value={x} onChange={setX} />
+        {!current && !problem && <span class="muted small">ranking by {metric}…</span>}
+        {problem && <span class="tone-failed small" role="alert">{problem}</span>}
+      </div>
+      {!metric && (
+        <p class="panel muted empty">
+          These runs share no metric key to draw: {comparison.reason ?? "none logged yet"}.
+        </p>
+      )}
+      {metric && (
+        <ChartPanel
+          key={metric}
+          metric={metric}
+          direction={metric === shown.metric?.key ? direction : null}
+          primary={metric === p.primary}
+          runs={runs}
+          series={metric === p.comparison.metric?.key ? p.series : undefined}
+          maxPoints={p.maxPoints}
+          smooth={smooth}
+          x={x}
+          tall
+          onSmooth={setSmooth}
+          onX={setX}
+        />
+      )}
+
+      {ranked}
     </div>
   );
 }

@@ -6,7 +6,7 @@
  * link opens the same view. The table's status and progress follow the runs while any runs.
  */
 import type { MetricDirection } from "../protocol/vocabulary.ts";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useMemo, useRef, useState } from "preact/hooks";
 import ChartPanel from "./ChartPanel.tsx";
 import { directionArrow, fmtMetric, runColor } from "./_format.ts";
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
@@ -27,6 +27,7 @@ import {
   viewQuery,
   type WorkspaceRow,
 } from "./chart/workspace_state.ts";
+import { useUrlFollows } from "./chart/url_follow.ts";
 import { SmoothSlider, XSwitch } from "./chart/view_controls.tsx";
 import type { XMode } from "./chart/x_axis.ts";
 
@@ -81,15 +82,7 @@ export default function Workspace(p: WorkspaceProps) {
   shownOrder.current = rows.map((r) => r.id);
 
   // The URL follows the view once someone changes it; the first paint's URL stays as typed.
-  const first = useRef(true);
-  useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    const v: ViewState = { metrics, runs: selected, smooth, x };
-    history.replaceState(history.state, "", `${location.pathname}${viewQuery(v)}`);
-  }, [metrics, selected, smooth, x]);
+  useUrlFollows(viewQuery({ metrics, runs: selected, smooth, x }), smooth);
 
   // The same arrays from render to render while nothing in them changes, so a panel sees
   // new runs or series only when there are some.

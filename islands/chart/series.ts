@@ -311,9 +311,13 @@ export function shapeSeries(
   frame: SeriesFrame = shapeFrame(s, o),
 ): ShapedSeries {
   const smoothed = o.smooth > 0 ? smooth(s.values, o.smooth) : s.values.slice();
-  const drawable = drawableFor(o.log);
   const line = frame.line;
-  for (let i = 0; i < line.length; i++) line[i].y = drawable(smoothed[i]);
+  const log = o.log;
+  for (let i = 0; i < line.length; i++) {
+    // As `drawableFor(log)`, inline: this runs for every point at each step of the slider.
+    const v = smoothed[i];
+    line[i].y = v === undefined || !Number.isFinite(v) || (log && v <= 0) ? null : v;
+  }
   return { ...frame, smoothed };
 }
 
