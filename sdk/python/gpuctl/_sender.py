@@ -26,6 +26,7 @@ Where batches go is the *mode*:
   refused): ``gpuctl sync`` uploads it.
 """
 
+import json
 import threading
 import time
 
@@ -318,7 +319,7 @@ class Sender(object):
                 return
             else:
                 self.journal.mark_sent(end)  # the line can never be taken; the rest can
-                self.buffer.add_dropped(data.count(b'"key":'))
+                self.buffer.add_dropped(_points_in_line(data))
             if self.buffer.pending_points() >= self.options.queue_size:
                 self._spill()
 
@@ -400,6 +401,14 @@ class Sender(object):
                 if buffer.entries_taken >= end and not buffer.control_first():
                     break
                 batch = buffer.take_batch(SPILL_BATCH_POINTS)
+
+
+def _points_in_line(data):
+    """How many points a journal line's body (bytes of JSON) carries."""
+    try:
+        return points_in(json.loads(data))
+    except Exception:
+        return 0
 
 
 def _job_run_line(run_id, settings):

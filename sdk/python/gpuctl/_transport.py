@@ -23,7 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from ._buffer import EncodedPoints
+from ._buffer import Columns
 from ._version import __version__
 from ._debug import debug
 
@@ -54,32 +54,17 @@ class Outcome(object):
 def encode(body):
     """A wire body as compact JSON bytes; refuses bare NaN (the SDK spells it "NaN").
 
-    ``points`` may be an ``EncodedPoints`` (from ``Buffer.take_batch``): already JSON, it
-    is put in as it is.
+    ``columns`` may be a ``Columns`` (from ``Buffer.take_batch``): already JSON, it is put
+    in as it is.
     """
-    if not isinstance(body.get("points"), EncodedPoints):
+    columns = body.get("columns")
+    if not isinstance(columns, Columns):
         return json.dumps(body, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    return b"".join(encode_pieces(body))
-
-
-def encode_pieces(body, start=b"{", end=b""):
-    """``encode(body)`` in pieces whose concatenation it is, but with ``start`` for its "{"
-    and ``end`` after it; an ``EncodedPoints``' bytes are one of the pieces, not copied."""
-    points = body.get("points")
-    if not isinstance(points, EncodedPoints):
-        return [start + encode(body)[1:] + end]
-    pieces = [start + b'"points":[']
-    for chunk in points.chunks:
-        if len(pieces) > 1:
-            pieces.append(b",")
-        pieces.append(chunk)
-    rest = {key: value for key, value in body.items() if key != "points"}
+    rest = {key: value for key, value in body.items() if key != "columns"}
     if not rest:
-        pieces.append(b"]}" + end)
-    else:
-        tail = json.dumps(rest, allow_nan=False, separators=(",", ":")).encode("utf-8")
-        pieces.append(b"]," + tail[1:] + end)
-    return pieces
+        return b'{"columns":' + columns.data + b"}"
+    tail = json.dumps(rest, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    return b'{"columns":' + columns.data + b"," + tail[1:]
 
 
 class Poster(object):
@@ -231,7 +216,7 @@ class Journal(object):
                 pieces = []
                 for body in bodies:
                     if body:
-                        pieces.extend(encode_pieces(body, _LOG_PREFIX, b"\n"))
+                        pieces.append(_LOG_PREFIX + encode(body)[1:] + b"\n")
                 self._write(pieces)
                 return True
             except Exception as error:
