@@ -28,7 +28,7 @@ import threading
 from operator import itemgetter
 
 from ._debug import debug
-from ._values import as_epoch, key_problem, valid_key
+from ._values import MAX_STEP, as_epoch, key_problem, valid_key
 
 #: The most checkpoints, evaluations and other rare items kept waiting.
 MAX_CONTROLS = 10000
@@ -42,9 +42,10 @@ SPELLED = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-i
 _STEP, _WALL, _POINTS = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
-def _pack(code, numbers):
-    """``numbers`` (a sequence) as little-endian 8-byte ``code`` ("d" or "q") items."""
-    return struct.pack("<%d%s" % (len(numbers), code), *numbers)
+def _pack(code, count, numbers):
+    """``count`` ``numbers`` (an iterable) as little-endian 8-byte ``code`` ("d" or "q")
+    items."""
+    return struct.pack("<%d%s" % (count, code), *numbers)
 
 
 def _base64(pieces):
@@ -363,7 +364,7 @@ class Buffer(object):
             keys = group.keys if group is not None else tuple(first)
             try:
                 # Each key in each dict, and as many keys in all as that: the same keys.
-                columns = [_pack("d", list(map(itemgetter(key), dicts))) for key in keys]
+                columns = [_pack("d", rows, map(itemgetter(key), dicts)) for key in keys]
                 same = sum(map(len, dicts)) == rows * width
             except (KeyError, TypeError, struct.error):
                 same = False
@@ -371,12 +372,14 @@ class Buffer(object):
                 if steps is None:
                     steps = list(map(_STEP, run))
                 high = self._number(steps)
+                if high is None:  # a step the server would refuse: call by call
+                    return self._take_one(held, pos, room, groups)
                 if group is None:
                     group = _Group(keys)
                     groups.append(group)
                 group.rows += rows
-                group.steps.append(_pack("q", steps))
-                group.walls.append(_pack("d", list(map(_WALL, run))))
+                group.steps.append(_pack("q", rows, steps))
+                group.walls.append(_pack("d", rows, map(_WALL, run)))
                 for pieces, column in zip(group.values, columns):
                     pieces.append(column)
                 group.last = dicts[-1]
@@ -389,6 +392,10 @@ class Buffer(object):
         """Takes the call at ``held[pos]``, split when it holds more than ``room`` points
         (the rest stays for the next batch, at the same step); returns as ``_take_calls``."""
         at, wall, points = held[pos]
+        if at is not None and not 0 <= at <= MAX_STEP:
+            debug("log(): step %r is not a whole number from 0 to %d; call ignored"
+                  % (at, MAX_STEP))
+            return 1, 0, -1
         at = self._number([at])
         taken = 1
         if len(points) > room:
@@ -402,10 +409,10 @@ class Buffer(object):
                 group = _Group(tuple(points))
                 groups.append(group)
             group.rows += 1
-            group.steps.append(_pack("q", (at,)))
-            group.walls.append(_pack("d", (wall,)))
+            group.steps.append(_pack("q", 1, (at,)))
+            group.walls.append(_pack("d", 1, (wall,)))
             for key, pieces in zip(group.keys, group.values):
-                pieces.append(_pack("d", (points[key],)))
+                pieces.append(_pack("d", 1, (points[key],)))
             group.last = points
             if group.epochs:
                 self.set_epoch(group.last_epoch())
@@ -413,17 +420,22 @@ class Buffer(object):
 
     def _number(self, steps):
         """Gives each step of None its number, in order (``steps`` is changed in place);
-        returns the highest step."""
+        returns the highest step, or None (nothing numbered) when a step is not one the
+        server takes (``log``'s short way queues any int)."""
         next_step = self._next_step
         if None in steps:
             if steps.count(None) == len(steps):
                 steps[:] = range(next_step, next_step + len(steps))
             else:
+                if not all(0 <= at <= MAX_STEP for at in steps if at is not None):
+                    return None
                 for i, at in enumerate(steps):
                     if at is None:
                         steps[i] = at = next_step
                     if at >= next_step:
                         next_step = at + 1
+        elif min(steps) < 0 or max(steps) > MAX_STEP:
+            return None
         high = max(steps)
         if high >= next_step:
             next_step = high + 1

@@ -19,7 +19,6 @@ from ._buffer import SPELLED, Buffer
 from ._debug import debug, debug_enabled, never_raises
 from ._sender import Options, Sender
 from ._values import (
-    MAX_STEP,
     SKIP,
     as_epoch,
     as_step,
@@ -138,14 +137,14 @@ class Run(object):
     def log(self, data, step=None):
         """Record numeric metrics at ``step`` (default: an internal counter, +1 per call)."""
         try:
-            # The common call takes a short way: a dict of floats, at the next step or a
-            # whole-number one. It is queued as it is, a copy of the dict (the caller may
-            # reuse its dict), appended without a lock; the sender's thread numbers a step
-            # of None in the order of the calls, checks the keys (once for all the calls
+            # The common call takes a short way: a dict of floats, at the next step or an
+            # int one. It is queued as it is, a copy of the dict (the caller may reuse its
+            # dict), appended without a lock; the sender's thread numbers a step of None in
+            # the order of the calls, checks the steps and keys (once for a run of calls
             # with the same keys) and notes an epoch. Anything else goes the long way, which
             # checks, converts and explains.
             if (self._state is _ACTIVE and type(data) is dict
-                    and (step is None or (type(step) is int and 0 <= step <= MAX_STEP))):
+                    and (step is None or type(step) is int)):
                 for value in data.values():
                     if type(value) is not float:
                         break

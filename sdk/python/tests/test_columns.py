@@ -66,6 +66,14 @@ class ColumnsTest(SdkTestCase):
         self.assertEqual(sorted({p["key"] for p in body["points"]}), ["7", "ok"])
         self.assertEqual(len(body["points"]), 6)
 
+    def test_a_step_the_server_would_refuse_costs_only_its_call(self):
+        buffer = Buffer()
+        for step in (0, 1, -5, 2, 2 ** 53, None):  # `log`'s short way queues any int
+            buffer.queue.append((step, 1.0, {"loss": 1.0}))
+        body = wire_body(take(buffer))
+        self.assertEqual([p["step"] for p in body["points"]], [0, 1, 2, 3])
+        self.assertEqual(body["step"], 3)
+
     def test_a_batch_carries_the_epoch_last_logged_before_its_end(self):
         server = self.server()
         self.use_server(server)
