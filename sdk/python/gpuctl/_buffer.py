@@ -426,6 +426,7 @@ class Buffer(object):
         if None in steps:
             if steps.count(None) == len(steps):
                 steps[:] = range(next_step, next_step + len(steps))
+                high = steps[-1]
             else:
                 if not all(0 <= at <= MAX_STEP for at in steps if at is not None):
                     return None
@@ -434,9 +435,11 @@ class Buffer(object):
                         steps[i] = at = next_step
                     if at >= next_step:
                         next_step = at + 1
-        elif min(steps) < 0 or max(steps) > MAX_STEP:
-            return None
-        high = max(steps)
+                high = max(steps)
+        else:
+            high = max(steps)
+            if high > MAX_STEP or min(steps) < 0:
+                return None
         if high >= next_step:
             next_step = high + 1
         self._next_step = next_step
