@@ -14,10 +14,12 @@ which decide what the sender does next:
 * ``UNREACHABLE``: connection refused, DNS failure, timeout, broken response.
 """
 
+import binascii
 import http.client
 import json
 import os
 import socket
+import struct
 import threading
 import urllib.error
 import urllib.parse
@@ -65,6 +67,51 @@ def encode(body):
         return b'{"columns":' + columns.data + b"}"
     tail = json.dumps(rest, allow_nan=False, separators=(",", ":")).encode("utf-8")
     return b'{"columns":' + columns.data + b"," + tail[1:]
+
+
+def as_rows(data):
+    """A log body (bytes of JSON) with its ``columns`` as rows in ``points``, the form every
+    endpoint takes (an endpoint older than ``columns`` refuses that field)."""
+    body = json.loads(data)
+    if "columns" not in body:
+        return data
+    body["points"] = body.get("points", []) + rows_of(body.pop("columns"))
+    return encode(body)
+
+
+def points_only(data):
+    """The points of a log body (bytes of JSON) alone, as rows, with its ``step`` and
+    ``epoch``; None when it has none."""
+    body = json.loads(data)
+    points = body.get("points", []) + rows_of(body.get("columns", []))
+    if not points:
+        return None
+    rows = {key: body[key] for key in ("step", "epoch") if key in body}
+    rows["points"] = points
+    return encode(rows)
+
+
+def rows_of(columns):
+    """The points that the wire's ``columns`` stand for, as rows (NaN spelled "NaN")."""
+    points = []
+    for group in columns:
+        keys = group["keys"]
+        steps = _unpack("q", group["steps"])
+        walls = _unpack("d", group["wall_times"])
+        values = [_unpack("d", column) for column in group["values"]]
+        for i, step in enumerate(steps):
+            for key, column in zip(keys, values):
+                value = column[i]
+                if value - value != 0.0:
+                    value = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+                points.append({"key": key, "step": step, "value": value,
+                               "wall_time": walls[i]})
+    return points
+
+
+def _unpack(code, text):
+    raw = binascii.a2b_base64(text)
+    return struct.unpack("<%d%s" % (len(raw) // 8, code), raw)
 
 
 class Poster(object):

@@ -182,6 +182,8 @@ class FakeServer(object):
     * ``apply_then_hang``: how many log requests to apply and *then* hold for
       ``hang_s`` (the response arrives after the client gave up).
     * ``always_status``: answer every log request with this status.
+    * ``without_columns``: answer as an endpoint older than ``columns`` does: that field
+      refused by name, the rest of the body applied.
     """
 
     def __init__(self, token=TOKEN, unix_path=None):
@@ -193,6 +195,7 @@ class FakeServer(object):
         self.fail_paths = ""
         self.apply_then_hang = 0
         self.always_status = None
+        self.without_columns = False  # an endpoint older than columns: refuses that field
         self.requests = []  # dicts: path, headers, body (raw text)
         self.runs = {}  # id -> registration body
         self.batches = []  # (run id, body), as applied
@@ -280,6 +283,11 @@ class FakeServer(object):
     def _log(self, run_id, body):
         if self.always_status is not None:
             return self.always_status, {"error": {"code": "injected", "message": "always"}}
+        refused = None
+        if self.without_columns and "columns" in body:  # as an older server answers
+            body = {key: value for key, value in body.items() if key != "columns"}
+            refused = {"count": 1, "items": [
+                {"path": "columns", "message": "is not a field of a log batch"}]}
         try:
             body = expand_columns(body)
             check_log_body(body)
@@ -302,7 +310,8 @@ class FakeServer(object):
             self.released.wait(self.hang_s)
         accepted = {"points": len(body.get("points", [])),
                     "checkpoints": len(body.get("checkpoints", [])), "logs": 0}
-        return 200, {"accepted": accepted}
+        return 200, ({"accepted": accepted, "refused": refused} if refused
+                     else {"accepted": accepted})
 
 
 class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

@@ -104,3 +104,35 @@ class ColumnsTest(SdkTestCase):
                           for key, sign in (("loss", 1), ("acc", -1))])
         self.assertEqual(run.dropped, 0)
 
+
+
+class OlderEndpointTest(SdkTestCase):
+    def check_rows_after_columns_refused(self, spooled_first):
+        server = self.server(without_columns=True)
+        if spooled_first:  # the first batches wait in the spool, then go from there
+            server.fail = [503] * 3
+            server.fail_paths = "/log"
+        self.use_server(server)
+        run = self.fast_run()
+        run.init()
+        for step in range(3000):
+            run.log({"loss": float(step), "lr": float("nan") if step == 7 else 0.1})
+        run.log_checkpoint(os.path.join(self.home, "c.pt"), step=2999)
+        run.finish()
+        points = server.run_points(run.id)
+        self.assertEqual(len(points), 6000)
+        self.assertEqual(points[("lr", 7)], "NaN")
+        self.assertEqual(points[("loss", 2999)], 2999.0)
+        self.assertEqual(len(server.checkpoints), 1)  # the rest of a body is not sent twice
+        self.assertEqual(server.statuses[run.id], "SUCCEEDED")
+        self.assertEqual(run.dropped, 0)
+        # Once turned down, columns are not sent again.
+        bodies = [strict_json(r["body"]) for r in server.requests_to("/log")]
+        first_rows = next(i for i, body in enumerate(bodies) if "points" in body)
+        self.assertTrue(all("columns" not in body for body in bodies[first_rows:]))
+
+    def test_an_endpoint_older_than_columns_gets_every_point_as_rows(self):
+        self.check_rows_after_columns_refused(spooled_first=False)
+
+    def test_spooled_columns_go_to_an_older_endpoint_as_rows(self):
+        self.check_rows_after_columns_refused(spooled_first=True)
