@@ -44,6 +44,41 @@ Deno.test("ingest spools a batch as an sdk frame, as sent, and answers with coun
   }]);
 });
 
+Deno.test("ingest forwards points sent as columns as the rows they stand for, and names a bad group", async () => {
+  const { frames, handler } = setup();
+  const column = (numbers: number[], ints = false) => {
+    const view = new DataView(new ArrayBuffer(numbers.length * 8));
+    numbers.forEach((n, i) =>
+      ints ? view.setBigInt64(i * 8, BigInt(n), true) : view.setFloat64(i * 8, n, true)
+    );
+    return new Uint8Array(view.buffer).toBase64();
+  };
+  const good = {
+    keys: ["loss"],
+    steps: column([3, 4], true),
+    wall_times: column([1.5, 2.5]),
+    values: [column([Number.NaN, 0.25])],
+  };
+  const bad = { ...good, wall_times: column([1.5]) };
+  const res = await handler(post("/runs/r-1/log", JSON.stringify({ columns: [good, bad] })));
+  assertEquals(await res.json(), {
+    accepted: { points: 2, checkpoints: 0, logs: 0, evaluation: 0 },
+    refused: {
+      count: 1,
+      items: [{
+        path: "columns.1.wall_times",
+        message: "must hold 2 times, one per step: it holds 1",
+      }],
+    },
+  });
+  assertEquals(frames.map((f) => f.type === "sdk" && f.batch), [{
+    points: [
+      { key: "loss", step: 3, value: "NaN", wall_time: 1.5 },
+      { key: "loss", step: 4, value: 0.25, wall_time: 2.5 },
+    ],
+  }]);
+});
+
 Deno.test("ingest refuses unknown runs and bad JSON with a clear 4xx, and forwards nothing invalid", async () => {
   const { frames, handler } = setup();
   const unknown = await handler(post("/runs/r-9/log", "{}"));

@@ -259,7 +259,7 @@ print(loop, time.perf_counter() - t)
 async function benchTightLoop(report: Report, home: string): Promise<void> {
   const calls = 200_000;
   const script = `
-import json, time
+import base64, json, time
 from gpuctl import run
 run.init(project='bench')
 t = time.perf_counter()
@@ -270,7 +270,10 @@ run.finish()
 points = 0
 with open(run.spool_path) as f:
     for line in f:
-        points += len(json.loads(line).get('points', []))
+        body = json.loads(line)
+        points += len(body.get('points', []))
+        for group in body.get('columns', []):  # rows × keys
+            points += len(base64.b64decode(group['steps'])) // 8 * len(group['keys'])
 print(json.dumps({'us': elapsed / ${calls} * 1e6, 'points': points, 'dropped': run.dropped}))
 `;
   const out = await new Deno.Command("python3", {

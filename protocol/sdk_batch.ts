@@ -3,6 +3,8 @@
  * item is named, so one bad point or an over-long checkpoint path never costs the rest of a
  * batch (a training script cannot fix a batch after the fact; refusing it whole loses it).
  * The server's `POST /api/sdk/runs/{id}/log` and the agent's ingest endpoint both use it.
+ * Points sent as `columns` (sdk_columns.ts) come out as rows in `points`, after those sent
+ * as rows, so everything downstream sees one form.
  */
 import type { z } from "zod";
 import {
@@ -12,6 +14,7 @@ import {
   sdkLogBatch,
   sdkMetricPoint,
 } from "./rest/sdk.ts";
+import { decodeColumns } from "./sdk_columns.ts";
 
 /** One refused item: where it was in the batch and why. */
 export interface RefusedItem {
@@ -56,7 +59,12 @@ export function partitionSdkBatch(body: unknown): PartitionedBatch | null {
     count++;
     if (items.length < MAX_NAMED_REFUSALS) items.push({ path, message });
   };
+  let columns: unknown = undefined;
   for (const [field, value] of Object.entries(body as Record<string, unknown>)) {
+    if (field === "columns") {
+      columns = value;
+      continue;
+    }
     if (!Object.hasOwn(shape, field)) {
       refuse(field, "is not a field of a log batch");
       continue;
@@ -84,6 +92,13 @@ export function partitionSdkBatch(body: unknown): PartitionedBatch | null {
     const parsed = shape[field as keyof typeof shape].safeParse(value);
     if (parsed.success) raw[field] = value;
     else refuse(issuePath(field, parsed.error), parsed.error.issues[0].message);
+  }
+  if (columns !== undefined) {
+    const points = (raw.points ?? []) as unknown[];
+    const decoded = decodeColumns(columns, SDK_BATCH_LIMITS.points - points.length);
+    for (const { path, message } of decoded.refused) refuse(path, message);
+    for (const point of decoded.points) points.push(point);
+    if (points.length) raw.points = points;
   }
   // Every part was checked on its own above, so the whole parses.
   const batch = sdkLogBatch.parse(raw);

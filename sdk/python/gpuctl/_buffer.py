@@ -5,23 +5,30 @@ is one entry ``(step, wall_time, {key: value})`` appended without a lock (a list
 atomic; a step of None is numbered when the entry is taken), and the rare items
 (checkpoints, evaluations, config, env, the final status) are entries
 ``(_CONTROL, kind, payload)`` between them. So a batch never carries a checkpoint
-ahead of the points logged before it, and the status always comes last. Nothing is
+ahead of the points logged before them, and the status always comes last. Nothing is
 dropped here: when more than the run's ``queue_size`` points wait, the sender moves them
 to the run's journal on disk (see ``_sender``), so memory stays bounded without losing a
 point. Points that are truly lost (the disk refused them) are counted with
 ``add_dropped``, and the count rides along in the next batch as ``dropped``.
 
 The taking side moves what waits to a list of its own in one step (a slice and a slice
-delete, each atomic), and turns a batch's points into JSON there, on the sender's thread,
-with one string format for the whole batch (no dict and no string per point):
-``take_batch`` returns a body whose ``points`` is an ``EncodedPoints``, which
-``_transport`` splices into the body as it is.
+delete, each atomic), and turns a batch's points into *columns* there, on the sender's
+thread: consecutive calls that logged the same keys become one group, whose steps, wall
+times and each key's values are packed as 8-byte little-endian numbers and sent as base64
+(``columns`` in the wire contract, sdk/python/README.md). The packing runs as C loops over
+the whole run of calls (``map``/``itemgetter`` into ``struct.pack``), so a point costs no
+Python bytecode, no float ``repr`` and no JSON of its own; only a call whose keys differ
+from the call before it, or that must be split, is taken on its own.
 """
 
+import binascii
 import json
+import struct
 import threading
+from operator import itemgetter
 
 from ._debug import debug
+from ._values import MAX_STEP, as_epoch, key_problem, valid_key
 
 #: The most checkpoints, evaluations and other rare items kept waiting.
 MAX_CONTROLS = 10000
@@ -29,64 +36,119 @@ MAX_CONTROLS = 10000
 MAX_CHECKPOINTS_PER_BATCH = 1000
 #: The first item of a rare item's entry in the queue.
 _CONTROL = object()
-#: The most metric keys whose JSON spelling is remembered.
-MAX_KEY_MEMOS = 100000
-#: Points formatted together, at most about: each piece of JSON stays well under the size
-#: past which the C allocator maps fresh memory (and the system zero-fills it), so its
-#: memory is used again and again.
-CHUNK_POINTS = 1000
-#: One point in JSON, given the start of its object (b'{"key":<key>,"value":'), its value,
-#: its step and its wall time's text (bytes formatting: faster than text, and no encoding
-#: after it; ``%a`` is a float's repr).
-_POINT = b'%s%a,"step":%d,"wall_time":%s},'
-
-
-class NonFinite(float):
-    """NaN, +Inf or -Inf as the wire spells them: a float whose repr is the JSON string."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        if self != self:
-            return '"NaN"'
-        return '"Infinity"' if self > 0 else '"-Infinity"'
-
-    __str__ = __repr__
-
-
-NAN = NonFinite("nan")
-INFINITY = NonFinite("inf")
-NEGATIVE_INFINITY = NonFinite("-inf")
 #: The wire's spellings of the non-finite floats, and the floats the queue holds for them.
-SPELLED = {"NaN": NAN, "Infinity": INFINITY, "-Infinity": NEGATIVE_INFINITY}
+SPELLED = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+#: The parts of a queued log call.
+_STEP, _WALL, _POINTS = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
-def wire_float(number):
-    """A float as the queue holds it: itself when finite, else NAN/INFINITY/NEGATIVE_INFINITY."""
-    if number - number == 0.0:
-        return number
-    if number != number:
-        return NAN
-    return INFINITY if number > 0 else NEGATIVE_INFINITY
+def _pack(code, count, numbers):
+    """``count`` ``numbers`` (an iterable) as little-endian 8-byte ``code`` ("d" or "q")
+    items."""
+    return struct.pack("<%d%s" % (count, code), *numbers)
 
 
-class EncodedPoints(object):
-    """Points already in JSON: ``chunks`` are pieces of UTF-8 bytes, each some points'
-    comma-separated objects (without brackets); joined with commas they are the list."""
+def _base64(pieces):
+    """Packed pieces as the wire carries them, base64 (bytes, ASCII)."""
+    return binascii.b2a_base64(b"".join(pieces), newline=False)
 
-    __slots__ = ("chunks", "count")
 
-    def __init__(self, chunks, count):
-        self.chunks = chunks
+class _Group(object):
+    """Consecutive calls that logged the same keys: their steps, wall times and values,
+    packed a run of calls at a time.
+
+    ``log`` queues a dict as the caller gave it (its values floats, its keys not yet
+    checked); the group checks its keys once for all its calls: ``names`` holds each
+    key's wire name, or None for a key the server would refuse (skipped, with a debug
+    line), and ``epochs`` the keys named ``epoch`` or ``<split>/epoch``.
+    """
+
+    __slots__ = ("keys", "key_set", "names", "epochs", "rows", "steps", "walls", "values",
+                 "last")
+
+    def __init__(self, keys):
+        self.keys = keys  # in the order of the first call's dict
+        self.key_set = frozenset(keys)
+        self.names = _wire_names(keys)
+        self.epochs = [key for key, name in zip(keys, self.names)
+                       if name is not None and (name == "epoch" or name.endswith("/epoch"))]
+        self.rows = 0
+        self.steps = []  # packed pieces
+        self.walls = []
+        self.values = [[] for _ in keys]
+        self.last = None  # the last call's dict
+
+    def points(self):
+        """How many points the group holds (its skipped keys' values not counted)."""
+        return self.rows * (len(self.names) - self.names.count(None))
+
+    def last_epoch(self):
+        """The whole epoch of the group's last call, or None."""
+        epoch = None
+        for key in self.epochs:
+            whole = as_epoch(self.last[key])
+            if whole is not None:
+                epoch = whole
+        return epoch
+
+    def json(self):
+        """The group's JSON object, as bytes."""
+        names = self.names
+        keys = json.dumps([name for name in names if name is not None], ensure_ascii=False,
+                          separators=(",", ":"))
+        values = b'","'.join(_base64(pieces) for name, pieces in zip(names, self.values)
+                             if name is not None)
+        return b'{"keys":%s,"steps":"%s","wall_times":"%s","values":["%s"]}' % (
+            keys.encode("utf-8"), _base64(self.steps), _base64(self.walls), values)
+
+
+def _wire_names(keys):
+    """Each key's name on the wire (a key that is not text as its text, as the long way
+    of ``log`` names it), or None for a key the server would refuse or that a later key
+    of the same name replaces."""
+    names = []
+    seen = {}
+    for key in keys:
+        try:
+            name = key if type(key) is str else "%s" % (key,)
+        except Exception as error:  # a key whose __str__ raises: only that key is lost
+            debug("log(): a key of type %s cannot be turned into text (%r); it is skipped"
+                  % (type(key).__name__, error))
+            name = None
+        if name is not None and not valid_key(name):
+            debug("log(): %r skipped: the key %s" % (name, key_problem(name)))
+            name = None
+        if name is not None:
+            if name in seen:
+                names[seen[name]] = None
+            seen[name] = len(names)
+        names.append(name)
+    return names
+
+
+class Columns(object):
+    """A batch's ``columns``, already JSON (``data``, bytes: the list of groups), which
+    ``_transport.encode`` puts into the body as it is; ``count``: how many points."""
+
+    __slots__ = ("data", "count")
+
+    def __init__(self, data, count):
+        self.data = data
         self.count = count
 
-    @property
-    def data(self):
-        """All the points' objects, comma-separated."""
-        return b",".join(self.chunks)
 
-    def __len__(self):
-        return self.count
+def columns_points(columns):
+    """How many points the wire's ``columns`` hold (a ``Columns``, or read back from JSON)."""
+    if isinstance(columns, Columns):
+        return columns.count
+    total = 0
+    for group in columns or ():
+        try:
+            rows = len(binascii.a2b_base64(group["steps"])) // 8
+            total += rows * len(group["keys"])
+        except Exception:
+            continue
+    return total
 
 
 class Buffer(object):
@@ -118,10 +180,6 @@ class Buffer(object):
         self._controls = 0  # rare items waiting
         self._dropped = 0  # points dropped and not yet reported
         self._epoch = None
-        self._wall_memo = (None, b"")  # the last wall time's millisecond, and its text
-        # The start of each key's points' JSON (b'{"key":<key>,"value":'); under _take_lock.
-        self._memos = _KeyMemos()
-        self._template = (b"", 0)  # _POINT repeated, and how many times
         self.dropped_total = 0
 
     def add_points(self, step, wall_time, metrics):
@@ -129,14 +187,11 @@ class Buffer(object):
         float, or "NaN"/"Infinity"/"-Infinity", owned by the buffer from now on; empty takes
         a step and nothing else); returns about how many points now wait.
 
-        ``Run.log`` appends the same entries to ``queue`` itself, its non-finite values
-        already ``wire_float``'s.
+        ``Run.log`` appends the same entries to ``queue`` itself.
         """
         for key, value in list(metrics.items()):
             if type(value) is not float:
                 metrics[key] = SPELLED[value] if isinstance(value, str) else float(value)
-            elif value - value != 0.0:
-                metrics[key] = wire_float(value)
         self.queue.append((step, wall_time, metrics))
         return self.pending_points()
 
@@ -169,7 +224,8 @@ class Buffer(object):
             return True
 
     def set_epoch(self, epoch):
-        """Remember the run's latest whole epoch; every later batch carries it."""
+        """Remember the run's latest whole epoch; every later batch carries it (the taking
+        side calls it, in queue order, for the points and checkpoints that carry one)."""
         if epoch is not None:
             self._epoch = epoch
 
@@ -205,21 +261,15 @@ class Buffer(object):
         return held
 
     def take_batch(self, max_points):
-        """The next log body (a dict in wire form, ``points`` an ``EncodedPoints``), or None
-        when nothing waits."""
+        """The next log body (a dict in wire form, its points as ``columns``, a
+        ``Columns``), or None when nothing waits."""
         with self._take_lock:
             body = {}
-            memos = self._memos
-            ms, wall = self._wall_memo
-            next_step = self._next_step
+            groups = []
             held = self._held
             pos = self._pos
             size = len(held)
-            args = []
-            extend = args.extend
-            chunks = []
             count = 0
-            chunk_end = CHUNK_POINTS
             top = -1
             checkpoints = []
             controls = 0
@@ -232,41 +282,25 @@ class Buffer(object):
                     size = len(held)
                     if not size:
                         break
-                at, second, third = held[pos]
-                if at is not _CONTROL:  # a log call's points
+                entry = held[pos]
+                if entry[0] is not _CONTROL:  # log calls, up to the next rare item
                     room = max_points - count
                     if room <= 0:
                         break
-                    if at is None:  # the next step
-                        at = next_step
-                    if at >= next_step:
-                        next_step = at + 1
-                    if len(third) > room:  # a call with more points than fit: split it
-                        items = list(third.items())
-                        held[pos] = (at, second, dict(items[room:]))
-                        third = dict(items[:room])
-                    else:
-                        pos += 1
-                        entries += 1
-                    # The wall time to the millisecond, its text made once per millisecond.
-                    if int(second * 1000.0) != ms:
-                        ms = int(second * 1000.0)
-                        wall = b"%.3f" % (ms / 1000.0)
-                    for key, value in third.items():
-                        extend((memos[key], value, at, wall))
-                    count += len(third)
-                    if at > top:
-                        top = at
-                    if count >= chunk_end:
-                        chunks.append(self._format(len(args) >> 2) % tuple(args))
-                        del args[:]
-                        chunk_end = count + CHUNK_POINTS
+                    taken, points, high = self._take_calls(held, pos, room, groups)
+                    pos += taken
+                    entries += taken
+                    count += points
+                    if high > top:
+                        top = high
                     continue
-                kind, payload = second, third
+                kind, payload = entry[1], entry[2]
                 if kind == "checkpoint":
                     if len(checkpoints) >= MAX_CHECKPOINTS_PER_BATCH:
                         break
                     checkpoints.append(payload)
+                    if payload.get("epoch") is not None:
+                        self._epoch = payload["epoch"]
                 elif kind == "evaluation":
                     if "evaluation" in body:
                         break  # one evaluation per batch; the next goes in the next one
@@ -280,8 +314,6 @@ class Buffer(object):
                 pos += 1
                 controls += 1
             self._pos = pos
-            self._next_step = next_step
-            self._wall_memo = (ms, wall)
             self.entries_taken += entries + controls
             if controls:
                 with self._lock:
@@ -289,12 +321,12 @@ class Buffer(object):
             if entries:
                 self._per_entry = max(1.0, count / entries)
                 self._wake_base = self.wake_len = max(1, int(self.wake_every / self._per_entry))
-            if args:
-                chunks.append(self._format(len(args) >> 2) % tuple(args))
-            if count:
-                body["points"] = EncodedPoints(chunks, count)
+            points = sum(group.points() for group in groups)
+            if points:
+                data = b",".join(group.json() for group in groups if group.points())
+                body["columns"] = Columns(b"[" + data + b"]", points)
                 body["step"] = top
-                self.taken += count
+                self.taken += points
             if checkpoints:
                 body["checkpoints"] = checkpoints
             if not body:
@@ -307,26 +339,113 @@ class Buffer(object):
                 body["epoch"] = self._epoch
             return body
 
-    def _format(self, count):
-        """The format of ``count`` points (without the last comma)."""
-        template, times = self._template
-        if times != count:
-            template = (_POINT * count)[:-1]
-            self._template = (template, count)
-        return template
+    def _take_calls(self, held, pos, room, groups):
+        """Takes log calls from ``held[pos]`` on (not past the next rare item, nor past
+        ``room`` points) into ``groups``; returns (calls taken whole, points, highest step
+        or -1). The common run, calls with the same keys, goes in bulk; a call is taken on
+        its own when its keys differ from the call before it, or when it must be split."""
+        first = held[pos][2]
+        width = len(first)
+        if width and width <= room:
+            # As many calls as fit, cut at the first rare item (only when one waits).
+            run = held[pos:pos + room // width]
+            if self._controls:
+                steps = list(map(_STEP, run))
+                if _CONTROL in steps:
+                    cut = steps.index(_CONTROL)
+                    del run[cut:], steps[cut:]
+            else:
+                steps = None
+            dicts = list(map(_POINTS, run))
+            rows = len(dicts)
+            group = groups[-1] if groups else None
+            if group is not None and first.keys() != group.key_set:
+                group = None
+            keys = group.keys if group is not None else tuple(first)
+            try:
+                # Each key in each dict, and as many keys in all as that: the same keys.
+                columns = [_pack("d", rows, map(itemgetter(key), dicts)) for key in keys]
+                same = sum(map(len, dicts)) == rows * width
+            except (KeyError, TypeError, struct.error):
+                same = False
+            if same:
+                if steps is None:
+                    steps = list(map(_STEP, run))
+                high = self._number(steps)
+                if high is None:  # a step the server would refuse: call by call
+                    return self._take_one(held, pos, room, groups)
+                if group is None:
+                    group = _Group(keys)
+                    groups.append(group)
+                group.rows += rows
+                group.steps.append(_pack("q", rows, steps))
+                group.walls.append(_pack("d", rows, map(_WALL, run)))
+                for pieces, column in zip(group.values, columns):
+                    pieces.append(column)
+                group.last = dicts[-1]
+                if group.epochs:
+                    self.set_epoch(group.last_epoch())
+                return rows, rows * width, high
+        return self._take_one(held, pos, room, groups)
 
+    def _take_one(self, held, pos, room, groups):
+        """Takes the call at ``held[pos]``, split when it holds more than ``room`` points
+        (the rest stays for the next batch, at the same step); returns as ``_take_calls``."""
+        at, wall, points = held[pos]
+        if at is not None and not 0 <= at <= MAX_STEP:
+            debug("log(): step %r is not a whole number from 0 to %d; call ignored"
+                  % (at, MAX_STEP))
+            return 1, 0, -1
+        at = self._number([at])
+        taken = 1
+        if len(points) > room:
+            items = list(points.items())
+            held[pos] = (at, wall, dict(items[room:]))
+            points = dict(items[:room])
+            taken = 0
+        if points:
+            group = groups[-1] if groups else None
+            if group is None or points.keys() != group.key_set:
+                group = _Group(tuple(points))
+                groups.append(group)
+            group.rows += 1
+            group.steps.append(_pack("q", 1, (at,)))
+            group.walls.append(_pack("d", 1, (wall,)))
+            for key, pieces in zip(group.keys, group.values):
+                pieces.append(_pack("d", 1, (points[key],)))
+            group.last = points
+            if group.epochs:
+                self.set_epoch(group.last_epoch())
+        return taken, len(points), at
 
-
-class _KeyMemos(dict):
-    """key -> the start of its points' JSON, b'{"key":<key>,"value":', made when first asked."""
-
-    def __missing__(self, key):
-        memo = ('{"key":%s,"value":' % (json.dumps(key),)).encode("ascii")
-        if len(self) < MAX_KEY_MEMOS:
-            self[key] = memo
-        return memo
+    def _number(self, steps):
+        """Gives each step of None its number, in order (``steps`` is changed in place);
+        returns the highest step, or None (nothing numbered) when a step is not one the
+        server takes (``log``'s short way queues any int)."""
+        next_step = self._next_step
+        if None in steps:
+            if steps.count(None) == len(steps):
+                steps[:] = range(next_step, next_step + len(steps))
+                high = steps[-1]
+            else:
+                if not all(0 <= at <= MAX_STEP for at in steps if at is not None):
+                    return None
+                for i, at in enumerate(steps):
+                    if at is None:
+                        steps[i] = at = next_step
+                    if at >= next_step:
+                        next_step = at + 1
+                high = max(steps)
+        else:
+            high = max(steps)
+            if high > MAX_STEP or min(steps) < 0:
+                return None
+        if high >= next_step:
+            next_step = high + 1
+        self._next_step = next_step
+        return high
 
 
 def points_in(body):
-    """How many metric points a log body carries."""
-    return len(body.get("points") or ())
+    """How many metric points a log body carries (as rows or as columns)."""
+    return len(body.get("points") or ()) + columns_points(body.get("columns"))

@@ -2,9 +2,9 @@
 
 Every public method is wrapped by ``never_raises`` and only touches memory on
 the calling thread (a list append, a lock for the rare items; ``log`` queues a copy
-of its dict without a lock, and the sender's thread numbers its step and writes its
-JSON); HTTP, disk and git happen on the run's sender thread. ``finish`` is the one
-call that waits, and only up to its time limit.
+of its dict without a lock, and the sender's thread numbers its step, checks its keys
+and packs its values into columns); HTTP, disk and git happen on the run's sender
+thread. ``finish`` is the one call that waits, and only up to its time limit.
 """
 
 import os
@@ -19,7 +19,6 @@ from ._buffer import SPELLED, Buffer
 from ._debug import debug, debug_enabled, never_raises
 from ._sender import Options, Sender
 from ._values import (
-    MAX_STEP,
     SKIP,
     as_epoch,
     as_step,
@@ -43,13 +42,6 @@ MAX_PATH_LENGTH = 65536
 MAX_QUEUE_MULTIPLE = 8
 
 _NEW, _ACTIVE, _FINISHED, _OFF = "new", "active", "finished", "off"
-
-#: Metric keys already found valid that are not an epoch: a finite float logged under one of
-#: these is queued as it is (``Run.log``'s short way).
-_PLAIN_KEYS = set()
-#: The most keys remembered in ``_PLAIN_KEYS``.
-MAX_PLAIN_KEYS = 100000
-
 
 def new_run_id():
     """``r-`` and 12 random lowercase hex characters."""
@@ -145,19 +137,18 @@ class Run(object):
     def log(self, data, step=None):
         """Record numeric metrics at ``step`` (default: an internal counter, +1 per call)."""
         try:
-            # The common call takes a short way: a dict of finite floats under keys already
-            # found valid, at the next step or a whole-number one. Anything else goes the
-            # long way, which checks, converts and explains.
-            if (self._state is _ACTIVE and type(data) is dict and data
-                    and (step is None or (type(step) is int and 0 <= step <= MAX_STEP))):
-                plain = _PLAIN_KEYS
-                for key, value in data.items():
-                    if type(value) is not float or value - value != 0.0 or key not in plain:
+            # The common call takes a short way: a dict of floats, at the next step or an
+            # int one. It is queued as it is, a copy of the dict (the caller may reuse its
+            # dict), appended without a lock; the sender's thread numbers a step of None in
+            # the order of the calls, checks the steps and keys (once for a run of calls
+            # with the same keys) and notes an epoch. Anything else goes the long way, which
+            # checks, converts and explains.
+            if (self._state is _ACTIVE and type(data) is dict
+                    and (step is None or type(step) is int)):
+                for value in data.values():
+                    if type(value) is not float:
                         break
                 else:
-                    # One entry per call, a copy of the dict (the caller may reuse its dict),
-                    # appended without a lock; the sender's thread numbers a step of None
-                    # in the order of the calls and writes the JSON.
                     queue = self._queue
                     queue.append((step, _now(), data.copy()))
                     if len(queue) >= self._buffer.wake_len:
@@ -200,12 +191,9 @@ class Run(object):
                            if encoded is SKIP else "the key " + key_problem(key))
                     debug("log(): %r skipped: %s" % (key, why))
                 continue
+            # An `epoch` key, or a split's (`train/epoch`, as the Hugging Face callback logs
+            # it), is noted by the sender's thread, in the order of the calls.
             points[key] = SPELLED[encoded] if type(encoded) is str else encoded
-            # `epoch`, or a split's (`train/epoch`, as the Hugging Face callback logs it).
-            if key == "epoch" or key.endswith("/epoch"):
-                self._buffer.set_epoch(as_epoch(value))
-            elif len(_PLAIN_KEYS) < MAX_PLAIN_KEYS:
-                _PLAIN_KEYS.add(key)
         # Queued even when every point was skipped: the call takes its step all the same.
         queue = self._queue
         queue.append((at, now, points))
@@ -235,8 +223,7 @@ class Run(object):
         if epoch is not None:
             whole = as_epoch(epoch)
             if whole is not None:
-                checkpoint["epoch"] = whole
-                self._buffer.set_epoch(whole)
+                checkpoint["epoch"] = whole  # the run's epoch too, once the sender takes it
         size = path_size(absolute)
         if size is not None:
             checkpoint["size_bytes"] = size

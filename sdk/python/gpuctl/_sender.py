@@ -26,13 +26,14 @@ Where batches go is the *mode*:
   refused): ``gpuctl sync`` uploads it.
 """
 
+import json
 import threading
 import time
 
 from . import _environment
 from ._buffer import points_in
 from ._debug import debug
-from ._transport import INVALID, OK, Journal, Poster, encode
+from ._transport import INVALID, OK, Journal, Poster, as_rows, encode, points_only
 
 #: Points per journal line when memory is spilled to disk (larger lines send faster).
 SPILL_BATCH_POINTS = 5000
@@ -81,6 +82,7 @@ class Sender(object):
         self.options = options
         self.env = None
         self._registered = self.mode == "job"
+        self._columns = True  # False once the endpoint turned columns down (an older one)
         if self.mode == "job":
             self._poster = Poster(None, options.http_timeout_s, local=True)
             self._log_url = settings.ingest_url + "/log"
@@ -281,7 +283,7 @@ class Sender(object):
             self._forget(batch)
             self.buffer.add_dropped(points_in(batch))
             return
-        outcome = self._poster.post(self._log_url, data)
+        outcome = self._post_log(data)
         if outcome.kind == OK:
             self._failures = 0
             self._unreachable = False
@@ -308,7 +310,7 @@ class Sender(object):
                 self.journal.finish_if_sent()
                 return
             data, end = item
-            outcome = self._poster.post(self._log_url, data)
+            outcome = self._post_log(data)
             if outcome.kind == OK:
                 self._failures = 0
                 self._unreachable = False
@@ -318,7 +320,7 @@ class Sender(object):
                 return
             else:
                 self.journal.mark_sent(end)  # the line can never be taken; the rest can
-                self.buffer.add_dropped(data.count(b'"key":'))
+                self.buffer.add_dropped(_points_in_line(data))
             if self.buffer.pending_points() >= self.options.queue_size:
                 self._spill()
 
@@ -340,6 +342,21 @@ class Sender(object):
             return False
         self._backoff()
         return True
+
+    def _post_log(self, data):
+        """Posts a log body; to an endpoint older than ``columns`` (it names the field as
+        one it does not know, and takes the rest), the points go again as rows, alone, and
+        from then on every body goes as rows."""
+        if not self._columns:
+            data = as_rows(data)
+        outcome = self._poster.post(self._log_url, data)
+        if self._columns and outcome.kind == OK and _columns_refused(outcome):
+            debug("run %s: the endpoint does not take columns; sending rows" % (self.run_id,))
+            self._columns = False
+            points = points_only(data)
+            if points is not None:
+                outcome = self._poster.post(self._log_url, points)
+        return outcome
 
     def _note_refused(self, outcome):
         body = outcome.body if isinstance(outcome.body, dict) else {}
@@ -400,6 +417,23 @@ class Sender(object):
                 if buffer.entries_taken >= end and not buffer.control_first():
                     break
                 batch = buffer.take_batch(SPILL_BATCH_POINTS)
+
+
+def _columns_refused(outcome):
+    """Whether the endpoint refused the ``columns`` field itself (an older one)."""
+    body = outcome.body if isinstance(outcome.body, dict) else {}
+    refused = body.get("refused")
+    items = refused.get("items") if isinstance(refused, dict) else None
+    return any(isinstance(item, dict) and item.get("path") == "columns"
+               for item in items or ())
+
+
+def _points_in_line(data):
+    """How many points a journal line's body (bytes of JSON) carries."""
+    try:
+        return points_in(json.loads(data))
+    except Exception:
+        return 0
 
 
 def _job_run_line(run_id, settings):

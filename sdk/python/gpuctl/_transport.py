@@ -14,16 +14,18 @@ which decide what the sender does next:
 * ``UNREACHABLE``: connection refused, DNS failure, timeout, broken response.
 """
 
+import binascii
 import http.client
 import json
 import os
 import socket
+import struct
 import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 
-from ._buffer import EncodedPoints
+from ._buffer import Columns
 from ._version import __version__
 from ._debug import debug
 
@@ -54,32 +56,62 @@ class Outcome(object):
 def encode(body):
     """A wire body as compact JSON bytes; refuses bare NaN (the SDK spells it "NaN").
 
-    ``points`` may be an ``EncodedPoints`` (from ``Buffer.take_batch``): already JSON, it
-    is put in as it is.
+    ``columns`` may be a ``Columns`` (from ``Buffer.take_batch``): already JSON, it is put
+    in as it is.
     """
-    if not isinstance(body.get("points"), EncodedPoints):
+    columns = body.get("columns")
+    if not isinstance(columns, Columns):
         return json.dumps(body, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    return b"".join(encode_pieces(body))
-
-
-def encode_pieces(body, start=b"{", end=b""):
-    """``encode(body)`` in pieces whose concatenation it is, but with ``start`` for its "{"
-    and ``end`` after it; an ``EncodedPoints``' bytes are one of the pieces, not copied."""
-    points = body.get("points")
-    if not isinstance(points, EncodedPoints):
-        return [start + encode(body)[1:] + end]
-    pieces = [start + b'"points":[']
-    for chunk in points.chunks:
-        if len(pieces) > 1:
-            pieces.append(b",")
-        pieces.append(chunk)
-    rest = {key: value for key, value in body.items() if key != "points"}
+    rest = {key: value for key, value in body.items() if key != "columns"}
     if not rest:
-        pieces.append(b"]}" + end)
-    else:
-        tail = json.dumps(rest, allow_nan=False, separators=(",", ":")).encode("utf-8")
-        pieces.append(b"]," + tail[1:] + end)
-    return pieces
+        return b'{"columns":' + columns.data + b"}"
+    tail = json.dumps(rest, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    return b'{"columns":' + columns.data + b"," + tail[1:]
+
+
+def as_rows(data):
+    """A log body (bytes of JSON) with its ``columns`` as rows in ``points``, the form every
+    endpoint takes (an endpoint older than ``columns`` refuses that field)."""
+    body = json.loads(data)
+    if "columns" not in body:
+        return data
+    body["points"] = body.get("points", []) + rows_of(body.pop("columns"))
+    return encode(body)
+
+
+def points_only(data):
+    """The points of a log body (bytes of JSON) alone, as rows, with its ``step`` and
+    ``epoch``; None when it has none."""
+    body = json.loads(data)
+    points = body.get("points", []) + rows_of(body.get("columns", []))
+    if not points:
+        return None
+    rows = {key: body[key] for key in ("step", "epoch") if key in body}
+    rows["points"] = points
+    return encode(rows)
+
+
+def rows_of(columns):
+    """The points that the wire's ``columns`` stand for, as rows (NaN spelled "NaN")."""
+    points = []
+    for group in columns:
+        keys = group["keys"]
+        steps = _unpack("q", group["steps"])
+        walls = _unpack("d", group["wall_times"])
+        values = [_unpack("d", column) for column in group["values"]]
+        for i, step in enumerate(steps):
+            for key, column in zip(keys, values):
+                value = column[i]
+                if value - value != 0.0:
+                    value = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+                points.append({"key": key, "step": step, "value": value,
+                               "wall_time": walls[i]})
+    return points
+
+
+def _unpack(code, text):
+    raw = binascii.a2b_base64(text)
+    return struct.unpack("<%d%s" % (len(raw) // 8, code), raw)
 
 
 class Poster(object):
@@ -231,7 +263,7 @@ class Journal(object):
                 pieces = []
                 for body in bodies:
                     if body:
-                        pieces.extend(encode_pieces(body, _LOG_PREFIX, b"\n"))
+                        pieces.append(_LOG_PREFIX + encode(body)[1:] + b"\n")
                 self._write(pieces)
                 return True
             except Exception as error:

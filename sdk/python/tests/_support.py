@@ -4,10 +4,16 @@
 and the agent's ingest ``POST /ingest/log``, validating bodies as strictly as
 the real server's zod schemas (``protocol/rest.ts``): unknown fields, bare NaN,
 negative steps or wrong types are a 400, which the SDK would drop, so a test
-that checks for delivered data also checks that the bodies were valid.
+that checks for delivered data also checks that the bodies were valid. Points sent
+as ``columns`` are decoded (``expand_columns``, as strict as ``protocol/sdk_columns.ts``)
+into the rows of ``points`` that tests read.
 """
 
+import base64
+import binascii
 import json
+import math
+import struct
 import os
 import re
 import shutil
@@ -71,6 +77,61 @@ def check_registration(body):
         raise Invalid("bad max_steps")
 
 
+_GROUP_FIELDS = {"keys", "steps", "wall_times", "values"}
+
+
+def _column(text, code, rows=None):
+    if not isinstance(text, str):
+        raise Invalid("a column is not a string: %r" % (text,))
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as error:
+        raise Invalid("a column is not base64: %r" % (error,))
+    if not raw or len(raw) % 8 or (rows is not None and len(raw) != rows * 8):
+        raise Invalid("a column of %d bytes (%r rows expected)" % (len(raw), rows))
+    return struct.unpack("<%d%s" % (len(raw) // 8, code), raw)
+
+
+def expand_columns(body):
+    """``body`` with its ``columns`` decoded into rows appended to ``points`` (non-finite
+    values spelled as the row form spells them); Invalid for any malformed group."""
+    if not isinstance(body, dict) or "columns" not in body:
+        return body
+    columns = body["columns"]
+    if not isinstance(columns, list):
+        raise Invalid("columns is not a list")
+    points = list(body.get("points", []))
+    for group in columns:
+        if not isinstance(group, dict) or set(group) != _GROUP_FIELDS:
+            raise Invalid("bad column group %r" % (group,))
+        keys = group["keys"]
+        if (not isinstance(keys, list) or not keys or len(set(keys)) != len(keys)
+                or not all(isinstance(key, str) for key in keys)):
+            raise Invalid("bad keys %r" % (keys,))
+        steps = _column(group["steps"], "q")
+        walls = _column(group["wall_times"], "d", len(steps))
+        if not isinstance(group["values"], list) or len(group["values"]) != len(keys):
+            raise Invalid("not one value column per key")
+        values = [_column(column, "d", len(steps)) for column in group["values"]]
+        for i, step in enumerate(steps):
+            for key, column in zip(keys, values):
+                value = column[i]
+                if value != value:
+                    value = "NaN"
+                elif math.isinf(value):
+                    value = "Infinity" if value > 0 else "-Infinity"
+                points.append({"key": key, "step": step, "value": value,
+                               "wall_time": walls[i]})
+    expanded = {key: value for key, value in body.items() if key != "columns"}
+    expanded["points"] = points
+    return expanded
+
+
+def wire_body(raw):
+    """A log body as the endpoint reads it: strict JSON, ``columns`` decoded into ``points``."""
+    return expand_columns(strict_json(raw))
+
+
 def check_log_body(body):
     if not isinstance(body, dict) or set(body) - _LOG_FIELDS:
         raise Invalid("unknown log fields: %s" % (set(body) - _LOG_FIELDS,))
@@ -121,6 +182,8 @@ class FakeServer(object):
     * ``apply_then_hang``: how many log requests to apply and *then* hold for
       ``hang_s`` (the response arrives after the client gave up).
     * ``always_status``: answer every log request with this status.
+    * ``without_columns``: answer as an endpoint older than ``columns`` does: that field
+      refused by name, the rest of the body applied.
     """
 
     def __init__(self, token=TOKEN, unix_path=None):
@@ -132,6 +195,7 @@ class FakeServer(object):
         self.fail_paths = ""
         self.apply_then_hang = 0
         self.always_status = None
+        self.without_columns = False  # an endpoint older than columns: refuses that field
         self.requests = []  # dicts: path, headers, body (raw text)
         self.runs = {}  # id -> registration body
         self.batches = []  # (run id, body), as applied
@@ -219,7 +283,13 @@ class FakeServer(object):
     def _log(self, run_id, body):
         if self.always_status is not None:
             return self.always_status, {"error": {"code": "injected", "message": "always"}}
+        refused = None
+        if self.without_columns and "columns" in body:  # as an older server answers
+            body = {key: value for key, value in body.items() if key != "columns"}
+            refused = {"count": 1, "items": [
+                {"path": "columns", "message": "is not a field of a log batch"}]}
         try:
+            body = expand_columns(body)
             check_log_body(body)
         except Invalid as error:
             return 400, {"error": {"code": "invalid", "message": str(error)}}
@@ -240,7 +310,8 @@ class FakeServer(object):
             self.released.wait(self.hang_s)
         accepted = {"points": len(body.get("points", [])),
                     "checkpoints": len(body.get("checkpoints", [])), "logs": 0}
-        return 200, {"accepted": accepted}
+        return 200, ({"accepted": accepted, "refused": refused} if refused
+                     else {"accepted": accepted})
 
 
 class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -306,8 +377,9 @@ def returns(fn, bound_s=30.0):
 
 
 def read_spool(path):
+    """The spool's lines, their ``columns`` decoded into ``points``."""
     with open(path, "r", encoding="utf-8") as handle:
-        return [strict_json(line) for line in handle.read().splitlines()]
+        return [expand_columns(strict_json(line)) for line in handle.read().splitlines()]
 
 
 class SdkTestCase(unittest.TestCase):

@@ -6,7 +6,7 @@ import os
 
 from gpuctl import Run
 
-from ._support import SdkTestCase, read_spool, refused_url, returns, strict_json, wait_until
+from ._support import SdkTestCase, read_spool, refused_url, returns, wait_until, wire_body
 
 
 @contextlib.contextmanager
@@ -145,13 +145,13 @@ class FailingServerTest(SdkTestCase):
         # Batches go one at a time, in order: a retry of the refused one would come next.
         run.log({"loss": 3.0})
         self.assertTrue(wait_until(lambda: len(server.requests_to("/log")) >= 2))
-        second = strict_json(server.requests_to("/log")[1]["body"])
+        second = wire_body(server.requests_to("/log")[1]["body"])
         self.assertEqual([(p["key"], p["value"]) for p in second["points"]], [("loss", 3.0)])
         self.assertEqual(second["dropped"], 2)  # the points lost so far ride along
         self.assertTrue(wait_until(lambda: run.dropped == 3))
         run.finish()
         # The final batch reports the point lost since.
-        final = strict_json(server.requests_to("/log")[-1]["body"])
+        final = wire_body(server.requests_to("/log")[-1]["body"])
         self.assertEqual(final["dropped"], 1)
         self.assertEqual(final["status"], "SUCCEEDED")
 

@@ -4,7 +4,7 @@ import argparse
 import dataclasses
 import os
 
-from ._support import SdkTestCase, strict_json
+from ._support import SdkTestCase, wire_body
 
 
 @dataclasses.dataclass
@@ -56,7 +56,7 @@ class JobModeTest(SdkTestCase):
         run.init(project="ignored-in-a-job", config=Hyper())
         run.log_checkpoint(os.path.join(self.home, "missing.pt"), step=3)
         run.finish(status="CANCELLED")
-        raw_bodies = [strict_json(r["body"]) for r in server.requests_to("/ingest/log")]
+        raw_bodies = [wire_body(r["body"]) for r in server.requests_to("/ingest/log")]
         first = raw_bodies[0]
         self.assertEqual(first["config"], {"lr": 0.001, "layers": [64, 64]})
         self.assertIn("hostname", first["env"])

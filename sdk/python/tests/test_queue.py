@@ -5,7 +5,7 @@ import json
 from gpuctl._buffer import Buffer
 from gpuctl._transport import encode
 
-from ._support import SdkTestCase, strict_json, wait_until
+from ._support import SdkTestCase, wait_until, wire_body
 
 
 def points(buffer, steps, key="loss"):
@@ -18,7 +18,7 @@ def points(buffer, steps, key="loss"):
 def take(buffer, max_points):
     """The next batch as the endpoint reads it, or None."""
     batch = buffer.take_batch(max_points)
-    return None if batch is None else json.loads(encode(batch))
+    return None if batch is None else wire_body(encode(batch).decode("utf-8"))
 
 
 class BufferTest(SdkTestCase):
