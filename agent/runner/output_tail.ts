@@ -165,7 +165,8 @@ export class OutputTail {
       );
       read.sort((a, b) => writtenAt.get(a.stream)! - writtenAt.get(b.stream)!);
     }
-    const ts = this.#now().toISOString();
+    // Read only for lines: most polls of a quiet job find none.
+    const ts = read.some((r) => r.texts.length > 0) ? this.#now().toISOString() : "";
     const batch: OutputLine[] = [];
     for (const { stream, texts } of read) {
       for (const text of texts) {
