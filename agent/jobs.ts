@@ -9,7 +9,7 @@ import type { JobFiles } from "./job_files.ts";
 import type { AttemptRef, NewDataFrame } from "./frames.ts";
 import type { Logger } from "./log.ts";
 import type { Runner } from "./runner/types.ts";
-import { readStat } from "./runner/mod.ts";
+import { onGrid, readStat } from "./runner/mod.ts";
 import { loadState, StateWriter } from "./state_file.ts";
 import type { TelemetryJob } from "./telemetry.ts";
 import type { JobRunner } from "../protocol/vocabulary.ts";
@@ -67,13 +67,15 @@ export class JobManager {
   #attempts = new Map<string, ManagedAttempt>();
   #runs = new Map<string, Promise<unknown>>();
   #writer: StateWriter;
-  #timer: ReturnType<typeof setTimeout> | null = null;
+  /** Cancels the next folder poll. */
+  #timer: (() => void) | null = null;
   #saveTimer: ReturnType<typeof setTimeout> | null = null;
   #polling: Promise<void> = Promise.resolve();
   #stopped = false;
   /** When the lease was last renewed (monotonic ms): the send time of a frame the server answered. */
   #leaseRenewed: number;
-  #leaseTimer: ReturnType<typeof setInterval> | null = null;
+  /** Cancels the next lease check. */
+  #leaseTimer: (() => void) | null = null;
   #leasePersisted = -Infinity;
 
   constructor(options: JobManagerOptions) {
@@ -192,15 +194,20 @@ export class JobManager {
   /** Starts the folder-polling loop and the lease check; idempotent. */
   start(): void {
     if (this.#timer !== null || this.#stopped) return;
-    this.#leaseTimer = setInterval(() => this.checkLease(), FENCE_CHECK_MS);
+    // Both on the clock grid the attempts' output polls share (see `onGrid`): the agent
+    // wakes once for all of them rather than once for each.
+    const check = () => {
+      this.checkLease();
+      if (!this.#stopped) this.#leaseTimer = onGrid(FENCE_CHECK_MS, check);
+    };
+    this.#leaseTimer = onGrid(FENCE_CHECK_MS, check);
+    const pollMs = this.#options.watchPollMs ?? WATCH_POLL_MS;
     const tick = () => {
       this.#polling = this.#pollAll().finally(() => {
-        if (!this.#stopped) {
-          this.#timer = setTimeout(tick, this.#options.watchPollMs ?? WATCH_POLL_MS);
-        }
+        if (!this.#stopped) this.#timer = onGrid(pollMs, tick);
       });
     };
-    this.#timer = setTimeout(tick, this.#options.watchPollMs ?? WATCH_POLL_MS);
+    this.#timer = onGrid(pollMs, tick);
   }
 
   /** Starts an attempt the server dispatched (a repeated dispatch of a running one is ignored). */
@@ -266,9 +273,9 @@ export class JobManager {
    */
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#leaseTimer !== null) clearInterval(this.#leaseTimer);
+    this.#leaseTimer?.();
     this.#leaseTimer = null;
-    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer?.();
     this.#timer = null;
     await this.#polling;
     await Promise.all([...this.#attempts.values()].map((a) => a.detach()));

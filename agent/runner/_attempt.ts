@@ -143,6 +143,7 @@ export class Attempt implements RunHandle {
     this.#detached = true;
     this.#stopped = true;
     this.#init.tail.mute();
+    this.#init.tail.close();
     this.#timer?.();
     this.#timer = undefined;
   }
@@ -216,6 +217,7 @@ export class Attempt implements RunHandle {
   async #finish(): Promise<void> {
     const { runDir, tail } = this.#init;
     await tail.poll(true);
+    tail.close(); // all read: the lines it keeps for the end are in memory
     if (this.#detached) return;
     const saved = await readJsonOrNull(runFile(runDir, "exit"));
     if (this.#init.previous && isExitInfo(saved)) return this.#end(saved);
@@ -248,6 +250,7 @@ export class Attempt implements RunHandle {
   }
 
   #end(info: ExitInfo): void {
+    this.#init.tail.close();
     if (this.#detached) return;
     this.#finished = true;
     this.#stopped = true;

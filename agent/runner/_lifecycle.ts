@@ -5,6 +5,7 @@ import { Attempt, type AttemptControl, failedAttempt } from "./_attempt.ts";
 import { launchWrapper } from "./_launch.ts";
 import { openOomCounter } from "./_oom_counter.ts";
 import { OutputTail } from "./output_tail.ts";
+import { isLocalDevice } from "../local_fs.ts";
 import { bootId, isSameProcess } from "./_proc.ts";
 import { exists, runFile, writeJsonAtomic } from "./run_dir.ts";
 import type { HandleState, RunHandle, RunHooks, RunSpec } from "./types.ts";
@@ -44,6 +45,7 @@ export async function startAttempt(plan: StartPlan, options: LoopOptions): Promi
     runDir: spec.run_dir,
     hooks: plan.hooks,
     now: options.now,
+    localDevice: isLocalDevice,
   });
   let launched;
   try {
@@ -132,7 +134,10 @@ export async function reattachAttempt(
   if (state.dispatch_failed !== undefined) {
     return failedAttempt(state.run_id, control.kind, runDir, state.dispatch_failed);
   }
-  const tail = await OutputTail.resume({ runDir, hooks, now: options.now }, lastDeliveredSeq);
+  const tail = await OutputTail.resume(
+    { runDir, hooks, now: options.now, localDevice: isLocalDevice },
+    lastDeliveredSeq,
+  );
   const pid = state.wrapper_pid ?? null;
   const startTime = state.wrapper_start_time ?? -1;
   const boot = bootId();

@@ -44,4 +44,5 @@ export { MAX_LINE_BYTES } from "./line_splitter.ts";
 export { decodeExitStatus, signalName } from "./signals.ts";
 /** The kernel's view of one process (`/proc/<pid>/stat`: parent, group, start time), or null. */
 export { readStat } from "./_proc.ts";
+export { onGrid } from "./_attempt.ts";
 export { resolveProgram } from "./_launch.ts";

@@ -37,6 +37,12 @@ export interface OutputTailOptions {
   runDir: string;
   hooks: RunHooks;
   now: () => Date;
+  /**
+   * True when `dev` (a `st_dev`) is a local file system: a raw file found there stays open
+   * between polls, and a poll takes its size with a seek and reads it in place, without
+   * looking up its path again. @default none is: each poll looks the files up by path
+   */
+  localDevice?: (dev: number) => boolean;
 }
 
 /** Reads a run dir's raw output files and delivers their lines exactly once. */
@@ -50,11 +56,15 @@ export class OutputTail {
   readonly #recent: string[];
   readonly #encoder = new TextEncoder();
   #muted = false;
+  readonly #localDevice: ((dev: number) => boolean) | null;
+  /** Each raw file kept open (see `localDevice`); null: read by path; absent: not yet opened. */
+  readonly #open = new Map<Stream, Deno.FsFile | null>();
 
   private constructor(options: OutputTailOptions, file: TailFile, recent: string[]) {
     this.#runDir = options.runDir;
     this.#hooks = options.hooks;
     this.#now = options.now;
+    this.#localDevice = options.localDevice ?? null;
     this.#seq = file.seq;
     this.#logBytes = file.log_bytes;
     this.#splitters = {
@@ -107,6 +117,12 @@ export class OutputTail {
     this.#muted = true;
   }
 
+  /** Closes the raw files kept open; a later poll opens them again. */
+  close(): void {
+    for (const file of this.#open.values()) file?.close();
+    this.#open.clear();
+  }
+
   /** Seq of the last line delivered. */
   get seq(): number {
     return this.#seq;
@@ -129,7 +145,10 @@ export class OutputTail {
       const path = runFile(this.#runDir, stream);
       const texts: string[] = [];
       for (;;) {
-        const chunk = await readFrom(path, splitter.position, MAX_READ_BYTES);
+        const open = this.#openFile(stream, path);
+        const chunk = open
+          ? readInPlace(open, splitter.position, MAX_READ_BYTES)
+          : await readFrom(path, splitter.position, MAX_READ_BYTES);
         texts.push(...splitter.push(chunk));
         if (final && chunk.length < MAX_READ_BYTES) texts.push(...splitter.flush());
         if (!final || chunk.length < MAX_READ_BYTES) break;
@@ -146,7 +165,8 @@ export class OutputTail {
       );
       read.sort((a, b) => writtenAt.get(a.stream)! - writtenAt.get(b.stream)!);
     }
-    const ts = this.#now().toISOString();
+    // Read only for lines: most polls of a quiet job find none.
+    const ts = read.some((r) => r.texts.length > 0) ? this.#now().toISOString() : "";
     const batch: OutputLine[] = [];
     for (const { stream, texts } of read) {
       for (const text of texts) {
@@ -171,6 +191,27 @@ export class OutputTail {
     await writeJsonAtomic(runFile(this.#runDir, "tail"), file);
     for (const line of batch) this.#deliver(line);
     return batch.length;
+  }
+
+  /** The raw file of `stream`, open, when it is on a local disk (see `localDevice`). */
+  #openFile(stream: Stream, path: string): Deno.FsFile | null {
+    if (this.#localDevice === null) return null;
+    const known = this.#open.get(stream);
+    if (known !== undefined) return known;
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(path, { read: true });
+    } catch {
+      return null; // not there yet: looked for again at the next poll
+    }
+    let local = false;
+    try {
+      local = this.#localDevice(file.statSync().dev);
+    } finally {
+      if (!local) file.close();
+    }
+    this.#open.set(stream, local ? file : null);
+    return local ? file : null;
   }
 
   #deliver(line: OutputLine): void {
@@ -213,6 +254,25 @@ function modifiedAt(path: string): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * Up to `max` bytes of an open file from `offset`; empty when there are none. Its size comes
+ * from a seek to its end: a stat of an open file has Deno resolve its path again (a `readlink`
+ * per folder, to check the permission), a seek does not.
+ */
+function readInPlace(file: Deno.FsFile, offset: number, max: number): Uint8Array {
+  const size = file.seekSync(0, Deno.SeekMode.End);
+  if (size <= offset) return new Uint8Array();
+  file.seekSync(offset, Deno.SeekMode.Start);
+  const buffer = new Uint8Array(Math.min(max, size - offset));
+  let filled = 0;
+  while (filled < buffer.length) {
+    const n = file.readSync(buffer.subarray(filled));
+    if (n === null || n === 0) break;
+    filled += n;
+  }
+  return buffer.subarray(0, filled);
 }
 
 /** Up to `max` bytes of `path` from `offset`; empty when there are none or no file. */

@@ -105,3 +105,53 @@ Deno.test("OutputTail puts the stream written first first when both grew in one 
     ]);
   });
 });
+
+Deno.test("OutputTail on a local disk reads on from its open files, also after close()", async () => {
+  await withRunDir(async (dir) => {
+    const lines: OutputLine[] = [];
+    const tail = await OutputTail.create({
+      runDir: dir,
+      hooks: collect(lines),
+      now,
+      localDevice: () => true,
+    });
+    const out = runFile(dir, "stdout");
+    const write = (text: string) => Deno.writeTextFile(out, text, { append: true });
+    assert.equal(await tail.poll(false), 0);
+    await write("a\nb");
+    assert.equal(await tail.poll(false), 1);
+    await write("c\n");
+    assert.equal(await tail.poll(false), 1);
+    tail.close();
+    await write("d\ne");
+    assert.equal(await tail.poll(false), 1);
+    assert.equal(await tail.poll(true), 1);
+    tail.close();
+    assert.deepEqual(lines.map((l) => [l.seq, l.text]), [[1, "a"], [2, "bc"], [3, "d"], [4, "e"]]);
+  });
+});
+
+Deno.test("OutputTail reads files off a local disk by path each poll", async () => {
+  await withRunDir(async (dir) => {
+    const lines: OutputLine[] = [];
+    const devices: number[] = [];
+    const tail = await OutputTail.create({
+      runDir: dir,
+      hooks: collect(lines),
+      now,
+      localDevice: (dev) => {
+        devices.push(dev);
+        return false;
+      },
+    });
+    await Deno.writeTextFile(runFile(dir, "stdout"), "a\n");
+    assert.equal(await tail.poll(false), 1);
+    // The raw file is replaced (not something a job does, but a path lookup sees it).
+    await Deno.writeTextFile(`${dir}/new`, "a\nb\n");
+    await Deno.rename(`${dir}/new`, runFile(dir, "stdout"));
+    assert.equal(await tail.poll(false), 1);
+    assert.deepEqual(lines.map((l) => l.text), ["a", "b"]);
+    // Asked once for each stream, not at every poll.
+    assert.equal(devices.length, 2);
+  });
+});

@@ -148,13 +148,11 @@ export async function readEventRange(
     }
     // A short read means the file shrank under us; the caller notices on its next stat.
     if (bytes.length < length) break;
-    if (batch.nextOffset === 0) {
-      // Nothing consumed: the next record is larger than a chunk, or not yet complete.
-      if (start + batch.needed > end) break;
-      want = batch.needed;
-    } else {
-      want = chunk;
-    }
+    // The next record does not end before `end` (one still being written): it is not read
+    // again now, only to find it still cut off.
+    if (batch.needed > 0 && result.nextOffset + batch.needed > end) break;
+    // Nothing consumed: the next record is larger than a chunk.
+    want = batch.nextOffset === 0 ? batch.needed : chunk;
   }
   return result;
 }

@@ -386,12 +386,20 @@ export class TensorBoardTailer {
       cursor = this.#newCursor(file);
       this.#cursors.set(file.relPath, cursor);
     }
-    let info: Deno.FileInfo;
+    let info: Pick<Deno.FileInfo, "size" | "ino" | "dev" | "isFile">;
     try {
-      // A file open on a local disk, in a folder that did not change: its size, in place.
-      // Otherwise a stat by path, the whole cost of a poll for a file with nothing new.
+      // A file open on a local disk, in a folder that did not change: its size, in place,
+      // from a seek to its end (a stat of an open file has Deno resolve the path it was
+      // opened by, a `readlink` per folder of it, to check the read permission again; a
+      // seek does not). The open file is the inode the cursor names. Otherwise a stat by
+      // path, the whole cost of a poll for a file with nothing new.
       info = !listed && cursor.handle !== null && cursor.local
-        ? cursor.handle.statSync()
+        ? {
+          size: cursor.handle.seekSync(0, Deno.SeekMode.End),
+          ino: cursor.ino,
+          dev: cursor.dev!,
+          isFile: true,
+        }
         : await Deno.stat(file.path);
     } catch (error) {
       // Deleted between the directory walk and now: the next poll forgets it.

@@ -487,3 +487,35 @@ Deno.test("on a local disk, a file kept open is followed in place, and a file pu
     }
   });
 });
+
+Deno.test("on a local disk, a file kept open that is cut back or written a record in pieces is read right", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/events.out.tfevents.1.host`;
+    await Deno.writeFile(path, eventFileBytes([fileVersionEvent(1)]));
+    const hourAgo = new Date(Date.now() - 3600_000);
+    await Deno.utime(dir, hourAgo, hourAgo);
+    const tailer = new TensorBoardTailer(dir, { localDevice: () => true });
+    const loss = (step: number) =>
+      eventFileBytes([summaryEvent(step, step, [{ tag: "loss", simpleValue: step }])]);
+    try {
+      await append(path, loss(1));
+      await append(path, loss(2));
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [1, 2]);
+      // A record still being written: nothing until its last byte is there, then it once.
+      const third = loss(3);
+      await append(path, third.subarray(0, 5));
+      deepStrictEqual(await tailer.poll(), []);
+      await append(path, third.subarray(5, third.length - 1));
+      deepStrictEqual(await tailer.poll(), []);
+      await append(path, third.subarray(third.length - 1));
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [3]);
+      // Cut back in place (the same file, its folder unchanged): read again from its start.
+      await Deno.truncate(path, 0);
+      await append(path, eventFileBytes([fileVersionEvent(1)]));
+      await append(path, loss(9));
+      deepStrictEqual((await tailer.poll()).map((p) => p.step), [9]);
+    } finally {
+      await tailer.close();
+    }
+  });
+});
