@@ -37,17 +37,30 @@ async function pool<T, R>(items: T[], width: number, fn: (item: T) => Promise<R>
   return out;
 }
 
+/**
+ * The interpreter `python3` starts, by its own path: a version manager's shim (pyenv's is a shell
+ * script that runs others) costs a few hundred ms a start, hundreds of times over here.
+ */
+async function pythonExecutable(): Promise<string> {
+  const out = await new Deno.Command("python3", {
+    args: ["-c", "import sys; print(sys.executable)"],
+  }).output();
+  const path = new TextDecoder().decode(out.stdout).trim();
+  return out.success && path ? path : "python3";
+}
+
 /** Replays `cases` as jobs on the cluster `c`; what is wrong, and the logs whose attempts were lost. */
 async function replayAll(
   c: Awaited<ReturnType<typeof startCluster>>,
   cases: FailureCase[],
 ): Promise<{ wrong: string[]; lost: FailureCase[] }> {
   const replay = new URL("replay.py", FIXTURES).pathname;
+  const python = await pythonExecutable();
   const jobs = await pool(cases, 8, async (f: FailureCase) => {
     const spec = JSON.stringify({ die: f.die, stdout_lines: f.stdout_lines });
     const res = await c.call("POST", "/api/jobs", {
       name: f.name,
-      command: ["python3", replay, f.url.pathname, spec],
+      command: [python, replay, f.url.pathname, spec],
       working_dir: c.home,
       gpus: 1,
       max_attempts: 2,
