@@ -460,15 +460,24 @@ Deno.test("poll() lists every time with a list that names no folders", async () 
   });
 });
 
+/**
+ * An event file in `dir` (whose folder last changed an hour ago) and a tailer that keeps it open,
+ * as on a local disk; `loss(step)` is one record's bytes.
+ */
+async function keptOpenRig(dir: string) {
+  const path = `${dir}/events.out.tfevents.1.host`;
+  await Deno.writeFile(path, eventFileBytes([fileVersionEvent(1)]));
+  const hourAgo = new Date(Date.now() - 3600_000);
+  await Deno.utime(dir, hourAgo, hourAgo);
+  const tailer = new TensorBoardTailer(dir, { localDevice: () => true });
+  const loss = (step: number) =>
+    eventFileBytes([summaryEvent(step, step, [{ tag: "loss", simpleValue: step }])]);
+  return { path, tailer, loss };
+}
+
 Deno.test("on a local disk, a file kept open is followed in place, and a file put in its place is read from its start", async () => {
   await withTempDir(async (dir) => {
-    const path = `${dir}/events.out.tfevents.1.host`;
-    await Deno.writeFile(path, eventFileBytes([fileVersionEvent(1)]));
-    const hourAgo = new Date(Date.now() - 3600_000);
-    await Deno.utime(dir, hourAgo, hourAgo);
-    const tailer = new TensorBoardTailer(dir, { localDevice: () => true });
-    const loss = (step: number) =>
-      eventFileBytes([summaryEvent(step, step, [{ tag: "loss", simpleValue: step }])]);
+    const { path, tailer, loss } = await keptOpenRig(dir);
     try {
       await append(path, loss(1));
       deepStrictEqual((await tailer.poll()).map((p) => p.step), [1]);
@@ -490,13 +499,7 @@ Deno.test("on a local disk, a file kept open is followed in place, and a file pu
 
 Deno.test("on a local disk, a file kept open that is cut back or written a record in pieces is read right", async () => {
   await withTempDir(async (dir) => {
-    const path = `${dir}/events.out.tfevents.1.host`;
-    await Deno.writeFile(path, eventFileBytes([fileVersionEvent(1)]));
-    const hourAgo = new Date(Date.now() - 3600_000);
-    await Deno.utime(dir, hourAgo, hourAgo);
-    const tailer = new TensorBoardTailer(dir, { localDevice: () => true });
-    const loss = (step: number) =>
-      eventFileBytes([summaryEvent(step, step, [{ tag: "loss", simpleValue: step }])]);
+    const { path, tailer, loss } = await keptOpenRig(dir);
     try {
       await append(path, loss(1));
       await append(path, loss(2));
