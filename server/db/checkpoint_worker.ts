@@ -3,20 +3,20 @@
  * database, a passive checkpoint every `intervalMs`, a report after each that copied pages.
  */
 /// <reference lib="deno.worker" />
-import { DatabaseSync } from "node:sqlite";
-import { BUSY_TIMEOUT_MS } from "./database.ts";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { CheckpointReport } from "./checkpointer.ts";
 
 let sqlite: DatabaseSync | null = null;
+let passive: StatementSync | null = null;
 let timer: ReturnType<typeof setInterval> | undefined;
 let said = { log: 0, checkpointed: 0 };
 
 function checkpoint(): void {
-  if (!sqlite) return;
+  if (!passive) return;
   const t0 = performance.now();
   let report: CheckpointReport;
   try {
-    const row = sqlite.prepare("PRAGMA wal_checkpoint(PASSIVE)").get() as {
+    const row = passive.get() as {
       busy: number;
       log: number;
       checkpointed: number;
@@ -43,15 +43,19 @@ function checkpoint(): void {
 }
 
 self.onmessage = (e: MessageEvent) => {
-  const msg = e.data as { type: "start"; path: string; intervalMs: number } | { type: "stop" };
+  const msg = e.data as
+    | { type: "start"; path: string; intervalMs: number; busyTimeoutMs: number }
+    | { type: "stop" };
   if (msg.type === "start") {
     sqlite = new DatabaseSync(msg.path);
-    sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    sqlite.exec(`PRAGMA busy_timeout = ${msg.busyTimeoutMs}`);
     // This connection only checkpoints; the log's mode and sync level are the database's.
     sqlite.exec("PRAGMA synchronous = NORMAL");
+    passive = sqlite.prepare("PRAGMA wal_checkpoint(PASSIVE)");
     timer = setInterval(checkpoint, msg.intervalMs);
   } else {
     clearInterval(timer);
+    passive = null;
     sqlite?.close();
     sqlite = null;
     self.postMessage({ type: "closed" });

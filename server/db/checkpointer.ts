@@ -13,7 +13,7 @@
  * commit is in the log either way. If the worker fails, the main connection goes back to
  * SQLite's default threshold.
  */
-import type { Database } from "./database.ts";
+import { BUSY_TIMEOUT_MS, type Database } from "./database.ts";
 
 /** The main connection's own checkpoint threshold while a worker checkpoints (about 16 MB). */
 export const MAIN_PAGES = 4_096;
@@ -71,6 +71,7 @@ export function startCheckpointer(
     type: "start",
     path: db.path,
     intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS,
+    busyTimeoutMs: BUSY_TIMEOUT_MS,
   });
   return {
     get last() {
