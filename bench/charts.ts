@@ -5,7 +5,8 @@
  * interactive (every panel on the first screen drawn; those below draw when scrolled near,
  * measured as a row of their own). Each measure is taken in the page (`performance.now()`),
  * next to a baseline from the same page: the same points stroked on a bare canvas, and the
- * moment the page's HTML had arrived.
+ * moment the page's HTML had arrived. The workspace row also says what its first screen cost:
+ * the chart.js elements made (a point or line each) and the page's size.
  */
 import type { Page } from "playwright-core";
 import { startConsoleRig } from "../tests/_browser.ts";
@@ -203,6 +204,9 @@ export async function benchCharts(report: Report): Promise<void> {
       const times: number[] = [];
       const html: number[] = [];
       const below: number[] = [];
+      /** chart.js elements (points and lines) made by the time the first screen is drawn. */
+      const elements: number[] = [];
+      const pageBytes: number[] = [];
       let onFirst = 0;
       for (let i = 0; i < 3; i++) {
         await page.goto(`${rig.url}/experiments/${exp.id}?${view}`);
@@ -213,11 +217,30 @@ export async function benchCharts(report: Report): Promise<void> {
               .responseEnd
           ),
         );
-        onFirst = await page.evaluate(() =>
-          [...document.querySelectorAll(".chart-panel")].filter((el) =>
-            el.getBoundingClientRect().top < innerHeight
-          ).length
-        );
+        const first = await page.evaluate(() => {
+          // deno-lint-ignore no-explicit-any -- the page's chart.js, exposed by the panel
+          const C = (globalThis as any).Chart;
+          let elements = 0;
+          for (const c of document.querySelectorAll(".chart-panel canvas")) {
+            const ch = C.getChart(c);
+            if (!ch) continue;
+            ch.data.datasets.forEach((_: unknown, i: number) => {
+              const meta = ch.getDatasetMeta(i);
+              elements += meta.data.length + (meta.dataset ? 1 : 0);
+            });
+          }
+          const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
+          return {
+            panels: [...document.querySelectorAll(".chart-panel")].filter((el) =>
+              el.getBoundingClientRect().top < innerHeight
+            ).length,
+            elements,
+            bytes: nav.decodedBodySize,
+          };
+        });
+        onFirst = first.panels;
+        elements.push(first.elements);
+        pageBytes.push(first.bytes);
         // Scrolled down a screen at a time: from the scroll to the panels it brought drawn.
         for (;;) {
           const t = await page.evaluate(() => {
@@ -237,9 +260,10 @@ export async function benchCharts(report: Report): Promise<void> {
         value: {
           value: mid(times),
           unit: "ms",
-          text: `${
-            mid(times).toFixed(0)
-          } ms median of 3 (the ${onFirst} panels on a 1280 × 900 screen drawn)`,
+          text: `${mid(times).toFixed(0)} ms median of 3 (the ${onFirst} panels on a 1280 × 900 ` +
+            `screen drawn: ${mid(elements).toLocaleString("en")} chart.js elements; a ${
+              (mid(pageBytes) / 1024).toFixed(0)
+            } KiB page)`,
         },
         baseline: {
           value: mid(html),
