@@ -5,7 +5,7 @@
  * underneath, zooms by dragging a box (and reads the zoomed range again at full detail),
  * switches its x axis between step, relative and wall time, hides, isolates and highlights
  * runs from its legend, draws each downsampling bucket's extremes as a faint band so no spike
- * disappears, shows NaN/±Inf points as gaps with a marker, and follows live runs over the
+ * disappears (`chart/band.ts`), shows NaN/±Inf points as gaps with a marker, and follows live runs over the
  * page's one metric stream.
  *
  * Data flows one way: the page's series (or one batched `metrics:query`) → the pure shaping in
@@ -17,7 +17,6 @@
  */
 import {
   Chart,
-  Filler,
   LinearScale,
   LineController,
   LineElement,
@@ -26,6 +25,8 @@ import {
 } from "chart.js";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { fmtInt, fmtMetric } from "./_format.ts";
+import { bandPlugin } from "./chart/band.ts";
+import { readBatch } from "./chart/read_batch.ts";
 import { buildDatasets, drawnCount, type DrawnRun, type PanelDataset } from "./chart/datasets.ts";
 import { emphasis, EMPTY_LEGEND, isVisible, type LegendState } from "./chart/legend.ts";
 import { livePoints } from "./chart/live_points.ts";
@@ -49,7 +50,7 @@ import {
 } from "./chart/series.ts";
 import { formatClock, formatRelative, queryRange, type XMode } from "./chart/x_axis.ts";
 
-Chart.register(LineController, LineElement, PointElement, LinearScale, LogarithmicScale, Filler);
+Chart.register(LineController, LineElement, PointElement, LinearScale, LogarithmicScale);
 // The page's chart.js, so `Chart.getChart(canvas)` reads a panel back as drawn (the browser
 // tests, or a person in the devtools console).
 (globalThis as { Chart?: typeof Chart }).Chart ??= Chart;
@@ -58,8 +59,11 @@ Chart.register(LineController, LineElement, PointElement, LinearScale, Logarithm
 const POLL_MS = 5000;
 /** The most points per series a query may ask for (the server's own limit). */
 const MAX_SERIES_POINTS = 100_000;
-/** `max_points` for a panel `px` wide: about two points a pixel. */
-const wantFor = (px: number) => Math.min(MAX_SERIES_POINTS, Math.max(200, Math.round(2 * px)));
+/** Points a read asks for per pixel of the panel's width, unless the page says otherwise. */
+const DENSITY = 2;
+/** `max_points` for a panel `px` wide, `density` points a pixel. */
+const wantFor = (px: number, density: number) =>
+  Math.min(MAX_SERIES_POINTS, Math.max(200, Math.round(density * px)));
 /** A drag shorter than this (pixels) is a click, not a zoom. */
 const DRAG_MIN_PX = 5;
 /** Pixels of the panel's width a column of the faded raw line and of the band spans. */
@@ -92,6 +96,9 @@ async function querySeries(body: unknown): Promise<ApiSeries[]> {
   if (!res.ok) throw new Error(`metrics:query answered ${res.status}`);
   return ((await res.json()) as { series: ApiSeries[] }).series;
 }
+
+/** First reads: the panels a page mounts or scrolls to at once ask in one query. */
+const firstReads = readBatch(querySeries);
 
 /**
  * The page's colours, read once per colour scheme: reading a computed style while the page's
@@ -176,7 +183,8 @@ export default function ChartPanel(p: ComposedPanelProps) {
     { frames: unknown; legend: LegendState; scheme: number; inside: boolean } | null
   >(null);
 
-  const want = wantFor(width);
+  const density = p.density ?? DENSITY;
+  const want = wantFor(width, density);
   const ids = p.runs.map((r) => r.id);
   const idKey = ids.join(",");
   const liveKey = p.runs.filter((r) => r.live).map((r) => r.id).join(",");
@@ -272,6 +280,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
         events: [],
         plugins: { legend: { display: false }, tooltip: { enabled: false } },
       },
+      plugins: [bandPlugin],
     });
     chart.current = ch;
     return () => {
@@ -347,7 +356,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
 
   // Series the page did not give, or more detail than it gave when the panel is wider.
   const read = (px: number) => {
-    const want = wantFor(px);
+    const want = wantFor(px, density);
     const missing = ids.filter((id) => !tried.current.has(id));
     const coarse = want > asked.current && Object.values(base).some((s) => s.downsampled);
     const runs = coarse ? ids : missing;
@@ -356,7 +365,7 @@ export default function ChartPanel(p: ComposedPanelProps) {
     if (coarse || !asked.current) asked.current = want;
     // Not cancelled by a later width: the runs are marked as asked for, so only this read
     // brings them.
-    querySeries({ runs, keys: [p.metric], max_points: asked.current }).then((got) => {
+    firstReads.ask({ runs, key: p.metric, max_points: asked.current }).then((got) => {
       if (!alive.current) return;
       setBase((b) => {
         const next: Record<string, PointSeries> = { ...b };

@@ -45,6 +45,8 @@ export interface WorkspaceProps {
   maxPoints: number;
   /** What the full-width panel's were read with. */
   topMaxPoints: number;
+  /** Points the panels read per pixel of their width (`ChartPanel`'s `density`). */
+  density: number;
   /** `GET /api/runs` filters of the experiment's runs, for the table's refresh. */
   runsQuery: string;
   now: number;
@@ -112,6 +114,7 @@ export default function Workspace(p: WorkspaceProps) {
       runs={drawn}
       series={seriesOf.get(key)}
       maxPoints={tall ? p.topMaxPoints : p.maxPoints}
+      density={p.density}
       smooth={smooth}
       x={x}
       tall={tall}

@@ -70,6 +70,7 @@ export const routes: PageRoute[] = [{
                   seriesKeys: d.seriesKeys,
                   maxPoints: d.maxPoints,
                   topMaxPoints: d.topMaxPoints,
+                  density: d.density,
                   runsQuery,
                   now: nowMs(p.ctx),
                 }}

@@ -71,7 +71,8 @@ Deno.test("the workspace draws the primary metric on top and lists the runs best
     assertEquals(props.seriesKeys, ["train/loss", "eval/accuracy"]);
     assertEquals(props.series.length, 10);
     assert(props.series.every((x: { step_deltas: number[] }) => x.step_deltas.length > 0));
-    assertEquals([props.topMaxPoints, props.maxPoints], [2500, 1200]);
+    // One point a pixel: about 1,200 px on top, 590 in the grid at 1280 px.
+    assertEquals([props.topMaxPoints, props.maxPoints, props.density], [1250, 600, 1]);
     assertEquals(
       props.runs.filter((r: { live: boolean }) => r.live).map((r: { id: string }) => r.id),
       [s.runs[4]],

@@ -1,15 +1,16 @@
 /**
- * The chart.js datasets of a panel: per visible run, its band of bucket extremes (faint),
- * its raw line (faded, under the smoothed one while smoothing is on), its line, and its
- * NaN/±Inf markers. Colours stay apart from points: a run's own colour, faded for everything
+ * The chart.js datasets of a panel: per visible run, its raw line (faded, under the smoothed
+ * one while smoothing is on), its line with its band of bucket extremes (faint, filled by
+ * `band.ts` behind every line), and its NaN/±Inf markers. Colours stay apart from points: a run's own colour, faded for everything
  * but its line, and faded further while another run is hovered. Each dataset names its run
  * and role, so the chart can be read back (tests, the readout). Pure.
  *
  * @module
  */
+import type { Band } from "./band.ts";
 import type { ShapedSeries, XY } from "./series.ts";
 
-export type Role = "band-lo" | "band-hi" | "raw" | "line" | "marks";
+export type Role = "raw" | "line" | "marks";
 
 /** One chart.js line dataset, as plain data. */
 export interface PanelDataset {
@@ -25,9 +26,12 @@ export interface PanelDataset {
   pointStyle?: string;
   showLine: boolean;
   spanGaps: boolean;
-  fill: false | string;
   /** chart.js draws a lower order on top. */
   order: number;
+  /** A line's band of bucket extremes, drawn by `band.ts` (not a dataset: no elements). */
+  band: Band | null;
+  /** The band's fill. */
+  bandColor: string;
 }
 
 /** A run as the panel draws it. */
@@ -72,8 +76,9 @@ const line = (
   pointHitRadius: 0,
   showLine: true,
   spanGaps: false,
-  fill: false,
   order: 2,
+  band: null,
+  bandColor: "",
   ...o,
 });
 
@@ -84,21 +89,13 @@ export function drawnCount(line: readonly XY[], upTo = Infinity): number {
   return n;
 }
 
-/** The datasets of `runs`, in an order that keeps each band's two edges side by side. */
+/** The datasets of `runs`, each run's side by side. */
 export function buildDatasets(runs: readonly DrawnRun[], failedColor: string): PanelDataset[] {
   const out: PanelDataset[] = [];
   for (const r of runs) {
     const fade = r.emphasis === "faded" ? 0.25 : 1;
     const front = r.emphasis === "front";
     const strong = withAlpha(r.color, fade);
-    if (r.shaped.band) {
-      const faint = withAlpha(r.color, 0.12 * fade);
-      out.push(line(r.id, "band-lo", r.shaped.band.lo, faint, { borderWidth: 0, order: 5 }));
-      // Filled down to the dataset just before it: this run's lower edge.
-      out.push(
-        line(r.id, "band-hi", r.shaped.band.hi, faint, { borderWidth: 0, fill: "-1", order: 5 }),
-      );
-    }
     if (r.shaped.raw) {
       out.push(
         line(r.id, "raw", r.shaped.raw, withAlpha(r.color, 0.3 * fade), {
@@ -113,6 +110,8 @@ export function buildDatasets(runs: readonly DrawnRun[], failedColor: string): P
       borderWidth: front ? 2.5 : 1.5,
       pointRadius: lone ? 3 : 0,
       order: front ? 1 : 2,
+      band: r.shaped.band,
+      bandColor: withAlpha(r.color, 0.12 * fade),
     }));
     if (r.shaped.marks.length) {
       out.push(line(r.id, "marks", r.shaped.marks, withAlpha(failedColor, fade), {

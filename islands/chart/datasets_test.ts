@@ -1,4 +1,4 @@
-import { assertEquals } from "../../tests/assert.ts";
+import { assert, assertEquals } from "../../tests/assert.ts";
 import { buildDatasets, type DrawnRun, withAlpha } from "./datasets.ts";
 import { fromApi, shapeSeries } from "./series.ts";
 
@@ -26,17 +26,18 @@ const drawn = (smooth: number, emphasis: DrawnRun["emphasis"] = "normal"): Drawn
   emphasis,
 });
 
-Deno.test("buildDatasets() draws band, raw (with smoothing), line and NaN markers per run", () => {
-  assertEquals(buildDatasets([drawn(0)], "red").map((d) => d.role), [
-    "band-lo",
-    "band-hi",
-    "line",
-    "marks",
-  ]);
-  const on = buildDatasets([drawn(0.6)], "red");
-  assertEquals(on.map((d) => d.role), ["band-lo", "band-hi", "raw", "line", "marks"]);
-  assertEquals(on[1].fill, "-1", "the band fills down to its own lower edge");
-  assertEquals(on[2].borderColor, "hsl(10 65% 48% / 0.3)", "the raw line is faded");
+Deno.test("buildDatasets() draws raw (with smoothing), line with its band and NaN markers per run", () => {
+  assertEquals(buildDatasets([drawn(0)], "red").map((d) => d.role), ["line", "marks"]);
+  const run = drawn(0.6);
+  const on = buildDatasets([run], "red");
+  assertEquals(on.map((d) => d.role), ["raw", "line", "marks"]);
+  assertEquals(on[0].borderColor, "hsl(10 65% 48% / 0.3)", "the raw line is faded");
+  // The band rides on the line (no dataset, no chart.js element per point), faint.
+  assert(on[1].band === run.shaped.band && on[1].band !== null, "the frame's band");
+  assertEquals(on[1].bandColor, "hsl(10 65% 48% / 0.12)");
+  assertEquals([on[0].band, on[2].band], [null, null]);
+  const faded = buildDatasets([drawn(0.6, "faded")], "red")[1];
+  assertEquals(faded.bandColor, "hsl(10 65% 48% / 0.03)", "faded with its run");
 });
 
 Deno.test("buildDatasets() brings a hovered run forward and fades the others", () => {

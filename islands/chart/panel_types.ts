@@ -40,6 +40,12 @@ export interface ChartPanelProps {
   series?: ApiSeries[] | PackedSeries[];
   /** What `series` was asked with. */
   maxPoints?: number;
+  /**
+   * Points a read asks for per pixel of the panel's width: 2 keeps a single panel's lines
+   * smooth; a page of many panels reads 1, and its chart.js draws half as many points.
+   * @default 2
+   */
+  density?: number;
   /** Smoothing weight, 0 (raw) to 0.999. @default 0 */
   smooth?: number;
   /** @default "step" */

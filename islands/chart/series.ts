@@ -156,7 +156,10 @@ export interface ShapedSeries {
   line: XY[];
   /** The raw line drawn faded under the smoothed one; null with smoothing off. */
   raw: XY[] | null;
-  /** Each bucket's extremes as a faint band; null when the series was not downsampled. */
+  /**
+   * Each bucket's extremes as a faint band, its edges at the same xs with the same gaps;
+   * null when the series was not downsampled.
+   */
   band: { lo: XY[]; hi: XY[] } | null;
   /** A marker for each NaN/±Inf point, at the height of the nearest finite value. */
   marks: XY[];
@@ -232,34 +235,47 @@ function envelopeLine(
 }
 
 /**
- * A band edge with each column reduced to its extreme (`pick` the lower or the higher),
- * held from the column's first x to its last, so the band still spans every point.
+ * The band with each column reduced to its lowest low and highest high, both held from the
+ * column's first x to its last, so the band still spans every point; a column that held a
+ * bucket without a drawable extreme ends in a gap. Both edges have the same xs and gaps, so
+ * the band fills between them point by point.
  */
-function envelopeEdge(
+function envelopeBand(
   xs: readonly number[],
-  ys: readonly (number | null)[],
+  los: readonly (number | null)[],
+  his: readonly (number | null)[],
   col: Int32Array,
-  pick: (a: number, b: number) => number,
-): XY[] {
-  const out: XY[] = [];
+): { lo: XY[]; hi: XY[] } {
+  const lo: XY[] = [];
+  const hi: XY[] = [];
+  const push = (x: number, l: number | null, h: number | null) => {
+    lo.push({ x, y: l });
+    hi.push({ x, y: h });
+  };
   const n = xs.length;
   let i = 0;
   while (i < n) {
     const c = col[i];
-    let y: number | null = null;
+    let l: number | null = null;
+    let h: number | null = null;
     let gap = false;
     let j = i;
     for (; j < n && col[j] === c; j++) {
-      const v = ys[j];
-      if (v === null) gap = true;
-      else y = y === null ? v : pick(y, v);
+      const a = los[j];
+      const b = his[j];
+      if (a === null || b === null) {
+        gap = true;
+        continue;
+      }
+      l = l === null ? a : Math.min(l, a);
+      h = h === null ? b : Math.max(h, b);
     }
-    out.push({ x: xs[i], y });
-    if (j - 1 > i) out.push({ x: xs[j - 1], y });
-    if (gap && y !== null) out.push({ x: xs[j - 1], y: null });
+    push(xs[i], l, h);
+    if (j - 1 > i) push(xs[j - 1], l, h);
+    if (gap && l !== null) push(xs[j - 1], null, null);
     i = j;
   }
-  return out;
+  return { lo, hi };
 }
 
 /** The parts of `s`'s drawing that the smoothing weight does not change. */
@@ -281,14 +297,14 @@ export function shapeFrame(s: PointSeries, o: ShapeOptions): SeriesFrame {
   }
   let band: SeriesFrame["band"] = null;
   if (s.min && s.max) {
+    // A bucket is drawn where both its extremes are (a log scale cannot draw a low ≤ 0).
     const lo = s.min.map(drawable);
     const hi = s.max.map(drawable);
-    band = col
-      ? { lo: envelopeEdge(xs, lo, col, Math.min), hi: envelopeEdge(xs, hi, col, Math.max) }
-      : {
-        lo: lo.map((y, i) => ({ x: xs[i], y })),
-        hi: hi.map((y, i) => ({ x: xs[i], y })),
-      };
+    for (let i = 0; i < n; i++) if (lo[i] === null || hi[i] === null) lo[i] = hi[i] = null;
+    band = col ? envelopeBand(xs, lo, hi, col) : {
+      lo: lo.map((y, i) => ({ x: xs[i], y })),
+      hi: hi.map((y, i) => ({ x: xs[i], y })),
+    };
   }
   const marks: XY[] = [];
   for (let i = 0; i < n; i++) {

@@ -110,6 +110,9 @@ Deno.test("shapeSeries() reduces the band to each column's extremes over the sam
   assertEquals([lo[0].x, lo.at(-1)!.x, hi[0].x, hi.at(-1)!.x], [0, 99, 0, 99]);
   // The column holding the NaN still shows its other points' extremes, then a gap.
   assert(hi.some((p) => p.y === null), "a gap where a bucket had no number");
+  // Both edges at the same xs with the same gaps: the band fills between them point by point.
+  assertEquals(lo.map((p) => p.x), hi.map((p) => p.x));
+  assertEquals(lo.map((p) => p.y === null), hi.map((p) => p.y === null));
   // Fewer points than two a column: nothing to reduce.
   assertEquals(shapeSeries(base, { ...opts, columns: 10 }).line.length, 4);
 });

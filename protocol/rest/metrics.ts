@@ -3,17 +3,14 @@
  * of points, and the live stream of several runs' points; with the limits on what one asks.
  */
 import { z } from "zod";
-import { MAX_STREAMED_RUNS } from "../limits.ts";
+import { MAX_QUERY_POINTS, MAX_QUERY_SERIES, MAX_STREAMED_RUNS } from "../limits.ts";
 import { commaList, id, MAX_NAME_LENGTH } from "./fields.ts";
 
-/** Series (distinct runs × distinct keys) one `metrics:query` may ask for. */
-export const MAX_QUERY_SERIES = 100;
+export { MAX_QUERY_POINTS, MAX_QUERY_SERIES };
 /** Points per series when a query names no `max_points`: enough for a chart. */
 export const DEFAULT_MAX_POINTS = 2000;
 /** The largest `max_points`; longer exports page with `GET /api/runs/{id}/metrics/points`. */
 export const MAX_SERIES_POINTS = 100_000;
-/** Points (series × `max_points`) one `metrics:query` answer may hold. */
-export const MAX_QUERY_POINTS = 1_000_000;
 
 /**
  * `POST /api/runs/metrics:query`. Duplicate runs and keys are removed; the work one query

@@ -31,8 +31,15 @@ import { compareRunsByIds } from "../semantic/service.ts";
 
 /** Points a full-width panel is rendered with (about twice its width in pixels at 1280 px). */
 export const FULL_POINTS = 2500;
-/** Points a panel of the two-column grid is rendered with (half as wide). */
-export const HALF_POINTS = 1200;
+/**
+ * Points a workspace's panels read per pixel of their width: a page of many panels draws one
+ * point a pixel (the band keeps each bucket's extremes), half what a single chart reads.
+ */
+export const WORKSPACE_DENSITY = 1;
+/** Points the workspace's full-width panel is rendered with (about 1,200 px at 1280 px). */
+export const TOP_POINTS = 1250;
+/** Points a panel of the workspace's two-column grid is rendered with (about 590 px). */
+export const GRID_POINTS = 600;
 /** Runs a workspace lists at most (the newest). */
 export const MAX_WORKSPACE_RUNS = 300;
 /** Runs one comparison takes at most (as `GET /api/runs/compare`). */
@@ -65,6 +72,8 @@ export interface WorkspaceData {
   maxPoints: number;
   /** What the full-width panel on top was read with. */
   topMaxPoints: number;
+  /** Points the panels read per pixel of their width. */
+  density: number;
 }
 
 /**
@@ -125,16 +134,16 @@ export async function loadWorkspace(
     firstScreenPanels(view.metrics, primary?.key ?? null),
     view.runs.length,
   );
-  // One read per panel width: the full-width panel on top gets twice the grid's points, so
-  // neither reads again on mount for the detail its width calls for.
+  // One read per panel width: the full-width panel on top gets twice the grid's points, one
+  // a pixel, so neither reads again on mount for the detail its width calls for.
   const { top } = panelLayout(seriesKeys, primary?.key ?? null);
   const read = async (keys: string[], maxPoints: number) =>
     keys.length
       ? (await queryMetrics(ctx, { runs: view.runs, keys, max_points: maxPoints })).series
       : [];
   const series = [
-    ...await read(top ? [top] : [], FULL_POINTS),
-    ...await read(seriesKeys.filter((k) => k !== top), HALF_POINTS),
+    ...await read(top ? [top] : [], TOP_POINTS),
+    ...await read(seriesKeys.filter((k) => k !== top), GRID_POINTS),
   ];
   const scope = { project: exp.project, experiment: exp.name };
   return {
@@ -146,8 +155,9 @@ export async function loadWorkspace(
     view,
     series: series.map(packSeries),
     seriesKeys,
-    maxPoints: HALF_POINTS,
-    topMaxPoints: FULL_POINTS,
+    maxPoints: GRID_POINTS,
+    topMaxPoints: TOP_POINTS,
+    density: WORKSPACE_DENSITY,
   };
 }
 
