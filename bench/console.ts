@@ -5,7 +5,7 @@
  */
 import { gzipSync } from "node:zlib";
 import { createToken } from "../server/auth/service.ts";
-import { currentIslands, REPO_ROOT } from "../server/console/assets.ts";
+import { currentIslands, REPO_ROOT, staticImports } from "../server/console/assets.ts";
 import { loadDashboard } from "../server/console/dashboard.ts";
 import { loadRunDetail } from "../server/console/run_detail.ts";
 import type { Context } from "../server/context.ts";
@@ -23,19 +23,6 @@ async function median(n: number, fn: () => Promise<unknown>): Promise<number> {
     xs.push(performance.now() - t);
   }
   return xs.sort((a, b) => a - b)[Math.floor(n / 2)];
-}
-
-/** Every file the page's islands load: the boot script, their files and their static imports. */
-function closure(files: string[], dir: string): string[] {
-  const seen = new Set<string>();
-  const visit = (f: string) => {
-    if (seen.has(f)) return;
-    seen.add(f);
-    const text = Deno.readTextFileSync(`${dir}/${f}`);
-    for (const m of text.matchAll(/(?:from|import)\s*"\.\/([^"]+\.js)"/g)) visit(m[1]);
-  };
-  files.forEach(visit);
-  return [...seen];
 }
 
 export async function benchConsole(ctx: Context, report: Report): Promise<void> {
@@ -112,7 +99,7 @@ export async function benchConsole(ctx: Context, report: Report): Promise<void> 
   const of = (name: string) => m.files.find((f) => f.startsWith(`${name}-`))!;
   const bytes = (files: string[]) =>
     files.reduce((n, f) => n + gzipSync(Deno.readFileSync(`${dir}/${f}`)).length, 0);
-  const dashFiles = closure(
+  const dashFiles = staticImports(
     [m.boot, ...["TopBar", "Overview", "ActiveRuns", "Fleet"].map(of)],
     dir,
   );

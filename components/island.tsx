@@ -8,8 +8,11 @@ import { type ComponentType, createContext, h } from "preact";
 import { useContext } from "preact/hooks";
 import { ISLAND_TAG } from "../islands/_boot.ts";
 
-/** Counts the islands of one render, so the document knows whether to load the boot script. */
-export const IslandsOnPage = createContext<{ count: number } | null>(null);
+/**
+ * The islands of one render, so the document knows whether to load the boot script and which
+ * islands' modules to preload.
+ */
+export const IslandsOnPage = createContext<{ count: number; names: Set<string> } | null>(null);
 
 /** Renders `component` (the default export of `islands/<Name>.tsx`) as an island. */
 export function Island<P>(
@@ -20,6 +23,7 @@ export function Island<P>(
   if (!page) throw new Error(`Cannot render island "${name}": it is outside renderPage()`);
   const json = islandPropsJson(name, props);
   page.count++;
+  page.names.add(name);
   return h(
     ISLAND_TAG,
     { "data-island": name, "data-props": json },

@@ -15,7 +15,7 @@ import { z } from "zod";
 export const REPO_ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 
 /** Bump when the build's shape changes, so old builds count as stale. */
-const BUILD_FORMAT = 1;
+const BUILD_FORMAT = 2;
 
 const manifestSchema = z.object({
   format: z.literal(BUILD_FORMAT),
@@ -25,6 +25,12 @@ const manifestSchema = z.object({
   /** Every file of the build (entry, islands, shared chunks). */
   files: z.array(z.string()),
   islands: z.array(z.string()),
+  /**
+   * Each island's module and the chunks it imports, to `modulepreload` on a page that shows
+   * it: the browser then fetches and compiles them while it parses the page, instead of
+   * finding them one import at a time after the boot script runs.
+   */
+  preload: z.record(z.string(), z.array(z.string())),
 });
 
 /** What `static/build/manifest.json` says about the built bundles. */
@@ -102,6 +108,20 @@ const buildDir = (root: string) => `${root}/static/build`;
 const contentHash = (bytes: Uint8Array) =>
   createHash("sha256").update(bytes).digest("base64url").replace(/[-_]/g, "").slice(0, 10);
 
+/** `files` of the build in `dir` and every file they import statically, in the order found. */
+export function staticImports(files: string[], dir: string): string[] {
+  const seen = new Set<string>();
+  const visit = (f: string) => {
+    if (seen.has(f)) return;
+    seen.add(f);
+    const text = Deno.readTextFileSync(`${dir}/${f}`);
+    // `import("./x.js")` (an island loaded when a page shows it) is left out.
+    for (const m of text.matchAll(/(?:from|import)\s*"\.\/([^"]+\.js)"/g)) visit(m[1]);
+  };
+  files.forEach(visit);
+  return [...seen];
+}
+
 /** Bundles every island with `deno bundle` and installs the build; returns its manifest. */
 export async function buildIslands(root = REPO_ROOT): Promise<IslandManifest> {
   const sourceHash = islandsSourceHash(root);
@@ -152,6 +172,11 @@ export async function buildIslands(root = REPO_ROOT): Promise<IslandManifest> {
     for await (const e of Deno.readDir(`${tmp}/out`)) {
       if (e.isFile && e.name.endsWith(".js")) files.push(e.name);
     }
+    const preload: Record<string, string[]> = {};
+    for (const n of names) {
+      const entry = files.find((f) => new RegExp(`^${n}-[A-Z0-9]+\\.js$`).test(f));
+      if (entry) preload[n] = staticImports([entry], `${tmp}/out`);
+    }
     for (const f of files) await Deno.rename(`${tmp}/out/${f}`, `${buildDir(root)}/${f}`);
     const manifest: IslandManifest = {
       format: BUILD_FORMAT,
@@ -159,6 +184,7 @@ export async function buildIslands(root = REPO_ROOT): Promise<IslandManifest> {
       boot,
       files: files.sort(),
       islands: names,
+      preload,
     };
     await Deno.writeTextFile(`${tmp}/manifest.json`, JSON.stringify(manifest, null, 2) + "\n");
     await Deno.rename(`${tmp}/manifest.json`, `${buildDir(root)}/manifest.json`);

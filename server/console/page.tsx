@@ -77,13 +77,16 @@ export function renderPage(
   body: VNode,
   init: { status?: number; headers?: HeadersInit } = {},
 ): Response {
-  const islands = { count: 0 };
+  const islands = { count: 0, names: new Set<string>() };
   const html = renderToString(
     <IslandsOnPage.Provider value={islands}>{body}</IslandsOnPage.Provider>,
   );
-  const boot = islands.count > 0 && assets.islands
-    ? <script type="module" src={`/static/build/${assets.islands.boot}`} />
-    : null;
+  const build = islands.count > 0 ? assets.islands : null;
+  const boot = build ? <script type="module" src={`/static/build/${build.boot}`} /> : null;
+  // The page's islands and their chunks, fetched and compiled while the page is parsed.
+  const preload = build
+    ? [...new Set([...islands.names].flatMap((n) => build.preload[n] ?? []))]
+    : [];
   const head = renderToString(
     <head>
       <meta charset="utf-8" />
@@ -93,6 +96,7 @@ export function renderPage(
       <link rel="icon" href="data:," />
       <link rel="stylesheet" href={assets.stylesheetPath} />
       {boot}
+      {preload.map((f) => <link key={f} rel="modulepreload" href={`/static/build/${f}`} />)}
     </head>,
   );
   const headers = new Headers(init.headers);
