@@ -43,36 +43,8 @@ Deno.test("island props round-trip through the page, even strings that end scrip
   assert(html.includes(`<script type="module" src="/static/build/${build.manifest.boot}">`));
 });
 
-Deno.test("a page preloads its islands' modules and the chunks they import, and no others", async () => {
+Deno.test("two instances of one island carry their own props; its modules are preloaded once", async () => {
   assert(build.manifest, build.problem ?? "");
-  const preloads = (html: string) =>
-    [...html.matchAll(/<link rel="modulepreload" href="\/static\/build\/([^"]+)"/g)].map((m) =>
-      m[1]
-    );
-  const html = await renderPage(
-    assets,
-    "t",
-    <div>
-      <Island component={LiveStatus} props={{ url: "/a" }} />
-      <Island component={LiveStatus} props={{ url: "/b" }} />
-    </div>,
-  ).text();
-  const files = preloads(html);
-  const own = build.manifest.files.find((f) => f.startsWith("LiveStatus-"))!;
-  assertEquals(files[0], own, "the island's own module first");
-  assertEquals(files.length, new Set(files).size, "each once");
-  // Everything the island's module imports statically is there, and it is all served.
-  const dir = new URL("../static/build/", import.meta.url).pathname;
-  const text = Deno.readTextFileSync(`${dir}${own}`);
-  for (const m of text.matchAll(/(?:from|import)\s*"\.\/([^"]+\.js)"/g)) {
-    assert(files.includes(m[1]), `${m[1]} preloaded`);
-  }
-  for (const f of files) assert(build.manifest.files.includes(f), f);
-  assertFalse(files.some((f) => f.startsWith("Workspace-")), "not another island's");
-  assertEquals(preloads(await renderPage(assets, "t", <p>no islands</p>).text()), []);
-});
-
-Deno.test("two instances of one island carry their own props", async () => {
   const html = await renderPage(
     assets,
     "t",
@@ -86,11 +58,28 @@ Deno.test("two instances of one island carry their own props", async () => {
     { name: "LiveStatus", props: { url: "/b" } },
   ]);
   assertEquals((html.match(/<script/g) ?? []).length, 1, "one boot script for both");
+  // The island's module and every chunk it imports, fetched while the page is parsed.
+  const files = [...html.matchAll(/<link rel="modulepreload" href="\/static\/build\/([^"]+)"/g)]
+    .map((m) => m[1]);
+  const own = build.manifest.files.find((f) => f.startsWith("LiveStatus-"))!;
+  assertEquals(files[0], own, "the island's own module first");
+  assertEquals(files.length, new Set(files).size, "each once");
+  const dir = new URL("../static/build/", import.meta.url).pathname;
+  for (
+    const m of Deno.readTextFileSync(`${dir}${own}`).matchAll(
+      /(?:from|import)\s*"\.\/([^"]+\.js)"/g,
+    )
+  ) {
+    assert(files.includes(m[1]), `${m[1]} preloaded`);
+  }
+  for (const f of files) assert(build.manifest.files.includes(f), f);
+  assertFalse(files.some((f) => f.startsWith("Workspace-")), "not another island's");
 });
 
 Deno.test("a page without islands ships no script at all", async () => {
   const html = await renderPage(assets, "t", <p>static</p>).text();
   assertFalse(html.includes("<script"), html);
+  assertFalse(html.includes("modulepreload"), html);
 });
 
 Deno.test("island props that would not survive JSON are refused, naming the value", () => {
