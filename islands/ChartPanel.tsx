@@ -26,7 +26,7 @@ import {
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { fmtInt, fmtMetric } from "./_format.ts";
 import { bandPlugin } from "./chart/band.ts";
-import { readBatch } from "./chart/read_batch.ts";
+import { firstReads, querySeries } from "./chart/read_batch.ts";
 import { buildDatasets, drawnCount, type DrawnRun, type PanelDataset } from "./chart/datasets.ts";
 import { emphasis, EMPTY_LEGEND, isVisible, type LegendState } from "./chart/legend.ts";
 import { livePoints } from "./chart/live_points.ts";
@@ -85,20 +85,6 @@ function toMap(series: readonly (ApiSeries | PackedSeries)[]): SeriesMap {
   for (const s of series) m[s.run_id] = "step_deltas" in s ? unpackSeries(s) : fromApi(s);
   return m;
 }
-
-async function querySeries(body: unknown): Promise<ApiSeries[]> {
-  const res = await fetch("/api/runs/metrics:query", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-    credentials: "same-origin",
-  });
-  if (!res.ok) throw new Error(`metrics:query answered ${res.status}`);
-  return ((await res.json()) as { series: ApiSeries[] }).series;
-}
-
-/** First reads: the panels a page mounts or scrolls to at once ask in one query. */
-const firstReads = readBatch(querySeries);
 
 /**
  * The page's colours, read once per colour scheme: reading a computed style while the page's

@@ -6,12 +6,13 @@
  * link opens the same view. The table's status and progress follow the runs while any runs.
  */
 import type { MetricDirection } from "../protocol/vocabulary.ts";
-import { useMemo, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import ChartPanel from "./ChartPanel.tsx";
 import { directionArrow, fmtMetric, runColor } from "./_format.ts";
 import { type LiveEvent, useJson, useNow } from "./_live.ts";
 import { ProgressCell, RelTime, RunNameCell, StatusBadge } from "./_ui.tsx";
 import type { PackedSeries } from "./chart/packed.ts";
+import { firstReads } from "./chart/read_batch.ts";
 import type { PanelRun } from "./chart/panel_types.ts";
 import type { ViewState } from "./chart/view_state.ts";
 import {
@@ -61,6 +62,10 @@ export default function Workspace(p: WorkspaceProps) {
   const [x, setX] = useState<XMode>(p.view.x);
   const [adding, setAdding] = useState("");
   const now = useNow(p.now);
+  // The panels that asked for their series in this commit (their layout effects ran first)
+  // ask now, in one query, before the render their effects queued draws the panels the page
+  // gave series: the answer is on its way while they draw.
+  useLayoutEffect(() => firstReads.flush());
 
   const anyLive = p.runs.some((r) => r.live);
   const listed = useJson<{ items: ListedRun[] } | null>(`/api/runs?${p.runsQuery}`, null, {

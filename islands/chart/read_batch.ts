@@ -61,12 +61,30 @@ interface Pending {
 export interface ReadBatch {
   /** The series of `ask` (those that exist), read with the other asks of this task. */
   ask(ask: SeriesAsk): Promise<ApiSeries[]>;
+  /**
+   * Sends what was asked so far now, instead of once the task's microtasks run (after the
+   * renders a page's layout effects queued, which draw the panels that need no read).
+   */
+  flush(): void;
+}
+
+/** `POST /api/runs/metrics:query` from the page, its series as the API writes them. */
+export async function querySeries(body: unknown): Promise<ApiSeries[]> {
+  const res = await fetch("/api/runs/metrics:query", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  if (!res.ok) throw new Error(`metrics:query answered ${res.status}`);
+  return ((await res.json()) as { series: ApiSeries[] }).series;
 }
 
 /** A batch that sends its queries with `send`. */
 export function readBatch(send: (q: SeriesQuery) => Promise<ApiSeries[]>): ReadBatch {
   let pending: Pending[] = [];
   const flush = () => {
+    if (!pending.length) return;
     const asks = pending;
     pending = [];
     for (const q of groupAsks(asks.map((p) => p.ask))) {
@@ -93,5 +111,12 @@ export function readBatch(send: (q: SeriesQuery) => Promise<ApiSeries[]>): ReadB
         pending.push({ ask, resolve, reject });
       });
     },
+    flush,
   };
 }
+
+/**
+ * The panels' first reads: those a page mounts or scrolls to at once ask in one query. A page
+ * that composes panels flushes it from its own layout effect, which runs after theirs.
+ */
+export const firstReads: ReadBatch = readBatch(querySeries);

@@ -72,3 +72,17 @@ Deno.test("readBatch() fails every ask of a query that fails, and only those", a
   await assertRejects(() => failed, "503");
   assertEquals((await fine).length, 1);
 });
+
+Deno.test("readBatch().flush() sends what was asked so far at once, and nothing twice", async () => {
+  const sent: SeriesQuery[] = [];
+  const batch = readBatch((q) => {
+    sent.push(q);
+    return Promise.resolve([]);
+  });
+  const asked = batch.ask({ runs: ["a"], key: "m1", max_points: 600 });
+  batch.flush();
+  assertEquals(sent, [{ runs: ["a"], keys: ["m1"], max_points: 600 }], "before any microtask");
+  batch.flush();
+  await asked;
+  assertEquals(sent.length, 1);
+});
