@@ -93,15 +93,18 @@ class _Group(object):
                 epoch = whole
         return epoch
 
-    def json(self):
-        """The group's JSON object, as bytes."""
+    def json(self, out):
+        """Adds the group's JSON object to ``out``, a list of bytes (each column a piece of
+        its own: nothing is copied to join them)."""
         names = self.names
         keys = json.dumps([name for name in names if name is not None], ensure_ascii=False,
                           separators=(",", ":"))
-        values = b'","'.join(_base64(pieces) for name, pieces in zip(names, self.values)
-                             if name is not None)
-        return b'{"keys":%s,"steps":"%s","wall_times":"%s","values":["%s"]}' % (
-            keys.encode("utf-8"), _base64(self.steps), _base64(self.walls), values)
+        out += (b'{"keys":%s,"steps":"' % (keys.encode("utf-8"),), _base64(self.steps),
+                b'","wall_times":"', _base64(self.walls), b'","values":["')
+        for name, pieces in zip(names, self.values):
+            if name is not None:
+                out += (_base64(pieces), b'","')
+        out[-1] = b'"]}'
 
 
 def _wire_names(keys):
@@ -129,13 +132,14 @@ def _wire_names(keys):
 
 
 class Columns(object):
-    """A batch's ``columns``, already JSON (``data``, bytes: the list of groups), which
-    ``_transport.encode`` puts into the body as it is; ``count``: how many points."""
+    """A batch's ``columns``, already JSON (``pieces``: bytes that make the list of groups
+    when joined), which ``_transport`` puts into the body as it is; ``count``: how many
+    points."""
 
-    __slots__ = ("data", "count")
+    __slots__ = ("pieces", "count")
 
-    def __init__(self, data, count):
-        self.data = data
+    def __init__(self, pieces, count):
+        self.pieces = pieces
         self.count = count
 
 
@@ -329,8 +333,13 @@ class Buffer(object):
                 self._set_wake_base()
             points = sum(group.points() for group in groups)
             if points:
-                data = b",".join(group.json() for group in groups if group.points())
-                body["columns"] = Columns(b"[" + data + b"]", points)
+                pieces = []
+                for group in groups:
+                    if group.points():
+                        pieces.append(b"," if pieces else b"[")
+                        group.json(pieces)
+                pieces.append(b"]")
+                body["columns"] = Columns(pieces, points)
                 body["step"] = top
                 self.taken += points
             if checkpoints:
