@@ -15,6 +15,10 @@ which decide what the sender does next:
 """
 
 import binascii
+# The first connection looks its host up through this codec: imported here, with the SDK,
+# rather than on the sender's thread, where each file an import reads would hand the
+# interpreter lock back and forth with the training thread.
+import encodings.idna  # noqa: F401
 import http.client
 import json
 import os
