@@ -139,10 +139,10 @@ class Run(object):
         try:
             # The common call takes a short way: a dict of floats, at the next step or an
             # int one. It is queued as it is, a copy of the dict (the caller may reuse its
-            # dict), added without a lock (three items on the flat queue, see _buffer); the sender's thread numbers a step of None in
-            # the order of the calls, checks the steps and keys (once for a run of calls
-            # with the same keys) and notes an epoch. Anything else goes the long way, which
-            # checks, converts and explains.
+            # dict), added without a lock (three items on the flat queue, see _buffer); the
+            # sender's thread numbers a step of None in the order of the calls, checks the
+            # steps and keys (once for a run of calls with the same keys) and notes an
+            # epoch. Anything else goes the long way, which checks, converts and explains.
             if (self._state is _ACTIVE and type(data) is dict
                     and (step is None or type(step) is int)):
                 for value in data.values():
