@@ -1,10 +1,11 @@
 """The queue between the training thread and the sender.
 
-Everything a run records waits in one list, in the order it was recorded: a ``log`` call
-is one entry ``(step, wall_time, {key: value})`` appended without a lock (a list append is
-atomic; a step of None is numbered when the entry is taken), and the rare items
-(checkpoints, evaluations, config, env, the final status) are entries
-``(_CONTROL, kind, payload)`` between them. So a batch never carries a checkpoint
+Everything a run records waits in one flat list, in the order it was recorded, three
+items an entry: a ``log`` call is ``step, wall_time, {key: value}``, added without a lock
+(``queue += (step, wall_time, points)``: a list extended by a tuple is one atomic step, and
+no tuple stays behind for each call; a step of None is numbered when the entry is taken),
+and the rare items (checkpoints, evaluations, config, env, the final status) are entries
+``_CONTROL, kind, payload`` between them. So a batch never carries a checkpoint
 ahead of the points logged before them, and the status always comes last. Nothing is
 dropped here: when more than the run's ``queue_size`` points wait, the sender moves them
 to the run's journal on disk (see ``_sender``), so memory stays bounded without losing a
@@ -16,8 +17,9 @@ delete, each atomic), and turns a batch's points into *columns* there, on the se
 thread: consecutive calls that logged the same keys become one group, whose steps, wall
 times and each key's values are packed as 8-byte little-endian numbers and sent as base64
 (``columns`` in the wire contract, sdk/python/README.md). The packing runs as C loops over
-the whole run of calls (``map``/``itemgetter`` into ``struct.pack``), so a point costs no
-Python bytecode, no float ``repr`` and no JSON of its own; only a call whose keys differ
+the whole run of calls (the steps and wall times are strided slices of the flat queue,
+each key's values ``map``/``itemgetter`` into ``struct.pack``), so a point costs no Python
+bytecode, no float ``repr`` and no JSON of its own; only a call whose keys differ
 from the call before it, or that must be split, is taken on its own.
 """
 
@@ -38,8 +40,8 @@ MAX_CHECKPOINTS_PER_BATCH = 1000
 _CONTROL = object()
 #: The wire's spellings of the non-finite floats, and the floats the queue holds for them.
 SPELLED = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
-#: The parts of a queued log call.
-_STEP, _WALL, _POINTS = itemgetter(0), itemgetter(1), itemgetter(2)
+#: Items in the queue per entry (a log call, or a rare item).
+_WIDTH = 3
 
 
 def _pack(code, count, numbers):
@@ -91,15 +93,18 @@ class _Group(object):
                 epoch = whole
         return epoch
 
-    def json(self):
-        """The group's JSON object, as bytes."""
+    def json(self, out):
+        """Adds the group's JSON object to ``out``, a list of bytes (each column a piece of
+        its own: nothing is copied to join them)."""
         names = self.names
         keys = json.dumps([name for name in names if name is not None], ensure_ascii=False,
                           separators=(",", ":"))
-        values = b'","'.join(_base64(pieces) for name, pieces in zip(names, self.values)
-                             if name is not None)
-        return b'{"keys":%s,"steps":"%s","wall_times":"%s","values":["%s"]}' % (
-            keys.encode("utf-8"), _base64(self.steps), _base64(self.walls), values)
+        out += (b'{"keys":%s,"steps":"' % (keys.encode("utf-8"),), _base64(self.steps),
+                b'","wall_times":"', _base64(self.walls), b'","values":["')
+        for name, pieces in zip(names, self.values):
+            if name is not None:
+                out += (_base64(pieces), b'","')
+        out[-1] = b'"]}'
 
 
 def _wire_names(keys):
@@ -127,13 +132,14 @@ def _wire_names(keys):
 
 
 class Columns(object):
-    """A batch's ``columns``, already JSON (``data``, bytes: the list of groups), which
-    ``_transport.encode`` puts into the body as it is; ``count``: how many points."""
+    """A batch's ``columns``, already JSON (``pieces``: bytes that make the list of groups
+    when joined), which ``_transport`` puts into the body as it is; ``count``: how many
+    points."""
 
-    __slots__ = ("data", "count")
+    __slots__ = ("pieces", "count")
 
-    def __init__(self, data, count):
-        self.data = data
+    def __init__(self, pieces, count):
+        self.pieces = pieces
         self.count = count
 
 
@@ -154,11 +160,11 @@ def columns_points(columns):
 class Buffer(object):
     """Points and rare items waiting to be sent; every method is thread-safe.
 
-    The logging side only appends to ``queue`` (atomic, no lock): a call's step may be None,
-    "the next one", and the taking side gives it its number in queue order, which is the
-    order of the calls (so a step counter needs no lock either). The taking side (one taker
-    at a time, ``_take_lock``) moves the whole queue to ``_held`` at once and works through
-    it; how many points wait is estimated from the entries waiting and the points per entry
+    The logging side only extends ``queue`` by an entry's three items (atomic, no lock): a
+    call's step may be None, "the next one", and the taking side gives it its number in
+    queue order, which is the order of the calls (so a step counter needs no lock either).
+    The taking side (one taker at a time, ``_take_lock``) moves the whole queue to ``_held``
+    at once and works through it; how many points wait is estimated from the entries waiting and the points per entry
     seen so far. ``wake_len`` is the queue length at which ``log`` wakes the sender, so
     ``log`` compares one number.
     """
@@ -166,9 +172,9 @@ class Buffer(object):
     def __init__(self, batch_size=1000):
         self._lock = threading.Lock()  # rare items and drop counts
         self._take_lock = threading.Lock()  # one taker at a time
-        self.queue = []
+        self.queue = []  # flat: _WIDTH items an entry
         self._held = []  # entries moved out of the queue, not yet taken (under _take_lock)
-        self._pos = 0  # the next of them
+        self._pos = 0  # the item that starts the next of them
         self.batch_size = max(1, int(batch_size))
         self.taken = 0  # points ever taken into a batch
         self.entries_taken = 0  # entries (calls and rare items) ever taken whole
@@ -187,17 +193,17 @@ class Buffer(object):
         float, or "NaN"/"Infinity"/"-Infinity", owned by the buffer from now on; empty takes
         a step and nothing else); returns about how many points now wait.
 
-        ``Run.log`` appends the same entries to ``queue`` itself.
+        ``Run.log`` adds the same entries to ``queue`` itself.
         """
         for key, value in list(metrics.items()):
             if type(value) is not float:
                 metrics[key] = SPELLED[value] if isinstance(value, str) else float(value)
-        self.queue.append((step, wall_time, metrics))
+        self.queue += (step, wall_time, metrics)
         return self.pending_points()
 
     def waiting_entries(self):
         """How many entries (calls and rare items) wait (an estimate while one is taken)."""
-        return len(self.queue) + max(0, len(self._held) - self._pos)
+        return (len(self.queue) + max(0, len(self._held) - self._pos)) // _WIDTH
 
     def pending_points(self):
         """About how many points wait (log calls waiting × points per call seen)."""
@@ -206,7 +212,11 @@ class Buffer(object):
     def wake_after(self, points):
         """Have ``log`` wake the sender once about ``points`` points wait."""
         self.wake_every = max(1, int(points))
-        self._wake_base = self.wake_len = max(1, int(self.wake_every / self._per_entry))
+        self._set_wake_base()
+
+    def _set_wake_base(self):
+        """``wake_len`` for ``wake_every`` points at the points per call seen (in queue items)."""
+        self._wake_base = self.wake_len = _WIDTH * max(1, int(self.wake_every / self._per_entry))
 
     def woken(self):
         """``log`` woke the sender: the next wake-up only once as much again is queued
@@ -220,7 +230,7 @@ class Buffer(object):
                 debug("too many %s items waiting; dropped one" % (kind,))
                 return False
             self._controls += 1
-            self.queue.append((_CONTROL, kind, payload))
+            self.queue += (_CONTROL, kind, payload)
             return True
 
     def set_epoch(self, epoch):
@@ -244,8 +254,8 @@ class Buffer(object):
         try:
             held = self._held
             if self._pos < len(held):
-                return held[self._pos][0] is _CONTROL
-            return self.queue[0][0] is _CONTROL
+                return held[self._pos] is _CONTROL
+            return self.queue[0] is _CONTROL
         except IndexError:
             return False
 
@@ -254,7 +264,7 @@ class Buffer(object):
         queue = self.queue
         count = len(queue)
         held = queue[:count]
-        del queue[:count]  # only these: calls appended meanwhile stay queued, in order
+        del queue[:count]  # only these: calls added meanwhile stay queued, in order
         self._held = held
         self._pos = 0
         self.wake_len = self._wake_base
@@ -282,19 +292,18 @@ class Buffer(object):
                     size = len(held)
                     if not size:
                         break
-                entry = held[pos]
-                if entry[0] is not _CONTROL:  # log calls, up to the next rare item
+                if held[pos] is not _CONTROL:  # log calls, up to the next rare item
                     room = max_points - count
                     if room <= 0:
                         break
                     taken, points, high = self._take_calls(held, pos, room, groups)
-                    pos += taken
+                    pos += taken * _WIDTH
                     entries += taken
                     count += points
                     if high > top:
                         top = high
                     continue
-                kind, payload = entry[1], entry[2]
+                kind, payload = held[pos + 1], held[pos + 2]
                 if kind == "checkpoint":
                     if len(checkpoints) >= MAX_CHECKPOINTS_PER_BATCH:
                         break
@@ -311,7 +320,7 @@ class Buffer(object):
                     body[kind] = merged
                 else:  # "status"
                     body[kind] = payload
-                pos += 1
+                pos += _WIDTH
                 controls += 1
             self._pos = pos
             self.entries_taken += entries + controls
@@ -320,11 +329,16 @@ class Buffer(object):
                     self._controls -= controls
             if entries:
                 self._per_entry = max(1.0, count / entries)
-                self._wake_base = self.wake_len = max(1, int(self.wake_every / self._per_entry))
+                self._set_wake_base()
             points = sum(group.points() for group in groups)
             if points:
-                data = b",".join(group.json() for group in groups if group.points())
-                body["columns"] = Columns(b"[" + data + b"]", points)
+                pieces = []
+                for group in groups:
+                    if group.points():
+                        pieces.append(b"," if pieces else b"[")
+                        group.json(pieces)
+                pieces.append(b"]")
+                body["columns"] = Columns(pieces, points)
                 body["step"] = top
                 self.taken += points
             if checkpoints:
@@ -340,23 +354,21 @@ class Buffer(object):
             return body
 
     def _take_calls(self, held, pos, room, groups):
-        """Takes log calls from ``held[pos]`` on (not past the next rare item, nor past
-        ``room`` points) into ``groups``; returns (calls taken whole, points, highest step
-        or -1). The common run, calls with the same keys, goes in bulk; a call is taken on
-        its own when its keys differ from the call before it, or when it must be split."""
-        first = held[pos][2]
+        """Takes log calls from the entry at ``held[pos]`` on (not past the next rare item,
+        nor past ``room`` points) into ``groups``; returns (calls taken whole, points,
+        highest step or -1). The common run, calls with the same keys, goes in bulk; a call
+        is taken on its own when its keys differ from the call before it, or when it must be
+        split."""
+        first = held[pos + 2]
         width = len(first)
         if width and width <= room:
             # As many calls as fit, cut at the first rare item (only when one waits).
-            run = held[pos:pos + room // width]
-            if self._controls:
-                steps = list(map(_STEP, run))
-                if _CONTROL in steps:
-                    cut = steps.index(_CONTROL)
-                    del run[cut:], steps[cut:]
-            else:
-                steps = None
-            dicts = list(map(_POINTS, run))
+            run = held[pos:pos + room // width * _WIDTH]
+            steps = run[0::_WIDTH]
+            if self._controls and _CONTROL in steps:
+                cut = steps.index(_CONTROL)
+                del run[cut * _WIDTH:], steps[cut:]
+            dicts = run[2::_WIDTH]
             rows = len(dicts)
             group = groups[-1] if groups else None
             if group is not None and first.keys() != group.key_set:
@@ -369,17 +381,15 @@ class Buffer(object):
             except (KeyError, TypeError, struct.error):
                 same = False
             if same:
-                if steps is None:
-                    steps = list(map(_STEP, run))
-                high = self._number(steps)
-                if high is None:  # a step the server would refuse: call by call
+                packed, high = self._number(steps)
+                if packed is None:  # a step the server would refuse: call by call
                     return self._take_one(held, pos, room, groups)
                 if group is None:
                     group = _Group(keys)
                     groups.append(group)
                 group.rows += rows
-                group.steps.append(_pack("q", rows, steps))
-                group.walls.append(_pack("d", rows, map(_WALL, run)))
+                group.steps.append(packed)
+                group.walls.append(_pack("d", rows, run[1::_WIDTH]))
                 for pieces, column in zip(group.values, columns):
                     pieces.append(column)
                 group.last = dicts[-1]
@@ -391,16 +401,16 @@ class Buffer(object):
     def _take_one(self, held, pos, room, groups):
         """Takes the call at ``held[pos]``, split when it holds more than ``room`` points
         (the rest stays for the next batch, at the same step); returns as ``_take_calls``."""
-        at, wall, points = held[pos]
+        at, wall, points = held[pos:pos + _WIDTH]
         if at is not None and not 0 <= at <= MAX_STEP:
             debug("log(): step %r is not a whole number from 0 to %d; call ignored"
                   % (at, MAX_STEP))
             return 1, 0, -1
-        at = self._number([at])
+        packed, at = self._number([at])
         taken = 1
         if len(points) > room:
             items = list(points.items())
-            held[pos] = (at, wall, dict(items[room:]))
+            held[pos], held[pos + 2] = at, dict(items[room:])
             points = dict(items[:room])
             taken = 0
         if points:
@@ -409,7 +419,7 @@ class Buffer(object):
                 group = _Group(tuple(points))
                 groups.append(group)
             group.rows += 1
-            group.steps.append(_pack("q", 1, (at,)))
+            group.steps.append(packed)
             group.walls.append(_pack("d", 1, (wall,)))
             for key, pieces in zip(group.keys, group.values):
                 pieces.append(_pack("d", 1, (points[key],)))
@@ -419,31 +429,36 @@ class Buffer(object):
         return taken, len(points), at
 
     def _number(self, steps):
-        """Gives each step of None its number, in order (``steps`` is changed in place);
-        returns the highest step, or None (nothing numbered) when a step is not one the
-        server takes (``log``'s short way queues any int)."""
+        """Gives each step of None its number, in order; returns the steps packed (as the
+        wire's ``steps``) and the highest step, or (None, None), nothing numbered, when a
+        step is not one the server takes (``log``'s short way queues any int)."""
         next_step = self._next_step
-        if None in steps:
-            if steps.count(None) == len(steps):
-                steps[:] = range(next_step, next_step + len(steps))
-                high = steps[-1]
+        count = len(steps)
+        try:
+            # The common runs in one C pass each: every step given (an int past the int64
+            # range, or below 0, fails the unsigned packing; None fails it too) ...
+            packed = _pack("Q", count, steps)
+            high = max(steps)
+            if high > MAX_STEP:
+                return None, None
+        except struct.error:
+            if steps[0] is None and steps.count(None) == count:  # ... or none given
+                high = next_step + count - 1
+                packed = _pack("q", count, range(next_step, high + 1))
             else:
                 if not all(0 <= at <= MAX_STEP for at in steps if at is not None):
-                    return None
+                    return None, None
                 for i, at in enumerate(steps):
                     if at is None:
                         steps[i] = at = next_step
                     if at >= next_step:
                         next_step = at + 1
                 high = max(steps)
-        else:
-            high = max(steps)
-            if high > MAX_STEP or min(steps) < 0:
-                return None
+                packed = _pack("q", count, steps)
         if high >= next_step:
             next_step = high + 1
         self._next_step = next_step
-        return high
+        return packed, high
 
 
 def points_in(body):

@@ -1,7 +1,7 @@
 """``Run``: the public face of the SDK.
 
 Every public method is wrapped by ``never_raises`` and only touches memory on
-the calling thread (a list append, a lock for the rare items; ``log`` queues a copy
+the calling thread (a list extended, a lock for the rare items; ``log`` queues a copy
 of its dict without a lock, and the sender's thread numbers its step, checks its keys
 and packs its values into columns); HTTP, disk and git happen on the run's sender
 thread. ``finish`` is the one call that waits, and only up to its time limit.
@@ -139,10 +139,10 @@ class Run(object):
         try:
             # The common call takes a short way: a dict of floats, at the next step or an
             # int one. It is queued as it is, a copy of the dict (the caller may reuse its
-            # dict), appended without a lock; the sender's thread numbers a step of None in
-            # the order of the calls, checks the steps and keys (once for a run of calls
-            # with the same keys) and notes an epoch. Anything else goes the long way, which
-            # checks, converts and explains.
+            # dict), added without a lock (three items on the flat queue, see _buffer); the
+            # sender's thread numbers a step of None in the order of the calls, checks the
+            # steps and keys (once for a run of calls with the same keys) and notes an
+            # epoch. Anything else goes the long way, which checks, converts and explains.
             if (self._state is _ACTIVE and type(data) is dict
                     and (step is None or type(step) is int)):
                 for value in data.values():
@@ -150,7 +150,7 @@ class Run(object):
                         break
                 else:
                     queue = self._queue
-                    queue.append((step, _now(), data.copy()))
+                    queue += (step, _now(), data.copy())
                     if len(queue) >= self._buffer.wake_len:
                         self._queued()
                     return
@@ -196,7 +196,7 @@ class Run(object):
             points[key] = SPELLED[encoded] if type(encoded) is str else encoded
         # Queued even when every point was skipped: the call takes its step all the same.
         queue = self._queue
-        queue.append((at, now, points))
+        queue += (at, now, points)
         if len(queue) >= self._buffer.wake_len:
             self._queued()
 

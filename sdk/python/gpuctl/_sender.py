@@ -38,9 +38,11 @@ from ._transport import INVALID, OK, Journal, Poster, as_rows, encode, points_on
 #: Points per journal line when memory is spilled to disk (larger lines send faster).
 SPILL_BATCH_POINTS = 5000
 #: Points waiting, at most about, before the thread writes them to the journal while batches
-#: go there: taken often, the calls' memory is used again instead of fresh memory (which the
-#: system must map and zero, a cost the training thread pays).
-JOURNAL_WAKE_POINTS = 1000
+#: go there. Each wake-up takes the interpreter lock from the training thread, and then again
+#: after each write, so not too often; yet often enough that the calls' memory is used again
+#: instead of fresh memory (which the system must map and zero, a cost the training thread
+#: pays too).
+JOURNAL_WAKE_POINTS = 4000
 #: How often the thread looks for points to take while the environment snapshot runs.
 EARLY_POLL_S = 0.02
 #: Longest backoff between retries once the run is finishing (the exit clock is running).

@@ -15,6 +15,10 @@ which decide what the sender does next:
 """
 
 import binascii
+# The first connection looks its host up through this codec: imported here, with the SDK,
+# rather than on the sender's thread, where each file an import reads would hand the
+# interpreter lock back and forth with the training thread.
+import encodings.idna  # noqa: F401
 import http.client
 import json
 import os
@@ -59,14 +63,25 @@ def encode(body):
     ``columns`` may be a ``Columns`` (from ``Buffer.take_batch``): already JSON, it is put
     in as it is.
     """
+    return b"".join(encode_pieces(body, b"{"))
+
+
+def encode_pieces(body, start):
+    """``encode(body)`` as a list of bytes that make it when joined, its opening ``{``
+    written as ``start`` (so a journal line adds its own fields without a copy)."""
     columns = body.get("columns")
     if not isinstance(columns, Columns):
-        return json.dumps(body, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        text = json.dumps(body, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        return [start, text[1:]]
     rest = {key: value for key, value in body.items() if key != "columns"}
+    pieces = [start + b'"columns":']
+    pieces += columns.pieces
     if not rest:
-        return b'{"columns":' + columns.data + b"}"
-    tail = json.dumps(rest, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    return b'{"columns":' + columns.data + b"," + tail[1:]
+        pieces.append(b"}")
+    else:
+        tail = json.dumps(rest, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        pieces += (b",", tail[1:])
+    return pieces
 
 
 def as_rows(data):
@@ -263,7 +278,8 @@ class Journal(object):
                 pieces = []
                 for body in bodies:
                     if body:
-                        pieces.append(_LOG_PREFIX + encode(body)[1:] + b"\n")
+                        pieces += encode_pieces(body, _LOG_PREFIX)
+                        pieces.append(b"\n")
                 self._write(pieces)
                 return True
             except Exception as error:

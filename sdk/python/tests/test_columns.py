@@ -61,7 +61,7 @@ class ColumnsTest(SdkTestCase):
         for step in range(3):
             # A key the server would refuse is left out alone; a key that is not text is
             # named by its text, as the long way of `log` names it.
-            buffer.queue.append((step, 1.0, {"ok": 1.0, "bad\x00": 2.0, 7: 3.0}))
+            buffer.queue += (step, 1.0, {"ok": 1.0, "bad\x00": 2.0, 7: 3.0})
         body = wire_body(take(buffer))
         self.assertEqual(sorted({p["key"] for p in body["points"]}), ["7", "ok"])
         self.assertEqual(len(body["points"]), 6)
@@ -69,7 +69,7 @@ class ColumnsTest(SdkTestCase):
     def test_a_step_the_server_would_refuse_costs_only_its_call(self):
         buffer = Buffer()
         for step in (0, 1, -5, 2, 2 ** 53, None):  # `log`'s short way queues any int
-            buffer.queue.append((step, 1.0, {"loss": 1.0}))
+            buffer.queue += (step, 1.0, {"loss": 1.0})
         body = wire_body(take(buffer))
         self.assertEqual([p["step"] for p in body["points"]], [0, 1, 2, 3])
         self.assertEqual(body["step"], 3)

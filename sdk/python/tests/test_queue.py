@@ -1,6 +1,7 @@
 """The queue: nothing dropped, rare items kept in order."""
 
 import json
+import threading
 
 from gpuctl._buffer import Buffer
 from gpuctl._transport import encode
@@ -114,3 +115,40 @@ class LogPathsTest(SdkTestCase):
         self.assertEqual(sorted(s for (k, s) in points if k == "lr"), [0, 1, 2, 3, 4])
         self.assertEqual({k for k, _ in points}, {"loss", "lr", "epoch"})
         self.assertEqual(server.points_sent(run.id), len(points))  # each exactly once
+
+
+class ThreadsTest(SdkTestCase):
+    def test_threads_logging_at_once_each_have_every_point_delivered_once_and_in_order(self):
+        server = self.server()
+        self.use_server(server)
+        run = self.fast_run(batch_size=70)  # many batches, each cut inside a thread's calls
+        run.init()
+        calls = 3000
+        # The first call of each key shape goes the long way; the rest the short one.
+        explicit = lambda key: [run.log({key: float(step), "lr": 0.1}, step=step)
+                                for step in range(calls)]
+        counted = lambda key: [run.log({key: float(i)}) for i in range(calls)]
+        checkpoints = lambda: [run.log_checkpoint("/ckpt-%d" % i, step=i) for i in range(50)]
+        threads = [threading.Thread(target=explicit, args=("a",)),
+                   threading.Thread(target=explicit, args=("b",)),
+                   threading.Thread(target=counted, args=("c",)),
+                   threading.Thread(target=checkpoints)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        run.finish(timeout=20)
+        order = {}  # key -> (step, value) in the order the server applied them
+        for run_id, body in server.batches:
+            for point in body.get("points", []):
+                order.setdefault(point["key"], []).append((point["step"], point["value"]))
+        self.assertEqual(order["a"], [(step, float(step)) for step in range(calls)])
+        self.assertEqual(order["b"], [(step, float(step)) for step in range(calls)])
+        self.assertEqual([value for _, value in order["c"]], [float(i) for i in range(calls)])
+        steps = [step for step, _ in order["c"]]
+        self.assertEqual(steps, sorted(set(steps)))  # the counter's steps, each once, rising
+        self.assertEqual(len(order["lr"]), 2 * calls)
+        self.assertEqual(server.points_sent(run.id), 5 * calls)  # each exactly once
+        self.assertEqual([c["path"] for _, c in server.checkpoints],
+                         ["/ckpt-%d" % i for i in range(50)])
+        self.assertEqual(run.dropped, 0)
