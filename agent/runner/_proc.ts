@@ -22,15 +22,23 @@ export function parseStat(text: string): ProcStat | null {
   const close = text.lastIndexOf(")");
   if (close < 0) return null;
   const pid = Number.parseInt(text, 10);
-  const rest = text.slice(close + 2).split(" ");
-  if (!Number.isInteger(pid) || rest.length < 20) return null;
+  if (!Number.isInteger(pid)) return null;
+  // The starts of the fields after comm, up to start time (the 20th): read in place, as
+  // every scan parses the stat of each process an attempt knows.
+  const starts: number[] = [];
+  for (let at = close + 2; starts.length < 20 && at > close; at = text.indexOf(" ", at) + 1) {
+    starts.push(at);
+  }
+  if (starts.length < 20) return null;
+  const field = (i: number) => text.slice(starts[i], starts[i + 1] - 1);
+  const startEnd = text.indexOf(" ", starts[19]);
   return {
     pid,
-    state: rest[0],
-    ppid: Number(rest[1]),
-    pgrp: Number(rest[2]),
-    session: Number(rest[3]),
-    startTime: Number(rest[19]),
+    state: text[starts[0]],
+    ppid: Number(field(1)),
+    pgrp: Number(field(2)),
+    session: Number(field(3)),
+    startTime: Number(text.slice(starts[19], startEnd < 0 ? undefined : startEnd)),
   };
 }
 
