@@ -61,7 +61,10 @@ export function isSameProcess(pid: number, startTime: number): boolean {
 /** Every running process on the host at one moment, with each pid's children. */
 export interface ProcessSnapshot {
   all: ProcStat[];
+  byPid: Map<number, ProcStat>;
   children: Map<number, ProcStat[]>;
+  /** Each process group's members. */
+  groups: Map<number, ProcStat[]>;
 }
 
 let shared: { lines: string[]; snapshot: ProcessSnapshot } | null = null;
@@ -76,7 +79,9 @@ export function listProcesses(fresh = false): ProcessSnapshot {
   const lines = readAllStats(fresh ? 0 : undefined);
   if (shared?.lines === lines) return shared.snapshot;
   const all: ProcStat[] = [];
+  const byPid = new Map<number, ProcStat>();
   const children = new Map<number, ProcStat[]>();
+  const groups = new Map<number, ProcStat[]>();
   const parsedNow = new Map<string, ProcStat | null>();
   for (const line of lines) {
     let stat = parsed.get(line);
@@ -84,13 +89,19 @@ export function listProcesses(fresh = false): ProcessSnapshot {
     parsedNow.set(line, stat);
     if (!stat || stat.state === "Z" || stat.state === "X") continue;
     all.push(stat);
-    const list = children.get(stat.ppid);
-    if (list) list.push(stat);
-    else children.set(stat.ppid, [stat]);
+    byPid.set(stat.pid, stat);
+    addTo(children, stat.ppid, stat);
+    addTo(groups, stat.pgrp, stat);
   }
   parsed = parsedNow;
-  shared = { lines, snapshot: { all, children } };
+  shared = { lines, snapshot: { all, byPid, children, groups } };
   return shared.snapshot;
+}
+
+function addTo(map: Map<number, ProcStat[]>, key: number, stat: ProcStat): void {
+  const list = map.get(key);
+  if (list) list.push(stat);
+  else map.set(key, [stat]);
 }
 
 /** This boot's id: start times count from boot, so a pid recorded before a reboot is void. */
@@ -137,16 +148,19 @@ export class ProcessTree {
   scan(fresh = false): number[] {
     const ended = new Set<number>();
     const alive = this.#prune(ended);
-    const { all, children } = listProcesses(fresh);
+    // Looked up by pid and group, not by going through every process of the host: each
+    // attempt scans every second.
+    const { byPid, children, groups } = listProcesses(fresh);
+    const queue: number[] = [];
+    for (const [pid, startTime] of this.#known) {
+      if (byPid.get(pid)?.startTime === startTime) queue.push(pid);
+    }
     // The group is ours while a known process still runs in it (see groupIsOurs).
     const groupTrusted = this.#pgid !== null && alive.some((p) => p.pgrp === this.#pgid);
-    const queue: number[] = [];
-    for (const p of all) {
-      if (this.#known.get(p.pid) === p.startTime) queue.push(p.pid);
-      else if (groupTrusted && p.pgrp === this.#pgid && !ended.has(p.pid)) {
-        this.#known.set(p.pid, p.startTime);
-        queue.push(p.pid);
-      }
+    for (const p of groupTrusted ? groups.get(this.#pgid!) ?? [] : []) {
+      if (this.#known.get(p.pid) === p.startTime || ended.has(p.pid)) continue;
+      this.#known.set(p.pid, p.startTime);
+      queue.push(p.pid);
     }
     const found: number[] = [];
     while (queue.length > 0) {
