@@ -112,6 +112,14 @@ export const DISCOVERY_MAX_ENTRIES = 5000;
 /** And scanned this often while the job runs (a named folder: every poll). */
 export const DISCOVERY_SCAN_MS = 5000;
 
+/**
+ * How often a job's event folders are looked at for files added besides those it writes
+ * already (a stat of each folder, the larger part of a poll's cost): the files it writes are
+ * read at every poll, its first file is looked for at every poll, and a later one (a new
+ * run's folder in a sweep script, say) is found within this.
+ */
+export const EVENT_FOLDER_CHECK_MS = 3000;
+
 /** Options of `RunWatchers.create`; every field is optional. */
 export interface RunWatchersOptions {
   /** Folders that are never a job's logs (the agent's own runs folder). @default none */
@@ -173,6 +181,7 @@ export class RunWatchers {
       state: tensorboard ?? undefined,
       list: dirs.tensorboard.list,
       localDevice: isLocalDevice,
+      folderCheckMs: EVENT_FOLDER_CHECK_MS,
       // Two attempts may share a working dir (a sweep's trials): a new file whose writer is
       // a live process of another attempt is that attempt's, not this one's.
       accept: otherAttempt

@@ -35,6 +35,8 @@ const LIBC_SYMBOLS = {
   opendir: { parameters: ["buffer"], result: "pointer" },
   readdir: { parameters: ["pointer"], result: "pointer" },
   closedir: { parameters: ["pointer"], result: "i32" },
+  // glibc 2.30 and later: a whole folder's entries in a few calls (see libcProcEntries).
+  getdents64: { parameters: ["i32", "buffer", "usize"], result: "isize", optional: true },
 } as const;
 
 type Libc = Deno.DynamicLibrary<typeof LIBC_SYMBOLS>["symbols"];
@@ -124,6 +126,75 @@ export function libcListDirInodes(path: string): DirEntryIno[] | null {
   return entries;
 }
 
+/** The process entries of a listing of /proc: each one's pid and inode number, in order. */
+export interface ProcEntries {
+  pids: number[];
+  inos: number[];
+}
+
+let direntBuffer = new Uint8Array(64 * 1024);
+let direntView = new DataView(direntBuffer.buffer);
+
+/**
+ * The process entries of `/proc` through libc; null when it cannot. With `getdents64` the
+ * whole listing is read into one buffer and parsed in place, a few calls for a few hundred
+ * processes and no object per entry (a listing by `readdir` makes a call, a pointer and a
+ * name string for each one, every walk).
+ */
+export function libcProcEntries(path = "/proc"): ProcEntries | null {
+  const c = openLibc();
+  if (!c) return null;
+  if (!c.getdents64) return fromDirEntries(libcListDirInodes(path));
+  const fd = c.open(cString(path), O_RDONLY_CLOEXEC);
+  if (fd < 0) return null;
+  const out: ProcEntries = { pids: [], inos: [] };
+  try {
+    for (;;) {
+      const n = Number(c.getdents64(fd, direntBuffer, BigInt(direntBuffer.length)));
+      if (n === 0) return out;
+      if (n < 0) {
+        // EINVAL: an entry larger than the buffer (never for /proc); any other error: none.
+        if (direntBuffer.length >= 1024 * 1024) return null;
+        direntBuffer = new Uint8Array(direntBuffer.length * 2);
+        direntView = new DataView(direntBuffer.buffer);
+        continue;
+      }
+      parseDirents(n, out);
+    }
+  } finally {
+    c.close(fd);
+  }
+}
+
+// linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), then d_name, NUL-ended.
+function parseDirents(length: number, out: ProcEntries): void {
+  for (let at = 0; at < length;) {
+    const reclen = direntView.getUint16(at + 16, true);
+    let pid = 0;
+    let i = at + DIRENT_NAME_OFFSET;
+    for (; direntBuffer[i] >= 48 && direntBuffer[i] <= 57; i++) {
+      pid = pid * 10 + direntBuffer[i] - 48;
+    }
+    // Only names all digits: "self", "sys" and the like are no process.
+    if (i > at + DIRENT_NAME_OFFSET && direntBuffer[i] === 0) {
+      out.pids.push(pid);
+      out.inos.push(direntView.getUint32(at, true) + direntView.getUint32(at + 4, true) * 2 ** 32);
+    }
+    at += reclen;
+  }
+}
+
+function fromDirEntries(entries: DirEntryIno[] | null): ProcEntries | null {
+  if (entries === null) return null;
+  const out: ProcEntries = { pids: [], inos: [] };
+  for (const { name, ino } of entries) {
+    if (!isPid(name)) continue;
+    out.pids.push(Number(name));
+    out.inos.push(Number(ino));
+  }
+  return out;
+}
+
 function catSync(args: string[], shell = false): string | null {
   const out = shell
     ? new Deno.Command("sh", { args: ["-c", args[0]], stdout: "piped", stderr: "null" })
@@ -152,35 +223,45 @@ export function readKernelFile(path: string): string | null {
 /**
  * The stat lines of /proc's processes, read again only for entries not seen before. A
  * process's `/proc/<pid>` entry keeps its inode while the process lives, and a pid taken by a
- * new process comes with a new entry (a new inode), so an entry listed with the same name and
+ * new process comes with a new entry (a new inode), so an entry listed with the same pid and
  * inode as at the last walk is the same process: its pid, parent at the time, group and start
  * time are what was read then. What a later read could change (a parent that died, a new
  * group, a zombie) matters only for the processes an attempt knows, which read their own
  * stat afresh (see `ProcessTree.scan`). A listing as a whole costs one `getdents` per few
- * hundred processes instead of an open, a read and a close for each one.
+ * hundred processes instead of an open, a read and a close for each one; a walk that finds
+ * the same processes as the last hands back the same array (its callers then reuse what
+ * they made of it).
  */
 export class StatWalk {
-  #lines = new Map<string, { ino: bigint; line: string }>();
+  #known = new Map<number, { ino: number; line: string }>();
+  #lines: string[] = [];
 
-  /** The lines of `entries` (the listing of /proc); `fresh` reads every process again. */
-  lines(
-    entries: readonly DirEntryIno[],
-    read: (name: string) => string | null,
-    fresh = false,
-  ): string[] {
-    const next = new Map<string, { ino: bigint; line: string }>();
+  /** The lines of the listed processes; `fresh` reads every one again. */
+  lines(entries: ProcEntries, read: (pid: number) => string | null, fresh = false): string[] {
+    const { pids, inos } = entries;
+    if (!fresh && this.#same(entries)) return this.#lines;
+    const next = new Map<number, { ino: number; line: string }>();
     const out: string[] = [];
-    for (const { name, ino } of entries) {
-      if (!isPid(name)) continue;
-      const known = fresh ? undefined : this.#lines.get(name);
-      const line = known !== undefined && known.ino === ino ? known.line : read(name);
+    for (let i = 0; i < pids.length; i++) {
+      const known = fresh ? undefined : this.#known.get(pids[i]);
+      const line = known !== undefined && known.ino === inos[i] ? known.line : read(pids[i]);
       // null when the process ended while we looked
       if (line === null) continue;
-      next.set(name, { ino, line });
+      next.set(pids[i], { ino: inos[i], line });
       out.push(line);
     }
-    this.#lines = next;
+    this.#known = next;
+    this.#lines = out;
     return out;
+  }
+
+  /** True when `entries` are the processes of the last walk, each with its inode then. */
+  #same({ pids, inos }: ProcEntries): boolean {
+    if (pids.length !== this.#known.size) return false;
+    for (let i = 0; i < pids.length; i++) {
+      if (this.#known.get(pids[i])?.ino !== inos[i]) return false;
+    }
+    return true;
   }
 }
 
@@ -220,14 +301,14 @@ function walkStats(fresh: boolean): string[] {
     const text = catSync(["cat /proc/[0-9]*/stat 2>/dev/null"], true) ?? "";
     return text.split("\n").filter((l) => l !== "").map((l) => l + "\n");
   }
-  const read = (name: string) => readKernelFile(`/proc/${name}/stat`);
-  const entries = libcListDirInodes("/proc");
+  const read = (pid: number) => readKernelFile(`/proc/${pid}/stat`);
+  const entries = libcProcEntries();
   if (entries !== null) return walk.lines(entries, read, fresh);
   const lines: string[] = [];
   for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
+    if (!isPid(entry.name)) continue;
     // null when the process ended while we looked
-    const line = read(entry.name);
+    const line = read(Number(entry.name));
     if (line !== null) lines.push(line);
   }
   return lines;

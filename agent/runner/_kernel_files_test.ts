@@ -1,6 +1,13 @@
 import { assert, assertEquals } from "../../tests/assert.ts";
 import { AGENT_PERMISSIONS } from "../permissions.ts";
-import { libcListDir, libcListDirInodes, libcReadFile, StatWalk } from "./_kernel_files.ts";
+import {
+  libcListDir,
+  libcListDirInodes,
+  libcProcEntries,
+  libcReadFile,
+  type ProcEntries,
+  StatWalk,
+} from "./_kernel_files.ts";
 
 // Deno refuses /proc and /sys without --allow-all; the agent runs with a narrower list, so
 // the libc path (and, without --allow-ffi, the `cat` path) must give the same answers.
@@ -85,39 +92,55 @@ Deno.test("libc listings give each entry's inode, as stat does", async () => {
   }
 });
 
+Deno.test("a listing of /proc gives each process's pid and inode, as stat does", () => {
+  const listed = libcProcEntries()!;
+  const self = listed.pids.indexOf(Deno.pid);
+  assert(self >= 0, "the process lists itself");
+  assertEquals(listed.inos[self], Deno.lstatSync(`/proc/${Deno.pid}`).ino);
+  const direct = [...Deno.readDirSync("/proc")].filter((e) => /^\d+$/.test(e.name));
+  // Processes come and go meanwhile: most of them are in both.
+  const both = direct.filter((e) => listed.pids.includes(Number(e.name))).length;
+  assert(both > direct.length / 2, `${both} of ${direct.length} listed`);
+  assert(!listed.pids.some((pid) => !Number.isInteger(pid) || pid <= 0));
+});
+
 Deno.test("a walk of /proc reads again only the entries it has not read before", () => {
-  const reads: string[] = [];
-  const texts: Record<string, string | null> = { "1": "one", "2": "two", "3": null };
-  const read = (name: string) => {
-    reads.push(name);
-    return texts[name];
+  const reads: number[] = [];
+  const texts: Record<number, string | null> = { 1: "one", 2: "two", 3: null };
+  const read = (pid: number) => {
+    reads.push(pid);
+    return texts[pid];
   };
   const walk = new StatWalk();
-  const entry = (name: string, ino: number) => ({ name, ino: BigInt(ino) });
-  assertEquals(walk.lines([entry("1", 10), entry("2", 20), entry("self", 5)], read), [
-    "one",
-    "two",
-  ]);
-  assertEquals(reads, ["1", "2"]);
-  // The same processes: nothing read. A process that ended between listing and reading
-  // (null) is left out and read again next time.
+  const listing = (...entries: [number, number][]): ProcEntries => ({
+    pids: entries.map(([pid]) => pid),
+    inos: entries.map(([, ino]) => ino),
+  });
+  const first = walk.lines(listing([1, 10], [2, 20]), read);
+  assertEquals(first, ["one", "two"]);
+  assertEquals(reads, [1, 2]);
+  // The same processes: nothing read, and the same lines handed back.
   reads.length = 0;
-  assertEquals(walk.lines([entry("1", 10), entry("2", 20), entry("3", 30)], read), [
-    "one",
-    "two",
-  ]);
-  assertEquals(reads, ["3"]);
+  assert(walk.lines(listing([1, 10], [2, 20]), read) === first);
+  assertEquals(reads, []);
+  // A process that ended between listing and reading (null) is left out and read again
+  // next time.
+  assertEquals(walk.lines(listing([1, 10], [2, 20], [3, 30]), read), ["one", "two"]);
+  assertEquals(reads, [3]);
+  reads.length = 0;
+  walk.lines(listing([1, 10], [2, 20], [3, 30]), read);
+  assertEquals(reads, [3]);
   // Pid 2 taken by a new process (a new entry, a new inode), pid 1 gone.
   reads.length = 0;
-  texts["2"] = "two again";
-  assertEquals(walk.lines([entry("2", 21)], read), ["two again"]);
-  assertEquals(reads, ["2"]);
+  texts[2] = "two again";
+  assertEquals(walk.lines(listing([2, 21]), read), ["two again"]);
+  assertEquals(reads, [2]);
   // A gone entry is forgotten: coming back with its old inode it is read again.
   reads.length = 0;
-  assertEquals(walk.lines([entry("1", 10), entry("2", 21)], read), ["one", "two again"]);
-  assertEquals(reads, ["1"]);
+  assertEquals(walk.lines(listing([1, 10], [2, 21]), read), ["one", "two again"]);
+  assertEquals(reads, [1]);
   // `fresh` reads every one.
   reads.length = 0;
-  walk.lines([entry("1", 10), entry("2", 21)], read, true);
-  assertEquals(reads, ["1", "2"]);
+  walk.lines(listing([1, 10], [2, 21]), read, true);
+  assertEquals(reads, [1, 2]);
 });

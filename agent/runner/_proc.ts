@@ -22,15 +22,23 @@ export function parseStat(text: string): ProcStat | null {
   const close = text.lastIndexOf(")");
   if (close < 0) return null;
   const pid = Number.parseInt(text, 10);
-  const rest = text.slice(close + 2).split(" ");
-  if (!Number.isInteger(pid) || rest.length < 20) return null;
+  if (!Number.isInteger(pid)) return null;
+  // The starts of the fields after comm, up to start time (the 20th): read in place, as
+  // every scan parses the stat of each process an attempt knows.
+  const starts: number[] = [];
+  for (let at = close + 2; starts.length < 20 && at > close; at = text.indexOf(" ", at) + 1) {
+    starts.push(at);
+  }
+  if (starts.length < 20) return null;
+  const field = (i: number) => text.slice(starts[i], starts[i + 1] - 1);
+  const startEnd = text.indexOf(" ", starts[19]);
   return {
     pid,
-    state: rest[0],
-    ppid: Number(rest[1]),
-    pgrp: Number(rest[2]),
-    session: Number(rest[3]),
-    startTime: Number(rest[19]),
+    state: text[starts[0]],
+    ppid: Number(field(1)),
+    pgrp: Number(field(2)),
+    session: Number(field(3)),
+    startTime: Number(text.slice(starts[19], startEnd < 0 ? undefined : startEnd)),
   };
 }
 
@@ -53,7 +61,10 @@ export function isSameProcess(pid: number, startTime: number): boolean {
 /** Every running process on the host at one moment, with each pid's children. */
 export interface ProcessSnapshot {
   all: ProcStat[];
+  byPid: Map<number, ProcStat>;
   children: Map<number, ProcStat[]>;
+  /** Each process group's members. */
+  groups: Map<number, ProcStat[]>;
 }
 
 let shared: { lines: string[]; snapshot: ProcessSnapshot } | null = null;
@@ -68,7 +79,9 @@ export function listProcesses(fresh = false): ProcessSnapshot {
   const lines = readAllStats(fresh ? 0 : undefined);
   if (shared?.lines === lines) return shared.snapshot;
   const all: ProcStat[] = [];
+  const byPid = new Map<number, ProcStat>();
   const children = new Map<number, ProcStat[]>();
+  const groups = new Map<number, ProcStat[]>();
   const parsedNow = new Map<string, ProcStat | null>();
   for (const line of lines) {
     let stat = parsed.get(line);
@@ -76,13 +89,19 @@ export function listProcesses(fresh = false): ProcessSnapshot {
     parsedNow.set(line, stat);
     if (!stat || stat.state === "Z" || stat.state === "X") continue;
     all.push(stat);
-    const list = children.get(stat.ppid);
-    if (list) list.push(stat);
-    else children.set(stat.ppid, [stat]);
+    byPid.set(stat.pid, stat);
+    addTo(children, stat.ppid, stat);
+    addTo(groups, stat.pgrp, stat);
   }
   parsed = parsedNow;
-  shared = { lines, snapshot: { all, children } };
+  shared = { lines, snapshot: { all, byPid, children, groups } };
   return shared.snapshot;
+}
+
+function addTo(map: Map<number, ProcStat[]>, key: number, stat: ProcStat): void {
+  const list = map.get(key);
+  if (list) list.push(stat);
+  else map.set(key, [stat]);
 }
 
 /** This boot's id: start times count from boot, so a pid recorded before a reboot is void. */
@@ -129,16 +148,19 @@ export class ProcessTree {
   scan(fresh = false): number[] {
     const ended = new Set<number>();
     const alive = this.#prune(ended);
-    const { all, children } = listProcesses(fresh);
+    // Looked up by pid and group, not by going through every process of the host: each
+    // attempt scans every second.
+    const { byPid, children, groups } = listProcesses(fresh);
+    const queue: number[] = [];
+    for (const [pid, startTime] of this.#known) {
+      if (byPid.get(pid)?.startTime === startTime) queue.push(pid);
+    }
     // The group is ours while a known process still runs in it (see groupIsOurs).
     const groupTrusted = this.#pgid !== null && alive.some((p) => p.pgrp === this.#pgid);
-    const queue: number[] = [];
-    for (const p of all) {
-      if (this.#known.get(p.pid) === p.startTime) queue.push(p.pid);
-      else if (groupTrusted && p.pgrp === this.#pgid && !ended.has(p.pid)) {
-        this.#known.set(p.pid, p.startTime);
-        queue.push(p.pid);
-      }
+    for (const p of groupTrusted ? groups.get(this.#pgid!) ?? [] : []) {
+      if (this.#known.get(p.pid) === p.startTime || ended.has(p.pid)) continue;
+      this.#known.set(p.pid, p.startTime);
+      queue.push(p.pid);
     }
     const found: number[] = [];
     while (queue.length > 0) {

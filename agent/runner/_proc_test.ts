@@ -16,6 +16,14 @@ Deno.test("parseStat() reads fields after a command name with spaces and parenth
   });
 });
 
+Deno.test("parseStat() needs every field up to the start time", () => {
+  const fields = (n: number) => Array.from({ length: n }, (_, i) => String(i + 3)).join(" ");
+  assert.equal(parseStat(`7 (x) ${fields(19)}\n`), null);
+  assert.equal(parseStat(`7 (x) ${fields(20)}`)?.startTime, 22);
+  assert.equal(parseStat(`7 (x) ${fields(21)}\n`)?.startTime, 22);
+  assert.equal(parseStat("not a stat line"), null);
+});
+
 Deno.test("readStat() sees this process and nothing for a pid that does not exist", () => {
   assert.equal(readStat(Deno.pid)?.pid, Deno.pid);
   assert.equal(readStat(2 ** 22 + 1), null);

@@ -149,7 +149,8 @@ export class OutputTail {
         const chunk = open
           ? readInPlace(open, splitter.position, MAX_READ_BYTES)
           : await readFrom(path, splitter.position, MAX_READ_BYTES);
-        texts.push(...splitter.push(chunk));
+        // Most polls of a quiet job read nothing: nothing to split then.
+        if (chunk.length > 0) texts.push(...splitter.push(chunk));
         if (final && chunk.length < MAX_READ_BYTES) texts.push(...splitter.flush());
         if (!final || chunk.length < MAX_READ_BYTES) break;
       }
@@ -256,6 +257,9 @@ function modifiedAt(path: string): number {
   }
 }
 
+/** What a read of a file that did not grow returns (never written to). */
+const NOTHING = new Uint8Array(0);
+
 /**
  * Up to `max` bytes of an open file from `offset`; empty when there are none. Its size comes
  * from a seek to its end: a stat of an open file has Deno resolve its path again (a `readlink`
@@ -263,7 +267,7 @@ function modifiedAt(path: string): number {
  */
 function readInPlace(file: Deno.FsFile, offset: number, max: number): Uint8Array {
   const size = file.seekSync(0, Deno.SeekMode.End);
-  if (size <= offset) return new Uint8Array();
+  if (size <= offset) return NOTHING;
   file.seekSync(offset, Deno.SeekMode.Start);
   const buffer = new Uint8Array(Math.min(max, size - offset));
   let filled = 0;

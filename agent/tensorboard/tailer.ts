@@ -63,6 +63,13 @@ export interface TailerOptions {
    * leaves it unread, as another writer's. @default every file is read
    */
   accept?: (file: EventFile) => boolean;
+  /**
+   * While a listing that found files holds, its folders are looked at (a stat each) at most
+   * this often: a poll in between reads the files it knows without them, and a file added
+   * meanwhile is found by the next look. A listing that found none is looked at every poll,
+   * so a job's first file is found as soon as ever. @default 0 (every poll)
+   */
+  folderCheckMs?: number;
 }
 
 /** Counters since the tailer was constructed. */
@@ -121,6 +128,8 @@ interface Listing {
   folders: Folder[];
   /** Unix ms when the listing began. */
   at: number;
+  /** Unix ms when its folders' times were last looked at. */
+  checked: number;
 }
 
 /**
@@ -190,6 +199,7 @@ export class TensorBoardTailer {
   #listing: Listing | null = null;
   #localDevice: (dev: number) => boolean;
   #accept: ((file: EventFile) => boolean) | null;
+  #folderCheckMs: number;
   #cursors = new Map<string, Cursor>();
   // relPath → prefixed tag → steps in the file's consumed bytes; see the class comment.
   #index = new Map<string, Map<string, Set<number>>>();
@@ -215,6 +225,7 @@ export class TensorBoardTailer {
     this.#list = options.list ?? listEventFiles;
     this.#accept = options.accept ?? null;
     this.#localDevice = options.localDevice ?? (() => false);
+    this.#folderCheckMs = options.folderCheckMs ?? 0;
     if (!Number.isSafeInteger(this.#chunkBytes) || this.#chunkBytes < 1) {
       throw new RangeError(
         `Cannot tail "${root}": chunkBytes must be a positive integer, got ${options.chunkBytes}`,
@@ -310,7 +321,17 @@ export class TensorBoardTailer {
    */
   async #files(): Promise<{ files: EventFile[]; listed: boolean }> {
     const last = this.#listing;
-    if (last !== null && await unchanged(last)) return { files: last.files, listed: false };
+    const now = Date.now();
+    if (
+      last !== null && last.files.length > 0 && now - last.checked < this.#folderCheckMs &&
+      now - last.at < RELIST_MS
+    ) {
+      return { files: last.files, listed: false };
+    }
+    if (last !== null && await unchanged(last)) {
+      last.checked = now;
+      return { files: last.files, listed: false };
+    }
     this.#listing = null;
     if (last !== null) { for (const folder of last.folders) folder.handle?.close(); }
     const at = Date.now();
@@ -321,7 +342,7 @@ export class TensorBoardTailer {
         paths.map((path, i) => watchFolder(path, i < MAX_OPEN_FOLDERS ? this.#localDevice : null)),
       );
       if (folders.every((folder) => folder !== null)) {
-        this.#listing = { files, folders: folders as Folder[], at };
+        this.#listing = { files, folders: folders as Folder[], at, checked: at };
       } else {
         for (const folder of folders) folder?.handle?.close();
       }

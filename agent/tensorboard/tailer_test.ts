@@ -445,6 +445,33 @@ Deno.test("poll() lists the folders again only once one of them changed", async 
   });
 });
 
+Deno.test("with folderCheckMs, files it knows are read at every poll and a new one once the folders are looked at", async () => {
+  await withTempDir(async (dir) => {
+    const first = `${dir}/events.out.tfevents.1.host`;
+    await Deno.writeFile(first, eventFileBytes([fileVersionEvent(1)]));
+    const hourAgo = new Date(Date.now() - 3600_000);
+    await Deno.utime(dir, hourAgo, hourAgo);
+    const tailer = new TensorBoardTailer(dir, { localDevice: () => true, folderCheckMs: 400 });
+    const point = (step: number, tag = "loss") =>
+      eventFileBytes([summaryEvent(step, step, [{ tag, simpleValue: step }])]);
+    const polled = async () => (await tailer.poll()).map((p) => [p.tag, p.step]);
+    try {
+      await append(first, point(1));
+      deepStrictEqual(await polled(), [["loss", 1]]);
+      await Deno.writeFile(
+        `${dir}/events.out.tfevents.2.host`,
+        eventFileBytes([fileVersionEvent(2), summaryEvent(9, 9, [{ tag: "acc", simpleValue: 1 }])]),
+      );
+      await append(first, point(2));
+      deepStrictEqual(await polled(), [["loss", 2]], "the folder is not looked at yet");
+      await new Promise((resolve) => setTimeout(resolve, 450));
+      deepStrictEqual(await polled(), [["acc", 9]]);
+    } finally {
+      await tailer.close();
+    }
+  });
+});
+
 Deno.test("poll() lists every time with a list that names no folders", async () => {
   await withTempDir(async (dir) => {
     let listings = 0;
