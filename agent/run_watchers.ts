@@ -235,6 +235,7 @@ export class RunWatchers {
    */
   async finalPoll(): Promise<WatchResult> {
     this.#lastCheckpointScan = -Infinity; // both scans now, whatever the scan interval
+    this.#tailer.lookAtFoldersNext(); // and every event folder, whatever its check interval
     const first = await this.poll();
     this.#clock.boost = DEFAULT_DEBOUNCE_MS * 10;
     const points = await this.#tailer.poll();

@@ -253,6 +253,15 @@ export class TensorBoardTailer {
     }
   }
 
+  /**
+   * Has the next poll look at the folders whatever `folderCheckMs` says: the last poll after a
+   * job ended must find a file it added since the last look (Keras's `validation/` folder,
+   * written at the end of the first epoch), or its points would never be read.
+   */
+  lookAtFoldersNext(): void {
+    if (this.#listing !== null) this.#listing.checked = -Infinity;
+  }
+
   /** Reads what was appended since the last poll and returns the new points, oldest file first. */
   poll(): Promise<ScalarPoint[]> {
     // Polls share cursors, so an overlapping call waits for the one in flight.

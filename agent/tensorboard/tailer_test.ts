@@ -445,13 +445,13 @@ Deno.test("poll() lists the folders again only once one of them changed", async 
   });
 });
 
-Deno.test("with folderCheckMs, files it knows are read at every poll and a new one once the folders are looked at", async () => {
+Deno.test("with folderCheckMs, files it knows are read at every poll and a new one once the folders are looked at (as the last poll after a job does)", async () => {
   await withTempDir(async (dir) => {
     const first = `${dir}/events.out.tfevents.1.host`;
     await Deno.writeFile(first, eventFileBytes([fileVersionEvent(1)]));
     const hourAgo = new Date(Date.now() - 3600_000);
     await Deno.utime(dir, hourAgo, hourAgo);
-    const tailer = new TensorBoardTailer(dir, { localDevice: () => true, folderCheckMs: 400 });
+    const tailer = new TensorBoardTailer(dir, { localDevice: () => true, folderCheckMs: 600_000 });
     const point = (step: number, tag = "loss") =>
       eventFileBytes([summaryEvent(step, step, [{ tag, simpleValue: step }])]);
     const polled = async () => (await tailer.poll()).map((p) => [p.tag, p.step]);
@@ -464,7 +464,8 @@ Deno.test("with folderCheckMs, files it knows are read at every poll and a new o
       );
       await append(first, point(2));
       deepStrictEqual(await polled(), [["loss", 2]], "the folder is not looked at yet");
-      await new Promise((resolve) => setTimeout(resolve, 450));
+      deepStrictEqual(await polled(), [], "nor at the poll after");
+      tailer.lookAtFoldersNext();
       deepStrictEqual(await polled(), [["acc", 9]]);
     } finally {
       await tailer.close();
