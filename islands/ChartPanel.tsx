@@ -5,8 +5,8 @@
  * underneath, zooms by dragging a box (and reads the zoomed range again at full detail),
  * switches its x axis between step, relative and wall time, hides, isolates and highlights
  * runs from its legend, draws each downsampling bucket's extremes as a faint band so no spike
- * disappears (`chart/band.ts`), shows NaN/±Inf points as gaps with a marker, and follows live runs over the
- * page's one metric stream.
+ * disappears (`chart/band.ts`), shows NaN/±Inf points as gaps with a marker, and follows live
+ * runs over the page's one metric stream.
  *
  * Data flows one way: the page's series (or one batched `metrics:query`) → the pure shaping in
  * `chart/` → a chart drawn once, then only given new data (`update("none")`).

@@ -1,9 +1,10 @@
 /**
  * The chart.js datasets of a panel: per visible run, its raw line (faded, under the smoothed
  * one while smoothing is on), its line with its band of bucket extremes (faint, filled by
- * `band.ts` behind every line), and its NaN/±Inf markers. Colours stay apart from points: a run's own colour, faded for everything
- * but its line, and faded further while another run is hovered. Each dataset names its run
- * and role, so the chart can be read back (tests, the readout). Pure.
+ * `band.ts` behind every line), and its NaN/±Inf markers. Colours stay apart from points: a
+ * run's own colour, faded for everything but its line, and faded further while another run is
+ * hovered. Each dataset names its run and role, so the chart can be read back (tests, the
+ * readout). Pure.
  *
  * @module
  */

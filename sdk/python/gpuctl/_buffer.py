@@ -164,9 +164,9 @@ class Buffer(object):
     call's step may be None, "the next one", and the taking side gives it its number in
     queue order, which is the order of the calls (so a step counter needs no lock either).
     The taking side (one taker at a time, ``_take_lock``) moves the whole queue to ``_held``
-    at once and works through it; how many points wait is estimated from the entries waiting and the points per entry
-    seen so far. ``wake_len`` is the queue length at which ``log`` wakes the sender, so
-    ``log`` compares one number.
+    at once and works through it; how many points wait is estimated from the entries waiting
+    and the points per entry seen so far. ``wake_len`` is the queue length at which ``log``
+    wakes the sender, so ``log`` compares one number.
     """
 
     def __init__(self, batch_size=1000):
